@@ -1,0 +1,38 @@
+import type { Ranked } from "../store/records.ts";
+
+export type ChannelName = "bm25" | "dense" | "imageText" | "imageVector";
+
+export interface ChannelHit {
+  readonly rank: number;
+  readonly score: number;
+}
+
+export interface Fused {
+  readonly id: string;
+  readonly score: number;
+  readonly channels: Partial<Record<ChannelName, ChannelHit>>;
+}
+
+/**
+ * Reciprocal rank fusion (Cormack et al. 2009, as in M2A): each channel's top `perChannel`
+ * results contribute 1/(k + rank), rank starting at 1. Ties keep the order of first appearance,
+ * so the result is deterministic for the same inputs.
+ */
+export function fuseRrf(
+  lists: Partial<Record<ChannelName, readonly Ranked[]>>,
+  options: { k: number; perChannel: number },
+): Fused[] {
+  const fused = new Map<string, { score: number; channels: Partial<Record<ChannelName, ChannelHit>>; order: number }>();
+  for (const [channel, list] of Object.entries(lists) as [ChannelName, readonly Ranked[]][]) {
+    list.slice(0, options.perChannel).forEach((item, index) => {
+      const rank = index + 1;
+      const current = fused.get(item.id) ?? { score: 0, channels: {}, order: fused.size };
+      current.score += 1 / (options.k + rank);
+      current.channels[channel] = { rank, score: item.score };
+      fused.set(item.id, current);
+    });
+  }
+  return [...fused.entries()]
+    .sort(([, a], [, b]) => b.score - a.score || a.order - b.order)
+    .map(([id, { score, channels }]) => ({ id, score, channels }));
+}

@@ -1,0 +1,79 @@
+/**
+ * Typed errors. Every error Cairn raises on purpose is a `CairnError` carrying the
+ * context a caller needs to act on it; surfaces map `code` to exit codes / HTTP statuses.
+ */
+const marker = Symbol.for("cairn.error");
+
+export type ErrorCode = "input" | "not_found" | "conflict" | "store" | "provider" | "config";
+
+export class CairnError extends Error {
+  readonly [marker] = true;
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+  static is(value: unknown): value is CairnError {
+    return typeof value === "object" && value !== null && marker in value;
+  }
+}
+
+/** Untrusted input was rejected; `field` names where (e.g. `line 3: turns[0].images[1].path`). */
+export class InputError extends CairnError {
+  readonly field: string;
+  readonly reason: string;
+  constructor(field: string, reason: string, options?: { cause?: unknown }) {
+    super("input", `${field}: ${reason}`, options);
+    this.field = field;
+    this.reason = reason;
+  }
+}
+
+/** The id does not exist in this scope (ids from other scopes answer exactly the same). */
+export class NotFoundError extends CairnError {
+  readonly kind: string;
+  readonly id: string;
+  constructor(kind: string, id: string) {
+    super("not_found", `${kind} ${id} not found`);
+    this.kind = kind;
+    this.id = id;
+  }
+}
+
+/** A write collides with what is already stored (e.g. a session id reused with other content). */
+export class ConflictError extends CairnError {
+  constructor(message: string) {
+    super("conflict", message);
+  }
+}
+
+export class StoreError extends CairnError {
+  readonly operation: string;
+  constructor(operation: string, cause: unknown) {
+    super("store", `store operation ${operation} failed: ${describe(cause)}`, { cause });
+    this.operation = operation;
+  }
+}
+
+export class ProviderError extends CairnError {
+  readonly provider: string;
+  readonly model: string;
+  readonly body: string | undefined;
+  constructor(provider: string, model: string, message: string, options?: { body?: string; cause?: unknown }) {
+    super("provider", `${provider}/${model}: ${message}`, { cause: options?.cause });
+    this.provider = provider;
+    this.model = model;
+    this.body = options?.body;
+  }
+}
+
+export class ConfigError extends CairnError {
+  constructor(message: string) {
+    super("config", message);
+  }
+}
+
+function describe(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause);
+}

@@ -1,0 +1,52 @@
+import type { ChannelHit, ChannelName } from "../channels/rrf.ts";
+import type { Budget } from "../config.ts";
+import type { BudgetDimension } from "./budget-packer.ts";
+
+export interface EvidenceImage {
+  readonly hash: string;
+  readonly mediaType: string;
+  readonly bytes: number;
+  readonly width: number;
+  readonly height: number;
+  readonly caption: string | null;
+  readonly derivedText: string | null;
+  /** Thumbnail: 256 px WebP of the same blob, fetched with `getBlob(scope, hash, { thumbnail: true })`. */
+  readonly thumbnail: { readonly hash: string; readonly mediaType: "image/webp" };
+}
+
+export interface EvidenceItem {
+  readonly rawNodeId: string;
+  readonly text: string;
+  readonly images: readonly EvidenceImage[];
+  /** Images of this raw node left out because the image budget ran out. */
+  readonly imagesCut: number;
+  readonly provenance: {
+    readonly sessionId: string;
+    readonly sessionKey: string;
+    readonly turn: number;
+    readonly time: string;
+    readonly speaker: string | null;
+    readonly role: string | null;
+    readonly source: string | null;
+    readonly uri: string | null;
+  };
+  /** Fused score and each channel's rank (1-based) and raw score. */
+  readonly score: number;
+  readonly channels: Partial<Record<ChannelName, ChannelHit>>;
+  readonly textTokens: number;
+}
+
+export interface EvidencePack {
+  readonly query: { readonly text: string | null; readonly image: { readonly hash: string } | null };
+  readonly items: readonly EvidenceItem[];
+  readonly budget: {
+    readonly limits: Budget;
+    readonly used: Readonly<Record<BudgetDimension, number>>;
+    readonly cut: Readonly<Record<BudgetDimension, number>>;
+    /** Candidates that ranked but were left out, and the dimension that left them out. */
+    readonly cutItems: readonly { readonly rawNodeId: string; readonly dimension: BudgetDimension }[];
+  };
+  readonly channelsUsed: readonly ChannelName[];
+  readonly warnings: readonly string[];
+  readonly timings: { readonly embedMs: number; readonly searchMs: number; readonly totalMs: number };
+}

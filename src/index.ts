@@ -1,0 +1,14 @@
+export type { Budget, IngestLimits, SearchConfig } from "./config.ts";
+export { defaultBudget, defaultIngestLimits, defaultSearchConfig } from "./config.ts";
+export * from "./errors.ts";
+export type { EvidenceItem, EvidencePack } from "./evidence/evidence-pack.ts";
+export type { ImageInput, SessionInput, TurnInput } from "./ingest/session-input.ts";
+export type { AddSessionOptions, AddSessionResult, MemoryOptions, SearchOptions, SearchQuery } from "./memory.ts";
+export { Memory } from "./memory.ts";
+export { createHashModels } from "./models/hash-provider.ts";
+export { createModels } from "./models/profiles.ts";
+export type { ChatModel, ImageEmbedder, ImageReader, Models, TextEmbedder } from "./models/provider.ts";
+export type { Scope } from "./scope.ts";
+export type * from "./store/records.ts";
+export { SqliteStore } from "./store/sqlite/sqlite-store.ts";
+export type { ScopedStore, Store } from "./store/store.ts";

@@ -1,0 +1,135 @@
+import { createHash } from "node:crypto";
+import { readFile, realpath } from "node:fs/promises";
+import { isAbsolute, relative, resolve, sep } from "node:path";
+import sharp from "sharp";
+import type { IngestLimits } from "../config.ts";
+import { InputError } from "../errors.ts";
+import type { ImageInput } from "./session-input.ts";
+
+export interface IntakeOptions {
+  /** Folder image paths are relative to; a path may not leave it. Without it, paths are refused. */
+  readonly baseDir?: string;
+  /** Fetch `url` images. Off by default: a memory write should not reach the network unasked. */
+  readonly allowRemoteImages?: boolean;
+  readonly fetch?: typeof fetch;
+  readonly limits: IngestLimits;
+}
+
+export interface AcceptedImage {
+  readonly hash: string;
+  readonly mediaType: string;
+  readonly bytes: number;
+  readonly width: number;
+  readonly height: number;
+  readonly data: Uint8Array;
+  readonly thumbnail: Uint8Array;
+  readonly origin: string | null;
+}
+
+const mediaTypes: Record<string, string> = {
+  png: "image/png",
+  jpeg: "image/jpeg",
+  webp: "image/webp",
+  gif: "image/gif",
+};
+export const thumbnailSize = 256;
+
+/** Loads, validates and fingerprints one image. Nothing is written anywhere. */
+export async function intakeImage(image: ImageInput, field: string, options: IntakeOptions): Promise<AcceptedImage> {
+  const { data, origin } = await loadBytes(image, field, options);
+  if (data.length === 0) throw new InputError(field, "image is empty");
+  if (data.length > options.limits.maxImageBytes) {
+    throw new InputError(field, `image is ${data.length} bytes, limit is ${options.limits.maxImageBytes}`);
+  }
+  let metadata: sharp.Metadata;
+  try {
+    metadata = await sharp(data).metadata();
+  } catch (error) {
+    throw new InputError(field, "not a readable image (corrupt or unsupported format)", { cause: error });
+  }
+  const mediaType = metadata.format ? mediaTypes[metadata.format] : undefined;
+  if (!mediaType)
+    throw new InputError(field, `unsupported image format ${metadata.format ?? "unknown"} (png, jpeg, webp, gif)`);
+  const width = metadata.width ?? 0;
+  const height = metadata.height ?? 0;
+  // Checked from the header, before any pixel is decoded: a 50,000×50,000 PNG is refused cheaply.
+  if (width * height > options.limits.maxImagePixels) {
+    throw new InputError(field, `image is ${width}×${height} px, limit is ${options.limits.maxImagePixels} px`);
+  }
+  let thumbnail: Buffer;
+  try {
+    thumbnail = await sharp(data, { limitInputPixels: options.limits.maxImagePixels, failOn: "error" })
+      .rotate()
+      .resize(thumbnailSize, thumbnailSize, { fit: "inside", withoutEnlargement: true })
+      .webp({ quality: 75 })
+      .toBuffer();
+  } catch (error) {
+    throw new InputError(field, "image could not be decoded (corrupt or truncated)", { cause: error });
+  }
+  return {
+    hash: createHash("sha256").update(data).digest("hex"),
+    mediaType,
+    bytes: data.length,
+    width,
+    height,
+    data,
+    thumbnail,
+    origin,
+  };
+}
+
+async function loadBytes(
+  image: ImageInput,
+  field: string,
+  options: IntakeOptions,
+): Promise<{ data: Uint8Array; origin: string | null }> {
+  if ("path" in image)
+    return { data: await readLocal(image.path, `${field}.path`, options.baseDir), origin: image.path };
+  if ("url" in image) {
+    if (!options.allowRemoteImages) {
+      throw new InputError(`${field}.url`, "remote images are not fetched unless allowed (--allow-remote-images)");
+    }
+    return { data: await fetchRemote(image.url, `${field}.url`, options), origin: image.url };
+  }
+  if (typeof image.data === "string") {
+    const payload = image.data.replace(/^data:[^;,]+;base64,/, "");
+    if (!/^[A-Za-z0-9+/=\s]+$/.test(payload)) throw new InputError(`${field}.data`, "not valid base64");
+    return { data: Buffer.from(payload, "base64"), origin: null };
+  }
+  return { data: image.data, origin: null };
+}
+
+async function readLocal(path: string, field: string, baseDir: string | undefined): Promise<Uint8Array> {
+  if (!baseDir) throw new InputError(field, "image paths need a base folder (the input file's folder)");
+  if (isAbsolute(path)) throw new InputError(field, "image paths must be relative to the input file");
+  const root = await realpath(baseDir).catch((error) => {
+    throw new InputError(field, `base folder ${baseDir} is not readable`, { cause: error });
+  });
+  const candidate = resolve(root, path);
+  // Resolve symlinks too, so a link inside the folder cannot point outside it.
+  const real = await realpath(candidate).catch((error) => {
+    throw new InputError(field, `image ${path} is missing or unreadable`, { cause: error });
+  });
+  const inside = relative(root, real);
+  if (inside.startsWith(`..${sep}`) || inside === ".." || isAbsolute(inside)) {
+    throw new InputError(field, `image path ${path} leaves the input folder`);
+  }
+  return readFile(real).catch((error) => {
+    throw new InputError(field, `image ${path} is missing or unreadable`, { cause: error });
+  });
+}
+
+async function fetchRemote(url: string, field: string, options: IntakeOptions): Promise<Uint8Array> {
+  const protocol = new URL(url).protocol;
+  if (protocol !== "https:" && protocol !== "http:") throw new InputError(field, `unsupported URL scheme ${protocol}`);
+  let response: Response;
+  try {
+    response = await (options.fetch ?? fetch)(url, { signal: AbortSignal.timeout(30_000) });
+  } catch (error) {
+    throw new InputError(field, `could not fetch ${url}`, { cause: error });
+  }
+  if (!response.ok) throw new InputError(field, `fetching ${url} answered ${response.status}`);
+  const declared = Number(response.headers.get("content-length") ?? 0);
+  if (declared > options.limits.maxImageBytes) throw new InputError(field, `remote image is ${declared} bytes`);
+  return new Uint8Array(await response.arrayBuffer());
+}

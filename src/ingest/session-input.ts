@@ -1,0 +1,74 @@
+import { z } from "zod";
+import type { IngestLimits } from "../config.ts";
+import { InputError } from "../errors.ts";
+
+/** One image of a turn: a file (relative to the input folder), inline bytes, or a URL. */
+export type ImageInput =
+  | { readonly path: string; readonly caption?: string }
+  | { readonly data: Uint8Array | string; readonly mediaType?: string; readonly caption?: string }
+  | { readonly url: string; readonly caption?: string };
+
+export interface TurnInput {
+  readonly speaker?: string;
+  readonly role?: string;
+  readonly text?: string;
+  /** ISO-8601; defaults to the session time. */
+  readonly time?: string;
+  readonly uri?: string;
+  readonly images?: readonly ImageInput[];
+  readonly metadata?: Record<string, unknown>;
+}
+
+export interface SessionInput {
+  /** The caller's session id, unique within a scope. */
+  readonly session: string;
+  /** ISO-8601 start time of the session. */
+  readonly time: string;
+  readonly source?: string;
+  readonly turns: readonly TurnInput[];
+}
+
+const isoTime = z.string().refine((value) => !Number.isNaN(Date.parse(value)), "must be an ISO-8601 time");
+const caption = z.string().max(4_000).optional();
+const imageSchema = z.union([
+  z.object({ path: z.string().min(1), caption }).strict(),
+  z
+    .object({ data: z.union([z.string().min(1), z.instanceof(Uint8Array)]), mediaType: z.string().optional(), caption })
+    .strict(),
+  z.object({ url: z.string().url(), caption }).strict(),
+]);
+
+function sessionSchema(limits: IngestLimits) {
+  const turn = z
+    .object({
+      speaker: z.string().min(1).max(200).optional(),
+      role: z.string().min(1).max(64).optional(),
+      text: z.string().max(limits.maxTextChars, `must be at most ${limits.maxTextChars} characters`).optional(),
+      time: isoTime.optional(),
+      uri: z.string().max(2_000).optional(),
+      images: z.array(imageSchema).max(limits.maxImagesPerTurn).optional(),
+      metadata: z.record(z.unknown()).optional(),
+    })
+    .strict()
+    .refine((value) => (value.text?.trim() ?? "") !== "" || (value.images?.length ?? 0) > 0, {
+      message: "a turn needs non-empty text or at least one image",
+    });
+  return z
+    .object({
+      session: z.string().min(1).max(256),
+      time: isoTime,
+      source: z.string().max(256).optional(),
+      turns: z.array(turn).min(1, "a session needs at least one turn").max(limits.maxTurnsPerSession),
+    })
+    .strict();
+}
+
+/** Validates a session from untrusted input; the error names the first offending field. */
+export function parseSessionInput(value: unknown, limits: IngestLimits, location = ""): SessionInput {
+  const result = sessionSchema(limits).safeParse(value);
+  if (result.success) return result.data as SessionInput;
+  const issue = result.error.issues[0];
+  const path = issue?.path.map((part) => (typeof part === "number" ? `[${part}]` : `.${part}`)).join("") ?? "";
+  const field = `${location}${path.replace(/^\./, "") || "session"}`;
+  throw new InputError(field, issue?.message ?? "invalid session");
+}

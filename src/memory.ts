@@ -1,0 +1,489 @@
+import { createHash } from "node:crypto";
+import { type ChannelName, fuseRrf } from "./channels/rrf.ts";
+import {
+  type Budget,
+  defaultBudget,
+  defaultIngestLimits,
+  defaultSearchConfig,
+  type IngestLimits,
+  type SearchConfig,
+} from "./config.ts";
+import { buildRoutingText } from "./entries/routing-text.ts";
+import { InputError } from "./errors.ts";
+import { packBudget } from "./evidence/budget-packer.ts";
+import type { EvidenceItem, EvidencePack } from "./evidence/evidence-pack.ts";
+import { countTokens } from "./evidence/tokens.ts";
+import { type AcceptedImage, intakeImage } from "./ingest/image-intake.ts";
+import { type ImageInput, parseSessionInput, type SessionInput } from "./ingest/session-input.ts";
+import type { Models } from "./models/provider.ts";
+import { type Scope, validateScope } from "./scope.ts";
+import type {
+  AuditEvent,
+  BlobRecord,
+  Entry,
+  ForgetResult,
+  ForgetTarget,
+  Ranked,
+  RawNode,
+  RawNodeWrite,
+  ScopeStats,
+  SearchFilters,
+  SessionRecord,
+  VectorSpace,
+} from "./store/records.ts";
+import { SqliteStore } from "./store/sqlite/sqlite-store.ts";
+import type { Store } from "./store/store.ts";
+
+export interface MemoryOptions {
+  /** Folder of the embedded store (created on first use). Ignored when `store` is given. */
+  readonly path?: string;
+  /** Another `Store` backend; Memory closes it on `close()`. */
+  readonly store?: Store;
+  readonly models: Models;
+  readonly budget?: Partial<Budget>;
+  readonly search?: Partial<SearchConfig>;
+  readonly limits?: Partial<IngestLimits>;
+  /** Let `addSession` fetch `url` images. Off by default. */
+  readonly allowRemoteImages?: boolean;
+  readonly fetch?: typeof fetch;
+}
+
+export interface AddSessionOptions {
+  /** Folder that image `path`s are relative to (the JSONL file's folder for the CLI). */
+  readonly baseDir?: string;
+}
+
+export interface AddSessionResult {
+  readonly sessionId: string;
+  readonly sessionKey: string;
+  readonly rawNodeIds: readonly string[];
+  readonly entryId: string;
+  /** The identical session was already stored; nothing was written. */
+  readonly duplicate: boolean;
+  readonly warnings: readonly string[];
+}
+
+export interface SearchQuery {
+  readonly text?: string;
+  /** Query image, as bytes or base64 (`{ data }`); finds similar images through the image vector channel. */
+  readonly image?: Extract<ImageInput, { data: unknown }>;
+}
+
+export interface SearchOptions {
+  readonly budget?: Partial<Budget>;
+  readonly filters?: {
+    /** Session keys (the caller's own ids). */
+    readonly sessions?: readonly string[];
+    readonly from?: string;
+    readonly to?: string;
+    readonly speakers?: readonly string[];
+  };
+}
+
+/**
+ * The SDK. Raw observations go into an immutable cold store; search answers with an evidence
+ * pack of original text and images under a joint budget.
+ *
+ * @example
+ * const memory = await Memory.open({ path: ".cairn", models: createHashModels() });
+ * await memory.addSession({ tenant: "acme", user: "ana" }, { session: "s1", time: "2024-05-08T13:56:00Z",
+ *   turns: [{ speaker: "Ana", text: "I adopted a corgi named Biscuit" }] });
+ * const pack = await memory.search({ tenant: "acme", user: "ana" }, "what dog did Ana get?");
+ * await memory.close();
+ */
+export class Memory {
+  readonly store: Store;
+  readonly models: Models;
+  readonly budget: Budget;
+  readonly searchConfig: SearchConfig;
+  readonly limits: IngestLimits;
+  readonly #options: MemoryOptions;
+  #closed = false;
+
+  private constructor(store: Store, options: MemoryOptions) {
+    this.store = store;
+    this.models = options.models;
+    this.budget = Object.freeze({ ...defaultBudget, ...options.budget });
+    this.searchConfig = Object.freeze({ ...defaultSearchConfig, ...options.search });
+    this.limits = Object.freeze({ ...defaultIngestLimits, ...options.limits });
+    this.#options = options;
+  }
+
+  static async open(options: MemoryOptions): Promise<Memory> {
+    const store = options.store ?? (await SqliteStore.open({ path: options.path ?? ".cairn" }));
+    return new Memory(store, options);
+  }
+
+  get textSpace(): VectorSpace {
+    return { name: `text:${this.models.text.id}`, kind: "text", dimensions: this.models.text.dimensions };
+  }
+
+  get imageSpace(): VectorSpace | null {
+    const image = this.models.image;
+    return image ? { name: `image:${image.id}`, kind: "image", dimensions: image.dimensions } : null;
+  }
+
+  /** Validates, embeds and commits one session atomically; a rejected session changes nothing. */
+  async addSession(scope: Scope, input: unknown, options: AddSessionOptions = {}): Promise<AddSessionResult> {
+    const scoped = this.store.forScope(validateScope(scope));
+    const session = parseSessionInput(input, this.limits);
+    const warnings: string[] = [];
+    const images = await this.#intakeImages(session, options);
+    const derivedText = await this.#readImages([...images.unique.values()], warnings);
+    const sessionTimeMs = Date.parse(session.time);
+
+    const turnTexts = session.turns.map((turn, index) => {
+      const imageText = (images.perTurn[index] ?? []).map(
+        (image) => image.caption ?? derivedText.get(image.accepted.hash) ?? "",
+      );
+      return (turn.text ?? "").trim() || imageText.join(" ").trim();
+    });
+    const textVectors = await embedInBatches(this.models.text.maxBatchSize, turnTexts, (batch) =>
+      this.models.text.embed(batch),
+    );
+    const imageVectors = await this.#embedImages([...images.unique.values()], warnings);
+
+    const textSpace = this.textSpace;
+    const imageSpace = this.imageSpace;
+    const rawNodes: RawNodeWrite[] = session.turns.map((turn, index) => ({
+      turn: index,
+      speaker: turn.speaker ?? null,
+      role: turn.role ?? null,
+      text: turn.text ?? "",
+      timeMs: turn.time ? Date.parse(turn.time) : sessionTimeMs,
+      source: session.source ?? null,
+      uri: turn.uri ?? null,
+      metadata: turn.metadata ?? {},
+      images: (images.perTurn[index] ?? []).map(({ accepted, caption }) => ({
+        hash: accepted.hash,
+        caption,
+        derivedText: derivedText.get(accepted.hash) ?? null,
+        origin: accepted.origin,
+      })),
+      textVectors: turnTexts[index] ? { [textSpace.name]: textVectors[index] as Float32Array } : {},
+      imageVectors: (images.perTurn[index] ?? []).map(({ accepted }) => {
+        const vector = imageVectors.get(accepted.hash);
+        return imageSpace && vector ? { [imageSpace.name]: vector } : {};
+      }),
+    }));
+
+    const result = await scoped.commitSession({
+      key: session.session,
+      timeMs: sessionTimeMs,
+      source: session.source ?? null,
+      contentHash: contentHash(session, images.perTurn),
+      blobs: [...images.unique.values()].map(({ origin: _origin, ...blob }) => blob),
+      rawNodes,
+      spaces: imageSpace ? [textSpace, imageSpace] : [textSpace],
+      entry: {
+        routingText: buildRoutingText(
+          rawNodes.map((node) => ({
+            speaker: node.speaker,
+            text: node.text,
+            captions: node.images.map((image) => image.caption ?? "").filter(Boolean),
+          })),
+        ),
+      },
+    });
+    return {
+      sessionId: result.session.id,
+      sessionKey: result.session.key,
+      rawNodeIds: result.rawNodeIds,
+      entryId: result.entryId,
+      duplicate: result.duplicate,
+      warnings,
+    };
+  }
+
+  async #intakeImages(session: SessionInput, options: AddSessionOptions) {
+    const unique = new Map<string, AcceptedImage>();
+    const perTurn: { accepted: AcceptedImage; caption: string | null }[][] = [];
+    for (const [turnIndex, turn] of session.turns.entries()) {
+      const list: { accepted: AcceptedImage; caption: string | null }[] = [];
+      for (const [imageIndex, image] of (turn.images ?? []).entries()) {
+        const accepted = await intakeImage(image, `turns[${turnIndex}].images[${imageIndex}]`, {
+          baseDir: options.baseDir,
+          allowRemoteImages: this.#options.allowRemoteImages,
+          fetch: this.#options.fetch,
+          limits: this.limits,
+        });
+        if (!unique.has(accepted.hash)) unique.set(accepted.hash, accepted);
+        list.push({ accepted, caption: image.caption?.trim() || null });
+      }
+      perTurn.push(list);
+    }
+    return { unique, perTurn };
+  }
+
+  /** Image-derived text (OCR, captions from a vision model). A failing reader degrades to a warning. */
+  async #readImages(images: AcceptedImage[], warnings: string[]): Promise<Map<string, string>> {
+    const texts = new Map<string, string>();
+    for (const image of images) {
+      const parts: string[] = [];
+      for (const reader of this.models.imageReaders) {
+        try {
+          const text = (await reader.readImage(image.data)).trim();
+          if (text) parts.push(text);
+        } catch (error) {
+          warnings.push(
+            `${reader.produces} by ${reader.id} failed for image ${image.hash.slice(0, 12)}: ${(error as Error).message}`,
+          );
+        }
+      }
+      if (parts.length > 0) texts.set(image.hash, parts.join("\n"));
+    }
+    return texts;
+  }
+
+  async #embedImages(images: AcceptedImage[], warnings: string[]): Promise<Map<string, Float32Array>> {
+    const embedder = this.models.image;
+    if (!embedder) {
+      if (images.length > 0)
+        warnings.push(`the ${this.models.profile} profile has no image embedder: images are searchable by text only`);
+      return new Map();
+    }
+    const vectors = await embedInBatches(embedder.maxBatchSize, images, (batch) =>
+      embedder.embedImages(batch.map((image) => image.data)),
+    );
+    return new Map(images.map((image, index) => [image.hash, vectors[index] as Float32Array]));
+  }
+
+  /**
+   * Tri-path search (BM25, dense text, image channel) fused by RRF, packed under the joint budget.
+   * @example const pack = await memory.search(scope, "the red bicycle", { budget: { images: 2 } });
+   */
+  async search(scope: Scope, query: string | SearchQuery, options: SearchOptions = {}): Promise<EvidencePack> {
+    const started = performance.now();
+    const scoped = this.store.forScope(validateScope(scope));
+    const { text, image } = typeof query === "string" ? { text: query, image: undefined } : query;
+    const queryText = text?.trim() ?? "";
+    if (!queryText && !image) throw new InputError("query", "give query text, a query image, or both");
+    if (queryText.length > this.limits.maxTextChars)
+      throw new InputError("query.text", `must be at most ${this.limits.maxTextChars} characters`);
+    const budget = validateBudget({ ...this.budget, ...options.budget });
+    const filters = toFilters(options.filters);
+    const warnings: string[] = [];
+    const limit = this.searchConfig.perChannel;
+
+    const embedStarted = performance.now();
+    const queryVector = queryText ? (await this.models.text.embed([queryText]))[0] : undefined;
+    let queryImage: { hash: string; vector: Float32Array | null } | null = null;
+    if (image) {
+      const accepted = await intakeImage(image, "query.image", { limits: this.limits });
+      const embedder = this.models.image;
+      if (!embedder)
+        warnings.push(`the ${this.models.profile} profile has no image embedder: the query image was not used`);
+      const vector = embedder ? ((await embedder.embedImages([accepted.data]))[0] ?? null) : null;
+      queryImage = { hash: accepted.hash, vector };
+    }
+    const embedMs = performance.now() - embedStarted;
+
+    const searchStarted = performance.now();
+    const lists: Partial<Record<ChannelName, Ranked[]>> = {};
+    if (queryText) {
+      lists.bm25 = await scoped.searchLexical("text", queryText, { limit, filters });
+      if (queryVector) lists.dense = await scoped.searchVectors(this.textSpace.name, queryVector, { limit, filters });
+      lists.imageText = await scoped.searchLexical("imageText", queryText, { limit, filters });
+    }
+    const imageSpace = this.imageSpace;
+    if (queryImage?.vector && imageSpace) {
+      lists.imageVector = await scoped.searchVectors(imageSpace.name, queryImage.vector, { limit, filters });
+    }
+    const fused = fuseRrf(lists, { k: this.searchConfig.rrfK, perChannel: limit });
+    const nodes = new Map((await scoped.getRawNodes(fused.map((hit) => hit.id))).map((node) => [node.id, node]));
+    const candidates = fused.filter((hit) => nodes.has(hit.id));
+    const tokens = new Map(candidates.map((hit) => [hit.id, countTokens(nodes.get(hit.id)?.text ?? "")]));
+    const pack = packBudget(
+      candidates.map((hit) => ({
+        id: hit.id,
+        textTokens: tokens.get(hit.id) ?? 0,
+        images: nodes.get(hit.id)?.images.map((ref) => ref.hash) ?? [],
+      })),
+      budget,
+    );
+    const byId = new Map(candidates.map((hit) => [hit.id, hit]));
+    const items: EvidenceItem[] = pack.selected.map((decision) => {
+      const node = nodes.get(decision.id) as RawNode;
+      const hit = byId.get(decision.id);
+      return toEvidenceItem(
+        node,
+        decision.images,
+        decision.imagesCut.length,
+        hit?.score ?? 0,
+        hit?.channels ?? {},
+        tokens.get(node.id) ?? 0,
+      );
+    });
+    const searchMs = performance.now() - searchStarted;
+    if (pack.cut.length > 0 || pack.cutCounts.images > 0) {
+      const dimensions = Object.entries(pack.cutCounts)
+        .filter(([, count]) => count > 0)
+        .map(([dimension, count]) => `${dimension} ${count}`);
+      warnings.push(`budget cut ${dimensions.join(", ")}`);
+    }
+    return {
+      query: { text: queryText || null, image: queryImage ? { hash: queryImage.hash } : null },
+      items,
+      budget: {
+        limits: budget,
+        used: pack.used,
+        cut: pack.cutCounts,
+        cutItems: pack.cut.map((cut) => ({ rawNodeId: cut.id, dimension: cut.dimension })),
+      },
+      channelsUsed: Object.keys(lists) as ChannelName[],
+      warnings,
+      timings: { embedMs, searchMs, totalMs: performance.now() - started },
+    };
+  }
+
+  async getRawNode(scope: Scope, id: string): Promise<RawNode> {
+    return this.store.forScope(validateScope(scope)).getRawNode(id);
+  }
+
+  /** Original bytes of an image (or its 256 px WebP thumbnail) referenced by a raw node of this scope. */
+  async getBlob(
+    scope: Scope,
+    hash: string,
+    options: { thumbnail?: boolean } = {},
+  ): Promise<{ record: BlobRecord; data: Uint8Array; mediaType: string }> {
+    const scoped = this.store.forScope(validateScope(scope));
+    if (options.thumbnail) {
+      const data = await scoped.getThumbnail(hash);
+      const { record } = await scoped.getBlob(hash);
+      return { record, data, mediaType: "image/webp" };
+    }
+    const blob = await scoped.getBlob(hash);
+    return { ...blob, mediaType: blob.record.mediaType };
+  }
+
+  /** Deletes raw evidence and everything derived from it (vectors, index rows, entries, orphaned blobs); audited. */
+  async forget(scope: Scope, target: ForgetTarget): Promise<ForgetResult> {
+    return this.store.forScope(validateScope(scope)).forget(target);
+  }
+
+  async listSessions(scope: Scope, options?: { limit?: number; offset?: number }): Promise<SessionRecord[]> {
+    return this.store.forScope(validateScope(scope)).listSessions(options);
+  }
+
+  async listRawNodes(scope: Scope, sessionId: string): Promise<RawNode[]> {
+    return this.store.forScope(validateScope(scope)).listRawNodes({ sessionId });
+  }
+
+  async listEntries(scope: Scope, options?: { limit?: number; offset?: number }): Promise<Entry[]> {
+    return this.store.forScope(validateScope(scope)).listEntries(options);
+  }
+
+  async listAudit(scope: Scope, options?: { limit?: number; offset?: number }): Promise<AuditEvent[]> {
+    return this.store.forScope(validateScope(scope)).listAudit(options);
+  }
+
+  async stats(scope: Scope): Promise<ScopeStats> {
+    return this.store.forScope(validateScope(scope)).stats();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.store.close();
+    await this.models.close();
+  }
+}
+
+async function embedInBatches<T>(
+  batchSize: number,
+  items: readonly T[],
+  embed: (batch: T[]) => Promise<Float32Array[]>,
+): Promise<Float32Array[]> {
+  const vectors: Float32Array[] = [];
+  const present = items.map((item, index) => ({ item, index })).filter(({ item }) => item !== "");
+  for (let start = 0; start < present.length; start += batchSize) {
+    const batch = present.slice(start, start + batchSize);
+    const result = await embed(batch.map(({ item }) => item));
+    batch.forEach(({ index }, position) => {
+      vectors[index] = result[position] as Float32Array;
+    });
+  }
+  return vectors;
+}
+
+function contentHash(session: SessionInput, images: { accepted: AcceptedImage; caption: string | null }[][]): string {
+  const canonical = {
+    time: Date.parse(session.time),
+    source: session.source ?? null,
+    turns: session.turns.map((turn, index) => ({
+      speaker: turn.speaker ?? null,
+      role: turn.role ?? null,
+      text: turn.text ?? "",
+      time: turn.time ? Date.parse(turn.time) : null,
+      uri: turn.uri ?? null,
+      metadata: turn.metadata ?? {},
+      images: (images[index] ?? []).map(({ accepted, caption }) => [accepted.hash, caption]),
+    })),
+  };
+  return createHash("sha256").update(JSON.stringify(canonical)).digest("hex");
+}
+
+function validateBudget(budget: Budget): Budget {
+  for (const [dimension, value] of Object.entries(budget)) {
+    if (!Number.isInteger(value) || value < 0)
+      throw new InputError(`budget.${dimension}`, "must be a non-negative integer");
+  }
+  return Object.freeze(budget);
+}
+
+function toFilters(filters: SearchOptions["filters"]): SearchFilters | undefined {
+  if (!filters) return undefined;
+  const time = (field: string, value: string | undefined) => {
+    if (value === undefined) return undefined;
+    const ms = Date.parse(value);
+    if (Number.isNaN(ms)) throw new InputError(`filters.${field}`, "must be an ISO-8601 time");
+    return ms;
+  };
+  return {
+    sessionKeys: filters.sessions,
+    timeFromMs: time("from", filters.from),
+    timeToMs: time("to", filters.to),
+    speakers: filters.speakers,
+  };
+}
+
+function toEvidenceItem(
+  node: RawNode,
+  keptImages: readonly string[],
+  imagesCut: number,
+  score: number,
+  channels: EvidenceItem["channels"],
+  textTokens: number,
+): EvidenceItem {
+  const kept = new Set(keptImages);
+  return {
+    rawNodeId: node.id,
+    text: node.text,
+    images: node.images
+      .filter((image) => kept.has(image.hash))
+      .map((image) => ({
+        hash: image.hash,
+        mediaType: image.mediaType,
+        bytes: image.bytes,
+        width: image.width,
+        height: image.height,
+        caption: image.caption,
+        derivedText: image.derivedText,
+        thumbnail: { hash: image.hash, mediaType: "image/webp" as const },
+      })),
+    imagesCut,
+    provenance: {
+      sessionId: node.sessionId,
+      sessionKey: node.sessionKey,
+      turn: node.turn,
+      time: node.time,
+      speaker: node.speaker,
+      role: node.role,
+      source: node.source,
+      uri: node.uri,
+    },
+    score,
+    channels,
+    textTokens,
+  };
+}

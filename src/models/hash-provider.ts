@@ -1,0 +1,83 @@
+import { createHash } from "node:crypto";
+import type { ImageEmbedder, Models, TextEmbedder } from "./provider.ts";
+
+/**
+ * Deterministic, dependency-free embeddings: signed feature hashing of word unigrams,
+ * bigrams and character trigrams. Not semantic, but lexical overlap gives real similarity,
+ * which is what fast unit tests need.
+ */
+export function hashTextEmbedder(dimensions = 256): TextEmbedder {
+  return {
+    id: `hash-ngram-${dimensions}`,
+    provider: "hash",
+    dimensions,
+    maxBatchSize: 1024,
+    async embed(texts) {
+      return texts.map((text) => embedFeatures(textFeatures(text), dimensions));
+    },
+  };
+}
+
+/** Image "features" from a coarse byte histogram; identical bytes give identical vectors. */
+export function hashImageEmbedder(dimensions = 64): ImageEmbedder {
+  return {
+    id: `hash-bytes-${dimensions}`,
+    provider: "hash",
+    dimensions,
+    maxBatchSize: 256,
+    async embedImages(images) {
+      return images.map((bytes) => {
+        const vector = new Float32Array(dimensions);
+        const step = Math.max(1, Math.floor(bytes.length / 4096));
+        for (let i = 0; i < bytes.length; i += step) {
+          const slot = ((bytes[i] ?? 0) * 31 + (i % 7)) % dimensions;
+          vector[slot] = (vector[slot] ?? 0) + 1;
+        }
+        return normalise(vector);
+      });
+    },
+  };
+}
+
+export function createHashModels(options: { dimensions?: number } = {}): Models {
+  return {
+    profile: "hash",
+    text: hashTextEmbedder(options.dimensions ?? 256),
+    image: hashImageEmbedder(),
+    imageReaders: [],
+    async close() {},
+  };
+}
+
+function textFeatures(text: string): string[] {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const features: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i] as string;
+    features.push(`w:${word}`);
+    if (i + 1 < words.length) features.push(`b:${word} ${words[i + 1]}`);
+    const padded = `#${word}#`;
+    for (let j = 0; j + 3 <= padded.length; j++) features.push(`c:${padded.slice(j, j + 3)}`);
+  }
+  return features;
+}
+
+function embedFeatures(features: readonly string[], dimensions: number): Float32Array {
+  const vector = new Float32Array(dimensions);
+  for (const feature of features) {
+    const digest = createHash("md5").update(feature).digest();
+    const slot = digest.readUInt32LE(0) % dimensions;
+    const sign = (digest[4] ?? 0) & 1 ? 1 : -1;
+    const weight = feature.startsWith("c:") ? 0.5 : 1;
+    vector[slot] = (vector[slot] ?? 0) + sign * weight;
+  }
+  return normalise(vector);
+}
+
+export function normalise(vector: Float32Array): Float32Array {
+  let sum = 0;
+  for (const value of vector) sum += value * value;
+  const norm = Math.sqrt(sum);
+  if (norm > 0) for (let i = 0; i < vector.length; i++) vector[i] = (vector[i] as number) / norm;
+  return vector;
+}

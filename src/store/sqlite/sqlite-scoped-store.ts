@@ -1,0 +1,715 @@
+import { createHash } from "node:crypto";
+import type { Statement } from "better-sqlite3";
+import { buildRoutingText } from "../../entries/routing-text.ts";
+import { ConflictError, NotFoundError, StoreError } from "../../errors.ts";
+import type { Scope } from "../../scope.ts";
+import type {
+  AuditEvent,
+  BlobRecord,
+  CommitResult,
+  Entry,
+  ForgetResult,
+  ForgetTarget,
+  ImageRef,
+  Ranked,
+  RawNode,
+  ScopeStats,
+  SearchFilters,
+  SessionRecord,
+  SessionWrite,
+} from "../records.ts";
+import type { LexicalField, ScopedStore } from "../store.ts";
+import { toMatchExpression } from "./fts-query.ts";
+import type { SqliteStore } from "./sqlite-store.ts";
+
+/** Image vector rows use rowid = raw-node rowid × this + ordinal (at most 63 images per turn). */
+export const imageSlots = 64;
+
+interface SessionRow {
+  rowid: number;
+  id: string;
+  session_key: string;
+  time_ms: number;
+  source: string | null;
+  content_hash: string;
+  turn_count: number;
+  image_count: number;
+  created_ms: number;
+}
+
+interface RawNodeRow {
+  rowid: number;
+  id: string;
+  session_rowid: number;
+  session_id: string;
+  session_key: string;
+  turn: number;
+  speaker: string | null;
+  role: string | null;
+  text: string;
+  time_ms: number;
+  source: string | null;
+  uri: string | null;
+  metadata: string;
+}
+
+interface ImageRow {
+  raw_node_rowid: number;
+  ordinal: number;
+  blob_hash: string;
+  caption: string | null;
+  derived_text: string | null;
+  origin: string | null;
+  media_type: string;
+  bytes: number;
+  width: number;
+  height: number;
+}
+
+const rawNodeColumns = `r.rowid, r.id, r.session_rowid, s.id AS session_id, s.session_key, r.turn, r.speaker, r.role, r.text,
+  r.time_ms, r.source, r.uri, r.metadata`;
+
+/** Every statement below carries `scope_key = ?` bound to this instance's scope. */
+export class SqliteScopedStore implements ScopedStore {
+  readonly scope: Scope;
+  readonly #store: SqliteStore;
+  readonly #key: string;
+  /** FTS token standing for the scope, so lexical search is scoped inside the MATCH itself. */
+  readonly #scopeToken: string;
+
+  constructor(store: SqliteStore, scope: Scope, key: string) {
+    this.#store = store;
+    this.scope = scope;
+    this.#key = key;
+    this.#scopeToken = `s${createHash("sha256").update(key).digest("hex").slice(0, 24)}`;
+  }
+
+  get #db() {
+    return this.#store.db;
+  }
+
+  async commitSession(write: SessionWrite): Promise<CommitResult> {
+    const existing = await this.findSessionByKey(write.key);
+    if (existing) {
+      if (existing.contentHash !== write.contentHash) {
+        throw new ConflictError(`session ${write.key} already exists in this scope with different content`);
+      }
+      const nodes = await this.listRawNodes({ sessionId: existing.id });
+      const entry = this.#db
+        .prepare(
+          "SELECT e.id FROM entries e WHERE e.scope_key = ? AND e.session_rowid = (SELECT rowid FROM sessions WHERE id = ?)",
+        )
+        .get(this.#key, existing.id) as { id: string } | undefined;
+      return { session: existing, rawNodeIds: nodes.map((node) => node.id), entryId: entry?.id ?? "", duplicate: true };
+    }
+    const tables = write.spaces.map((space) => ({ space, table: this.#store.ensureSpace(space) }));
+    const files = this.#store.files;
+    const newBlobs = write.blobs.filter((blob) => !this.#store.hasBlob(blob.hash));
+    const journal = files.begin(newBlobs.map((blob) => blob.hash));
+    try {
+      for (const blob of newBlobs) files.put(blob.hash, blob.data, blob.thumbnail);
+      return this.#db.transaction(() => this.#insertSession(write, tables))();
+    } catch (error) {
+      if (error instanceof ConflictError) throw error;
+      throw new StoreError("commitSession", error);
+    } finally {
+      files.settle(journal, (hash) => this.#store.hasBlob(hash));
+    }
+  }
+
+  #insertSession(
+    write: SessionWrite,
+    tables: { space: { name: string; kind: string }; table: string }[],
+  ): CommitResult {
+    const db = this.#db;
+    const now = this.#store.now();
+    const sessionId = this.#store.newId("ses");
+    const imageCount = write.rawNodes.reduce((sum, node) => sum + node.images.length, 0);
+    const sessionRowid = Number(
+      db
+        .prepare(
+          `INSERT INTO sessions (id, scope_key, session_key, time_ms, source, content_hash, turn_count, image_count, created_ms)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          sessionId,
+          this.#key,
+          write.key,
+          write.timeMs,
+          write.source,
+          write.contentHash,
+          write.rawNodes.length,
+          imageCount,
+          now,
+        ).lastInsertRowid,
+    );
+    const insertBlob = db.prepare(
+      "INSERT OR IGNORE INTO blobs (hash, media_type, bytes, width, height) VALUES (?, ?, ?, ?, ?)",
+    );
+    for (const blob of write.blobs) insertBlob.run(blob.hash, blob.mediaType, blob.bytes, blob.width, blob.height);
+
+    const insertNode = db.prepare(
+      `INSERT INTO raw_nodes (id, scope_key, session_rowid, turn, speaker, role, text, time_ms, source, uri, metadata)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const insertImage = db.prepare(
+      "INSERT INTO raw_node_images (raw_node_rowid, ordinal, blob_hash, caption, derived_text, origin) VALUES (?, ?, ?, ?, ?, ?)",
+    );
+    const insertText = db.prepare("INSERT INTO fts_text (rowid, body) VALUES (?, ?)");
+    const insertImageText = db.prepare("INSERT INTO fts_image_text (rowid, body) VALUES (?, ?)");
+    const insertVector = new Map(
+      tables.map(({ space, table }) => [
+        space.name,
+        db.prepare(
+          `INSERT INTO ${table} (rowid, scope_key, session_rowid, time_ms, speaker, embedding) VALUES (?, ?, ?, ?, ?, ?)`,
+        ),
+      ]),
+    );
+    const cacheVector = db.prepare("INSERT OR IGNORE INTO blob_vectors (blob_hash, space, vector) VALUES (?, ?, ?)");
+
+    const rawNodeIds: string[] = [];
+    const rowids: number[] = [];
+    for (const node of write.rawNodes) {
+      const id = this.#store.newId("rn");
+      const rowid = Number(
+        insertNode.run(
+          id,
+          this.#key,
+          sessionRowid,
+          node.turn,
+          node.speaker,
+          node.role,
+          node.text,
+          node.timeMs,
+          node.source,
+          node.uri,
+          JSON.stringify(node.metadata),
+        ).lastInsertRowid,
+      );
+      rawNodeIds.push(id);
+      rowids.push(rowid);
+      insertText.run(BigInt(rowid), `${this.#scopeToken} ${node.text}`);
+      const imageText = node.images
+        .map((image) => [image.caption, image.derivedText].filter(Boolean).join(" "))
+        .join(" ");
+      if (imageText.trim()) insertImageText.run(BigInt(rowid), `${this.#scopeToken} ${imageText}`);
+      const meta = [this.#key, BigInt(sessionRowid), BigInt(node.timeMs), node.speaker ?? ""] as const;
+      for (const [space, vector] of Object.entries(node.textVectors)) {
+        this.#vectorStatement(insertVector, space).run(BigInt(rowid), ...meta, vector);
+      }
+      node.images.forEach((image, ordinal) => {
+        insertImage.run(rowid, ordinal, image.hash, image.caption, image.derivedText, image.origin);
+        for (const [space, vector] of Object.entries(node.imageVectors[ordinal] ?? {})) {
+          this.#vectorStatement(insertVector, space).run(BigInt(rowid * imageSlots + ordinal), ...meta, vector);
+          cacheVector.run(image.hash, space, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
+        }
+      });
+    }
+
+    const entryId = this.#store.newId("ent");
+    const times = write.rawNodes.map((node) => node.timeMs);
+    const entryRowid = Number(
+      db
+        .prepare(
+          `INSERT INTO entries (id, scope_key, session_rowid, routing_text, time_start_ms, time_end_ms, created_ms)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(entryId, this.#key, sessionRowid, write.entry.routingText, Math.min(...times), Math.max(...times), now)
+        .lastInsertRowid,
+    );
+    const insertPointer = db.prepare("INSERT INTO entry_pointers (entry_rowid, raw_node_rowid) VALUES (?, ?)");
+    for (const rowid of rowids) insertPointer.run(entryRowid, rowid);
+
+    this.#audit("session.add", sessionId, {
+      sessionKey: write.key,
+      rawNodes: rawNodeIds.length,
+      images: imageCount,
+      blobs: write.blobs.length,
+      entry: entryId,
+    });
+    const session = this.#sessionById(sessionId);
+    if (!session) throw new StoreError("commitSession", "session vanished inside its own transaction");
+    return { session, rawNodeIds, entryId, duplicate: false };
+  }
+
+  #vectorStatement(statements: Map<string, BetterSqlite3Statement>, space: string): BetterSqlite3Statement {
+    const statement = statements.get(space);
+    if (!statement) throw new StoreError("commitSession", `vector for undeclared space ${space}`);
+    return statement;
+  }
+
+  async getSession(id: string): Promise<SessionRecord> {
+    const session = this.#sessionById(id);
+    if (!session) throw new NotFoundError("session", id);
+    return session;
+  }
+
+  async findSessionByKey(key: string): Promise<SessionRecord | null> {
+    const row = this.#db
+      .prepare("SELECT * FROM sessions WHERE scope_key = ? AND session_key = ?")
+      .get(this.#key, key) as SessionRow | undefined;
+    return row ? toSession(row) : null;
+  }
+
+  async listSessions(options: { limit?: number; offset?: number } = {}): Promise<SessionRecord[]> {
+    const rows = this.#db
+      .prepare("SELECT * FROM sessions WHERE scope_key = ? ORDER BY time_ms, rowid LIMIT ? OFFSET ?")
+      .all(this.#key, options.limit ?? -1, options.offset ?? 0) as SessionRow[];
+    return rows.map(toSession);
+  }
+
+  #sessionById(id: string): SessionRecord | null {
+    const row = this.#db.prepare("SELECT * FROM sessions WHERE scope_key = ? AND id = ?").get(this.#key, id) as
+      | SessionRow
+      | undefined;
+    return row ? toSession(row) : null;
+  }
+
+  async getRawNode(id: string): Promise<RawNode> {
+    const [node] = await this.getRawNodes([id]);
+    if (!node) throw new NotFoundError("raw node", id);
+    return node;
+  }
+
+  async getRawNodes(ids: readonly string[]): Promise<RawNode[]> {
+    if (ids.length === 0) return [];
+    const rows = this.#db
+      .prepare(
+        `SELECT ${rawNodeColumns} FROM raw_nodes r JOIN sessions s ON s.rowid = r.session_rowid
+         WHERE r.scope_key = ? AND r.id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(this.#key, JSON.stringify(ids)) as RawNodeRow[];
+    const byId = new Map(this.#withImages(rows).map((node) => [node.id, node]));
+    return ids.map((id) => byId.get(id)).filter((node): node is RawNode => node !== undefined);
+  }
+
+  async listRawNodes(options: { sessionId: string }): Promise<RawNode[]> {
+    const rows = this.#db
+      .prepare(
+        `SELECT ${rawNodeColumns} FROM raw_nodes r JOIN sessions s ON s.rowid = r.session_rowid
+         WHERE r.scope_key = ? AND s.id = ? ORDER BY r.turn`,
+      )
+      .all(this.#key, options.sessionId) as RawNodeRow[];
+    return this.#withImages(rows);
+  }
+
+  #withImages(rows: RawNodeRow[]): RawNode[] {
+    if (rows.length === 0) return [];
+    const images = this.#db
+      .prepare(
+        `SELECT i.*, b.media_type, b.bytes, b.width, b.height FROM raw_node_images i JOIN blobs b ON b.hash = i.blob_hash
+         WHERE i.raw_node_rowid IN (SELECT value FROM json_each(?)) ORDER BY i.raw_node_rowid, i.ordinal`,
+      )
+      .all(JSON.stringify(rows.map((row) => row.rowid))) as ImageRow[];
+    const byNode = new Map<number, ImageRef[]>();
+    for (const image of images) {
+      const list = byNode.get(image.raw_node_rowid) ?? [];
+      list.push({
+        ordinal: image.ordinal,
+        hash: image.blob_hash,
+        mediaType: image.media_type,
+        bytes: image.bytes,
+        width: image.width,
+        height: image.height,
+        caption: image.caption,
+        derivedText: image.derived_text,
+        origin: image.origin,
+      });
+      byNode.set(image.raw_node_rowid, list);
+    }
+    return rows.map((row) => ({
+      id: row.id,
+      sessionId: row.session_id,
+      sessionKey: row.session_key,
+      turn: row.turn,
+      speaker: row.speaker,
+      role: row.role,
+      text: row.text,
+      time: new Date(row.time_ms).toISOString(),
+      source: row.source,
+      uri: row.uri,
+      images: byNode.get(row.rowid) ?? [],
+      metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    }));
+  }
+
+  async getBlob(hash: string): Promise<{ record: BlobRecord; data: Uint8Array }> {
+    const record = this.#blobInScope(hash);
+    try {
+      return { record, data: this.#store.files.read(hash) };
+    } catch (error) {
+      throw new StoreError("getBlob", error);
+    }
+  }
+
+  async getThumbnail(hash: string): Promise<Uint8Array> {
+    this.#blobInScope(hash);
+    try {
+      return this.#store.files.readThumbnail(hash);
+    } catch (error) {
+      throw new StoreError("getThumbnail", error);
+    }
+  }
+
+  /** A blob is visible to a scope only while one of the scope's raw nodes references it. */
+  #blobInScope(hash: string): BlobRecord {
+    const row = this.#db
+      .prepare(
+        `SELECT b.hash, b.media_type, b.bytes, b.width, b.height FROM blobs b
+         WHERE b.hash = ? AND EXISTS (SELECT 1 FROM raw_node_images i JOIN raw_nodes r ON r.rowid = i.raw_node_rowid
+                                      WHERE i.blob_hash = b.hash AND r.scope_key = ?)`,
+      )
+      .get(hash, this.#key) as
+      | { hash: string; media_type: string; bytes: number; width: number; height: number }
+      | undefined;
+    if (!row) throw new NotFoundError("blob", hash);
+    return { hash: row.hash, mediaType: row.media_type, bytes: row.bytes, width: row.width, height: row.height };
+  }
+
+  async searchLexical(
+    field: LexicalField,
+    query: string,
+    options: { limit: number; filters?: SearchFilters },
+  ): Promise<Ranked[]> {
+    const terms = toMatchExpression(query);
+    if (!terms) return [];
+    const table = field === "text" ? "fts_text" : "fts_image_text";
+    const match = `${this.#scopeToken} AND (${terms})`;
+    const filter = this.#filterSql(options.filters, "r");
+    const rows = this.#db
+      .prepare(
+        `SELECT r.id, f.rank AS rank FROM ${table} f JOIN raw_nodes r ON r.rowid = f.rowid
+         WHERE ${table} MATCH ? AND r.scope_key = ? ${filter.sql} ORDER BY f.rank LIMIT ?`,
+      )
+      .all(match, this.#key, ...filter.params, options.limit) as { id: string; rank: number }[];
+    // FTS5's rank is negated BM25: flip it so larger is better everywhere.
+    return rows.map((row) => ({ id: row.id, score: -row.rank }));
+  }
+
+  async searchVectors(
+    spaceName: string,
+    vector: Float32Array,
+    options: { limit: number; filters?: SearchFilters },
+  ): Promise<Ranked[]> {
+    const space = this.#store.space(spaceName);
+    if (!space) return [];
+    if (space.dimensions !== vector.length) {
+      throw new StoreError("searchVectors", `space ${spaceName} is ${space.dimensions}-d, query is ${vector.length}-d`);
+    }
+    const filter = this.#vectorFilterSql(options.filters);
+    // Several images of one turn can match: fetch extra rows so `limit` distinct raw nodes remain.
+    const k = space.kind === "image" ? options.limit * 4 : options.limit;
+    const rows = this.#db
+      .prepare(
+        `SELECT rowid, distance FROM ${space.table_name} WHERE embedding MATCH ? AND k = ? AND scope_key = ? ${filter.sql}`,
+      )
+      .all(vector, k, this.#key, ...filter.params) as { rowid: number; distance: number }[];
+    const best = new Map<number, number>();
+    for (const row of rows) {
+      const nodeRowid = space.kind === "image" ? Math.floor(row.rowid / imageSlots) : row.rowid;
+      if (!best.has(nodeRowid)) best.set(nodeRowid, 1 - row.distance);
+    }
+    const ids = this.#idsForRowids([...best.keys()]);
+    return [...best.entries()]
+      .map(([rowid, score]) => ({ id: ids.get(rowid), score }))
+      .filter((ranked): ranked is Ranked => ranked.id !== undefined)
+      .slice(0, options.limit);
+  }
+
+  #idsForRowids(rowids: number[]): Map<number, string> {
+    if (rowids.length === 0) return new Map();
+    const rows = this.#db
+      .prepare("SELECT rowid, id FROM raw_nodes WHERE scope_key = ? AND rowid IN (SELECT value FROM json_each(?))")
+      .all(this.#key, JSON.stringify(rowids)) as { rowid: number; id: string }[];
+    return new Map(rows.map((row) => [row.rowid, row.id]));
+  }
+
+  #filterSql(filters: SearchFilters | undefined, alias: string): { sql: string; params: unknown[] } {
+    const clauses: string[] = [];
+    const params: unknown[] = [];
+    if (filters?.sessionKeys?.length) {
+      clauses.push(
+        `${alias}.session_rowid IN (SELECT rowid FROM sessions WHERE scope_key = ? AND session_key IN (SELECT value FROM json_each(?)))`,
+      );
+      params.push(this.#key, JSON.stringify(filters.sessionKeys));
+    }
+    if (filters?.timeFromMs !== undefined) {
+      clauses.push(`${alias}.time_ms >= ?`);
+      params.push(filters.timeFromMs);
+    }
+    if (filters?.timeToMs !== undefined) {
+      clauses.push(`${alias}.time_ms <= ?`);
+      params.push(filters.timeToMs);
+    }
+    if (filters?.speakers?.length) {
+      clauses.push(`${alias}.speaker IN (SELECT value FROM json_each(?))`);
+      params.push(JSON.stringify(filters.speakers));
+    }
+    return { sql: clauses.map((clause) => `AND ${clause}`).join(" "), params };
+  }
+
+  /** vec0 filters only on its own metadata columns, with literal lists. */
+  #vectorFilterSql(filters: SearchFilters | undefined): { sql: string; params: unknown[] } {
+    const clauses: string[] = [];
+    const params: unknown[] = [];
+    if (filters?.sessionKeys?.length) {
+      const rowids = this.#db
+        .prepare("SELECT rowid FROM sessions WHERE scope_key = ? AND session_key IN (SELECT value FROM json_each(?))")
+        .all(this.#key, JSON.stringify(filters.sessionKeys)) as { rowid: number }[];
+      const list = rowids.length > 0 ? rowids : [{ rowid: -1 }];
+      clauses.push(`session_rowid IN (${list.map(() => "?").join(", ")})`);
+      params.push(...list.map((row) => BigInt(row.rowid)));
+    }
+    if (filters?.timeFromMs !== undefined) {
+      clauses.push("time_ms >= ?");
+      params.push(BigInt(filters.timeFromMs));
+    }
+    if (filters?.timeToMs !== undefined) {
+      clauses.push("time_ms <= ?");
+      params.push(BigInt(filters.timeToMs));
+    }
+    if (filters?.speakers?.length) {
+      clauses.push(`speaker IN (${filters.speakers.map(() => "?").join(", ")})`);
+      params.push(...filters.speakers);
+    }
+    return { sql: clauses.map((clause) => `AND ${clause}`).join(" "), params };
+  }
+
+  async listEntries(options: { limit?: number; offset?: number } = {}): Promise<Entry[]> {
+    const rows = this.#db
+      .prepare(
+        `SELECT e.rowid, e.id, s.id AS session_id, e.routing_text, e.time_start_ms, e.time_end_ms, e.created_ms
+         FROM entries e JOIN sessions s ON s.rowid = e.session_rowid
+         WHERE e.scope_key = ? ORDER BY e.time_start_ms, e.rowid LIMIT ? OFFSET ?`,
+      )
+      .all(this.#key, options.limit ?? -1, options.offset ?? 0) as {
+      rowid: number;
+      id: string;
+      session_id: string;
+      routing_text: string;
+      time_start_ms: number;
+      time_end_ms: number;
+      created_ms: number;
+    }[];
+    const pointers = this.#db.prepare(
+      "SELECT r.id FROM entry_pointers p JOIN raw_nodes r ON r.rowid = p.raw_node_rowid WHERE p.entry_rowid = ? ORDER BY r.rowid",
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      sessionId: row.session_id,
+      routingText: row.routing_text,
+      timeStart: new Date(row.time_start_ms).toISOString(),
+      timeEnd: new Date(row.time_end_ms).toISOString(),
+      pointers: (pointers.all(row.rowid) as { id: string }[]).map((pointer) => pointer.id),
+      createdAt: new Date(row.created_ms).toISOString(),
+    }));
+  }
+
+  async forget(target: ForgetTarget): Promise<ForgetResult> {
+    const removedBlobs: string[] = [];
+    let result: ForgetResult;
+    try {
+      result = this.#db.transaction(() => this.#forget(target, removedBlobs))();
+    } catch (error) {
+      if (error instanceof NotFoundError) throw error;
+      throw new StoreError("forget", error);
+    }
+    // Files go only after the rows are gone for good; a crash here leaves unreferenced files, never dangling rows.
+    for (const hash of removedBlobs) this.#store.files.remove(hash);
+    return result;
+  }
+
+  #forget(target: ForgetTarget, removedBlobs: string[]): ForgetResult {
+    const db = this.#db;
+    const { nodeRowids, sessionRowids, subject } = this.#forgetTargets(target);
+    const nodes = JSON.stringify(nodeRowids);
+    const blobHashes = (
+      db
+        .prepare(
+          "SELECT DISTINCT blob_hash FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))",
+        )
+        .all(nodes) as { blob_hash: string }[]
+    ).map((row) => row.blob_hash);
+
+    const imageRowids = JSON.stringify(
+      (
+        db
+          .prepare(
+            "SELECT raw_node_rowid, ordinal FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))",
+          )
+          .all(nodes) as { raw_node_rowid: number; ordinal: number }[]
+      ).map((row) => row.raw_node_rowid * imageSlots + row.ordinal),
+    );
+    for (const space of this.#store.spaces()) {
+      const rowids = space.kind === "text" ? nodes : imageRowids;
+      db.prepare(`DELETE FROM ${space.table_name} WHERE rowid IN (SELECT value FROM json_each(?))`).run(rowids);
+    }
+    db.prepare("DELETE FROM fts_text WHERE rowid IN (SELECT value FROM json_each(?))").run(nodes);
+    db.prepare("DELETE FROM fts_image_text WHERE rowid IN (SELECT value FROM json_each(?))").run(nodes);
+    db.prepare("DELETE FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))").run(nodes);
+
+    const touchedEntries = (
+      db
+        .prepare(
+          "SELECT DISTINCT entry_rowid FROM entry_pointers WHERE raw_node_rowid IN (SELECT value FROM json_each(?))",
+        )
+        .all(nodes) as { entry_rowid: number }[]
+    ).map((row) => row.entry_rowid);
+    db.prepare("DELETE FROM entry_pointers WHERE raw_node_rowid IN (SELECT value FROM json_each(?))").run(nodes);
+    db.prepare("DELETE FROM raw_nodes WHERE rowid IN (SELECT value FROM json_each(?))").run(nodes);
+    const entriesDeleted = this.#rebuildEntries(touchedEntries);
+    db.prepare("DELETE FROM sessions WHERE rowid IN (SELECT value FROM json_each(?))").run(
+      JSON.stringify(sessionRowids),
+    );
+
+    for (const hash of blobHashes) {
+      const stillUsed = db.prepare("SELECT 1 FROM raw_node_images WHERE blob_hash = ? LIMIT 1").get(hash);
+      if (stillUsed) continue;
+      db.prepare("DELETE FROM blob_vectors WHERE blob_hash = ?").run(hash);
+      db.prepare("DELETE FROM blobs WHERE hash = ?").run(hash);
+      removedBlobs.push(hash);
+    }
+    const details = {
+      target: "all" in target ? "all" : "session" in target ? "session" : "rawNode",
+      sessions: sessionRowids.length,
+      rawNodes: nodeRowids.length,
+      entries: entriesDeleted,
+      blobsDeleted: removedBlobs.length,
+    };
+    const auditId = this.#audit("forget", subject, details);
+    return {
+      sessions: sessionRowids.length,
+      rawNodes: nodeRowids.length,
+      entries: entriesDeleted,
+      blobsDeleted: removedBlobs.length,
+      auditId,
+    };
+  }
+
+  #forgetTargets(target: ForgetTarget): { nodeRowids: number[]; sessionRowids: number[]; subject: string } {
+    const db = this.#db;
+    const nodeRowidsOf = (sql: string, ...params: unknown[]) =>
+      (db.prepare(sql).all(...params) as { rowid: number }[]).map((row) => row.rowid);
+    if ("all" in target) {
+      return {
+        nodeRowids: nodeRowidsOf("SELECT rowid FROM raw_nodes WHERE scope_key = ?", this.#key),
+        sessionRowids: nodeRowidsOf("SELECT rowid FROM sessions WHERE scope_key = ?", this.#key),
+        subject: "scope",
+      };
+    }
+    if ("session" in target) {
+      const row = db
+        .prepare(
+          "SELECT rowid, id FROM sessions WHERE scope_key = ? AND (id = ? OR session_key = ?) ORDER BY id = ? DESC LIMIT 1",
+        )
+        .get(this.#key, target.session, target.session, target.session) as { rowid: number; id: string } | undefined;
+      if (!row) throw new NotFoundError("session", target.session);
+      return {
+        nodeRowids: nodeRowidsOf(
+          "SELECT rowid FROM raw_nodes WHERE scope_key = ? AND session_rowid = ?",
+          this.#key,
+          row.rowid,
+        ),
+        sessionRowids: [row.rowid],
+        subject: row.id,
+      };
+    }
+    const row = db
+      .prepare("SELECT rowid FROM raw_nodes WHERE scope_key = ? AND id = ?")
+      .get(this.#key, target.rawNode) as { rowid: number } | undefined;
+    if (!row) throw new NotFoundError("raw node", target.rawNode);
+    return { nodeRowids: [row.rowid], sessionRowids: [], subject: target.rawNode };
+  }
+
+  /** Entries that lost pointers are rebuilt from what remains (their text may quote forgotten nodes) or removed. */
+  #rebuildEntries(entryRowids: number[]): number {
+    const db = this.#db;
+    let deleted = 0;
+    for (const entryRowid of entryRowids) {
+      const remaining = db
+        .prepare(
+          `SELECT r.rowid, r.speaker, r.text, r.time_ms FROM entry_pointers p JOIN raw_nodes r ON r.rowid = p.raw_node_rowid
+           WHERE p.entry_rowid = ? ORDER BY r.rowid`,
+        )
+        .all(entryRowid) as { rowid: number; speaker: string | null; text: string; time_ms: number }[];
+      if (remaining.length === 0) {
+        db.prepare("DELETE FROM entries WHERE rowid = ?").run(entryRowid);
+        deleted++;
+        continue;
+      }
+      const captions = db.prepare(
+        "SELECT caption FROM raw_node_images WHERE raw_node_rowid = ? AND caption IS NOT NULL",
+      );
+      const routingText = buildRoutingText(
+        remaining.map((node) => ({
+          speaker: node.speaker,
+          text: node.text,
+          captions: (captions.all(node.rowid) as { caption: string }[]).map((row) => row.caption),
+        })),
+      );
+      const times = remaining.map((node) => node.time_ms);
+      db.prepare("UPDATE entries SET routing_text = ?, time_start_ms = ?, time_end_ms = ? WHERE rowid = ?").run(
+        routingText,
+        Math.min(...times),
+        Math.max(...times),
+        entryRowid,
+      );
+    }
+    return deleted;
+  }
+
+  async listAudit(options: { limit?: number; offset?: number } = {}): Promise<AuditEvent[]> {
+    const rows = this.#db
+      .prepare("SELECT * FROM audit_events WHERE scope_key = ? ORDER BY rowid DESC LIMIT ? OFFSET ?")
+      .all(this.#key, options.limit ?? 100, options.offset ?? 0) as {
+      id: string;
+      time_ms: number;
+      action: string;
+      subject: string;
+      details: string;
+    }[];
+    return rows.map((row) => ({
+      id: row.id,
+      time: new Date(row.time_ms).toISOString(),
+      action: row.action,
+      subject: row.subject,
+      details: JSON.parse(row.details) as Record<string, unknown>,
+    }));
+  }
+
+  async stats(): Promise<ScopeStats> {
+    const count = (sql: string) => (this.#db.prepare(sql).get(this.#key) as { n: number }).n;
+    return {
+      sessions: count("SELECT count(*) AS n FROM sessions WHERE scope_key = ?"),
+      rawNodes: count("SELECT count(*) AS n FROM raw_nodes WHERE scope_key = ?"),
+      images: count(
+        "SELECT count(*) AS n FROM raw_node_images i JOIN raw_nodes r ON r.rowid = i.raw_node_rowid WHERE r.scope_key = ?",
+      ),
+      entries: count("SELECT count(*) AS n FROM entries WHERE scope_key = ?"),
+      auditEvents: count("SELECT count(*) AS n FROM audit_events WHERE scope_key = ?"),
+    };
+  }
+
+  #audit(action: string, subject: string, details: Record<string, unknown>): string {
+    const id = this.#store.newId("aud");
+    this.#db
+      .prepare("INSERT INTO audit_events (id, scope_key, time_ms, action, subject, details) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(id, this.#key, this.#store.now(), action, subject, JSON.stringify(details));
+    return id;
+  }
+}
+
+type BetterSqlite3Statement = Statement<unknown[]>;
+
+function toSession(row: SessionRow): SessionRecord {
+  return {
+    id: row.id,
+    key: row.session_key,
+    time: new Date(row.time_ms).toISOString(),
+    source: row.source,
+    turnCount: row.turn_count,
+    imageCount: row.image_count,
+    contentHash: row.content_hash,
+    createdAt: new Date(row.created_ms).toISOString(),
+  };
+}

@@ -1,0 +1,124 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import BetterSqlite3, { type Database } from "better-sqlite3";
+import * as sqliteVec from "sqlite-vec";
+import { StoreError } from "../../errors.ts";
+import type { Scope } from "../../scope.ts";
+import { scopeKey, validateScope } from "../../scope.ts";
+import type { VectorSpace } from "../records.ts";
+import type { ScopedStore, Store } from "../store.ts";
+import { BlobFiles } from "./blob-files.ts";
+import { migrate } from "./migrations.ts";
+import { SqliteScopedStore } from "./sqlite-scoped-store.ts";
+
+export interface SqliteStoreOptions {
+  /** Folder holding `cairn.db` and the blob files; created if missing. */
+  readonly path: string;
+  readonly now?: () => number;
+  readonly newId?: (prefix: string) => string;
+}
+
+interface SpaceRow {
+  name: string;
+  kind: "text" | "image";
+  dimensions: number;
+  table_name: string;
+}
+
+/**
+ * Embedded default store: one SQLite file in WAL mode (FTS5 for BM25, sqlite-vec for
+ * vectors partitioned by scope) plus content-addressed blob files beside it.
+ */
+export class SqliteStore implements Store {
+  readonly kind = "sqlite";
+  readonly db: Database;
+  readonly files: BlobFiles;
+  readonly now: () => number;
+  readonly newId: (prefix: string) => string;
+  #closed = false;
+
+  private constructor(db: Database, files: BlobFiles, options: SqliteStoreOptions) {
+    this.db = db;
+    this.files = files;
+    this.now = options.now ?? Date.now;
+    this.newId = options.newId ?? randomId;
+  }
+
+  static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
+    let db: Database | undefined;
+    try {
+      mkdirSync(options.path, { recursive: true });
+      db = new BetterSqlite3(join(options.path, "cairn.db"));
+      db.pragma("journal_mode = WAL");
+      // FULL: an acknowledged session survives power loss too, not only a killed process.
+      db.pragma("synchronous = FULL");
+      db.pragma("foreign_keys = ON");
+      db.pragma("busy_timeout = 10000");
+      sqliteVec.load(db);
+      migrate(db, options.now ?? Date.now);
+      const files = new BlobFiles(options.path);
+      files.init();
+      const store = new SqliteStore(db, files, options);
+      files.recover((hash) => store.hasBlob(hash));
+      return store;
+    } catch (error) {
+      db?.close();
+      throw new StoreError("open", error);
+    }
+  }
+
+  forScope(scope: Scope): ScopedStore {
+    this.#assertOpen();
+    const valid = validateScope(scope);
+    return new SqliteScopedStore(this, valid, scopeKey(valid));
+  }
+
+  hasBlob(hash: string): boolean {
+    return this.db.prepare("SELECT 1 FROM blobs WHERE hash = ?").get(hash) !== undefined;
+  }
+
+  /** The vec0 table of a space, created on first use. Dimensions of an existing space must match. */
+  ensureSpace(space: VectorSpace): string {
+    const existing = this.space(space.name);
+    if (existing) {
+      if (existing.dimensions !== space.dimensions || existing.kind !== space.kind) {
+        throw new StoreError(
+          "ensureSpace",
+          `vector space ${space.name} holds ${existing.dimensions}-d ${existing.kind} vectors, got ${space.dimensions}-d ${space.kind}`,
+        );
+      }
+      return existing.table_name;
+    }
+    const count = (this.db.prepare("SELECT count(*) AS n FROM vector_spaces").get() as { n: number }).n;
+    const table = `vec_${count + 1}`;
+    this.db.exec(
+      `CREATE VIRTUAL TABLE ${table} USING vec0 (scope_key TEXT PARTITION KEY, session_rowid INTEGER, time_ms INTEGER, speaker TEXT, embedding FLOAT[${space.dimensions}] distance_metric=cosine)`,
+    );
+    this.db
+      .prepare("INSERT INTO vector_spaces (name, kind, dimensions, table_name) VALUES (?, ?, ?, ?)")
+      .run(space.name, space.kind, space.dimensions, table);
+    return table;
+  }
+
+  space(name: string): SpaceRow | undefined {
+    return this.db.prepare("SELECT * FROM vector_spaces WHERE name = ?").get(name) as SpaceRow | undefined;
+  }
+
+  spaces(): SpaceRow[] {
+    return this.db.prepare("SELECT * FROM vector_spaces").all() as SpaceRow[];
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.db.close();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new StoreError("forScope", "store is closed");
+  }
+}
+
+function randomId(prefix: string): string {
+  return `${prefix}_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+}

@@ -1,0 +1,59 @@
+import type { Scope } from "../scope.ts";
+import type {
+  AuditEvent,
+  BlobRecord,
+  CommitResult,
+  Entry,
+  ForgetResult,
+  ForgetTarget,
+  Ranked,
+  RawNode,
+  ScopeStats,
+  SearchFilters,
+  SessionRecord,
+  SessionWrite,
+} from "./records.ts";
+
+/**
+ * The storage seam. Data is reachable only through a `ScopedStore`, whose every method is
+ * bound to one scope: there is no call that can name another scope's rows, so isolation
+ * does not depend on callers remembering a filter.
+ */
+export interface Store {
+  readonly kind: string;
+  forScope(scope: Scope): ScopedStore;
+  close(): Promise<void>;
+}
+
+export type LexicalField = "text" | "imageText";
+
+export interface ScopedStore {
+  readonly scope: Scope;
+  /** Atomically writes a session, its raw nodes, blob references, channel rows, its entry and an audit event. */
+  commitSession(write: SessionWrite): Promise<CommitResult>;
+  getSession(id: string): Promise<SessionRecord>;
+  findSessionByKey(key: string): Promise<SessionRecord | null>;
+  listSessions(options?: { limit?: number; offset?: number }): Promise<SessionRecord[]>;
+  getRawNode(id: string): Promise<RawNode>;
+  /** Missing or foreign ids are omitted; order follows `ids`. */
+  getRawNodes(ids: readonly string[]): Promise<RawNode[]>;
+  listRawNodes(options: { sessionId: string }): Promise<RawNode[]>;
+  getBlob(hash: string): Promise<{ record: BlobRecord; data: Uint8Array }>;
+  getThumbnail(hash: string): Promise<Uint8Array>;
+  /** BM25 over raw-node text or image-derived text; best first. */
+  searchLexical(
+    field: LexicalField,
+    query: string,
+    options: { limit: number; filters?: SearchFilters },
+  ): Promise<Ranked[]>;
+  /** Nearest raw nodes by cosine similarity in one vector space; best first, score = similarity. */
+  searchVectors(
+    space: string,
+    vector: Float32Array,
+    options: { limit: number; filters?: SearchFilters },
+  ): Promise<Ranked[]>;
+  listEntries(options?: { limit?: number; offset?: number }): Promise<Entry[]>;
+  forget(target: ForgetTarget): Promise<ForgetResult>;
+  listAudit(options?: { limit?: number; offset?: number }): Promise<AuditEvent[]>;
+  stats(): Promise<ScopeStats>;
+}

@@ -1,0 +1,42 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import sharp from "sharp";
+
+/** A fresh folder that is removed when the test ends. */
+export function tempDir(t: { after: (fn: () => void) => void }, prefix = "cairn-test-"): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A small real PNG: a coloured shape on a background, optionally with a text label. */
+export async function drawPng(options: {
+  background?: string;
+  shape?: "circle" | "square" | "stripes";
+  color?: string;
+  label?: string;
+  size?: number;
+}): Promise<Buffer> {
+  const size = options.size ?? 96;
+  const color = options.color ?? "#d33";
+  const shapes = {
+    circle: `<circle cx="${size / 2}" cy="${size / 2}" r="${size / 3}" fill="${color}"/>`,
+    square: `<rect x="${size / 5}" y="${size / 5}" width="${(size * 3) / 5}" height="${(size * 3) / 5}" fill="${color}"/>`,
+    stripes: Array.from(
+      { length: 6 },
+      (_, i) => `<rect x="0" y="${(i * size) / 6}" width="${size}" height="${size / 12}" fill="${color}"/>`,
+    ).join(""),
+  };
+  const label = options.label
+    ? `<text x="50%" y="90%" font-size="${size / 8}" text-anchor="middle" font-family="sans-serif">${options.label}</text>`
+    : "";
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${size}" height="${size}"><rect width="100%" height="100%" fill="${options.background ?? "#fff"}"/>${shapes[options.shape ?? "circle"]}${label}</svg>`;
+  return sharp(Buffer.from(svg)).png().toBuffer();
+}
+
+export function writeFile(dir: string, name: string, data: string | Uint8Array): string {
+  const path = join(dir, name);
+  writeFileSync(path, data);
+  return path;
+}
