@@ -118,9 +118,27 @@ export class Memory {
     return { name: `text:${this.models.text.id}`, kind: "text", dimensions: this.models.text.dimensions };
   }
 
+  /** Dense vectors of image-derived text (captions, OCR), so text finds images by meaning too. */
+  get imageTextSpace(): VectorSpace {
+    return { name: `imagetext:${this.models.text.id}`, kind: "text", dimensions: this.models.text.dimensions };
+  }
+
   get imageSpace(): VectorSpace | null {
     const image = this.models.image;
     return image ? { name: `image:${image.id}`, kind: "image", dimensions: image.dimensions } : null;
+  }
+
+  /**
+   * Checks a session exactly as `addSession` would (schema, limits, every image loaded and
+   * decoded) without writing anything, so a caller can reject a whole batch before the first write.
+   */
+  async validateSession(
+    input: unknown,
+    options: AddSessionOptions = {},
+  ): Promise<{ sessionKey: string; turns: number; images: number }> {
+    const session = parseSessionInput(input, this.limits);
+    const images = await this.#intakeImages(session, options);
+    return { sessionKey: session.session, turns: session.turns.length, images: images.perTurn.flat().length };
   }
 
   /** Validates, embeds and commits one session atomically; a rejected session changes nothing. */
@@ -132,18 +150,21 @@ export class Memory {
     const derivedText = await this.#readImages([...images.unique.values()], warnings);
     const sessionTimeMs = Date.parse(session.time);
 
-    const turnTexts = session.turns.map((turn, index) => {
-      const imageText = (images.perTurn[index] ?? []).map(
-        (image) => image.caption ?? derivedText.get(image.accepted.hash) ?? "",
-      );
-      return (turn.text ?? "").trim() || imageText.join(" ").trim();
-    });
-    const textVectors = await embedInBatches(this.models.text.maxBatchSize, turnTexts, (batch) =>
-      this.models.text.embed(batch),
+    const turnTexts = session.turns.map((turn) => (turn.text ?? "").trim());
+    const imageTexts = session.turns.map((_, index) =>
+      (images.perTurn[index] ?? [])
+        .flatMap((image) => [image.caption, derivedText.get(image.accepted.hash)])
+        .filter(Boolean)
+        .join("\n"),
     );
+    const embed = (texts: readonly string[]) =>
+      embedInBatches(this.models.text.maxBatchSize, texts, (batch) => this.models.text.embed(batch));
+    const textVectors = await embed(turnTexts);
+    const imageTextVectors = await embed(imageTexts);
     const imageVectors = await this.#embedImages([...images.unique.values()], warnings);
 
     const textSpace = this.textSpace;
+    const imageTextSpace = this.imageTextSpace;
     const imageSpace = this.imageSpace;
     const rawNodes: RawNodeWrite[] = session.turns.map((turn, index) => ({
       turn: index,
@@ -160,7 +181,10 @@ export class Memory {
         derivedText: derivedText.get(accepted.hash) ?? null,
         origin: accepted.origin,
       })),
-      textVectors: turnTexts[index] ? { [textSpace.name]: textVectors[index] as Float32Array } : {},
+      textVectors: {
+        ...(turnTexts[index] ? { [textSpace.name]: textVectors[index] as Float32Array } : {}),
+        ...(imageTexts[index] ? { [imageTextSpace.name]: imageTextVectors[index] as Float32Array } : {}),
+      },
       imageVectors: (images.perTurn[index] ?? []).map(({ accepted }) => {
         const vector = imageVectors.get(accepted.hash);
         return imageSpace && vector ? { [imageSpace.name]: vector } : {};
@@ -174,7 +198,7 @@ export class Memory {
       contentHash: contentHash(session, images.perTurn),
       blobs: [...images.unique.values()].map(({ origin: _origin, ...blob }) => blob),
       rawNodes,
-      spaces: imageSpace ? [textSpace, imageSpace] : [textSpace],
+      spaces: imageSpace ? [textSpace, imageTextSpace, imageSpace] : [textSpace, imageTextSpace],
       entry: {
         routingText: buildRoutingText(
           rawNodes.map((node) => ({
@@ -279,17 +303,31 @@ export class Memory {
     const embedMs = performance.now() - embedStarted;
 
     const searchStarted = performance.now();
+    const rrf = { k: this.searchConfig.rrfK, perChannel: limit };
     const lists: Partial<Record<ChannelName, Ranked[]>> = {};
+    const imageLists: Partial<Record<ChannelName, Ranked[]>> = {};
     if (queryText) {
       lists.bm25 = await scoped.searchLexical("text", queryText, { limit, filters });
       if (queryVector) lists.dense = await scoped.searchVectors(this.textSpace.name, queryVector, { limit, filters });
-      lists.imageText = await scoped.searchLexical("imageText", queryText, { limit, filters });
+      imageLists.imageText = await scoped.searchLexical("imageText", queryText, { limit, filters });
+      if (queryVector) {
+        imageLists.imageTextDense = await scoped.searchVectors(this.imageTextSpace.name, queryVector, {
+          limit,
+          filters,
+        });
+      }
     }
     const imageSpace = this.imageSpace;
     if (queryImage?.vector && imageSpace) {
-      lists.imageVector = await scoped.searchVectors(imageSpace.name, queryImage.vector, { limit, filters });
+      imageLists.imageVector = await scoped.searchVectors(imageSpace.name, queryImage.vector, { limit, filters });
     }
-    const fused = fuseRrf(lists, { k: this.searchConfig.rrfK, perChannel: limit });
+    const imageFused = fuseRrf(imageLists, rrf);
+    if (Object.keys(imageLists).length > 0) lists.image = imageFused.map((hit) => ({ id: hit.id, score: hit.score }));
+    const imageParts = new Map(imageFused.map((hit) => [hit.id, hit.channels]));
+    const fused = fuseRrf(lists, rrf).map((hit) => ({
+      ...hit,
+      channels: { ...hit.channels, ...imageParts.get(hit.id) },
+    }));
     const nodes = new Map((await scoped.getRawNodes(fused.map((hit) => hit.id))).map((node) => [node.id, node]));
     const candidates = fused.filter((hit) => nodes.has(hit.id));
     const tokens = new Map(candidates.map((hit) => [hit.id, countTokens(nodes.get(hit.id)?.text ?? "")]));
@@ -318,8 +356,8 @@ export class Memory {
     if (pack.cut.length > 0 || pack.cutCounts.images > 0) {
       const dimensions = Object.entries(pack.cutCounts)
         .filter(([, count]) => count > 0)
-        .map(([dimension, count]) => `${dimension} ${count}`);
-      warnings.push(`budget cut ${dimensions.join(", ")}`);
+        .map(([dimension, count]) => `${count} by ${dimension}`);
+      warnings.push(`budget cut ${dimensions.join(", ")} (see budget.cutItems)`);
     }
     return {
       query: { text: queryText || null, image: queryImage ? { hash: queryImage.hash } : null },
@@ -330,7 +368,7 @@ export class Memory {
         cut: pack.cutCounts,
         cutItems: pack.cut.map((cut) => ({ rawNodeId: cut.id, dimension: cut.dimension })),
       },
-      channelsUsed: Object.keys(lists) as ChannelName[],
+      channelsUsed: [...Object.keys(lists), ...Object.keys(imageLists)] as ChannelName[],
       warnings,
       timings: { embedMs, searchMs, totalMs: performance.now() - started },
     };

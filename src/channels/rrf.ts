@@ -1,6 +1,11 @@
 import type { Ranked } from "../store/records.ts";
 
-export type ChannelName = "bm25" | "dense" | "imageText" | "imageVector";
+/**
+ * Top-level channels are fused together; the image channel is itself a fusion of its parts
+ * (image-derived text by BM25 and by dense vectors, and image vectors for a query image), so
+ * that images weigh as one channel, as in M2A's tri-path retrieval.
+ */
+export type ChannelName = "bm25" | "dense" | "image" | "imageText" | "imageTextDense" | "imageVector";
 
 export interface ChannelHit {
   readonly rank: number;

@@ -11,7 +11,7 @@
  */
 import { Worker } from "node:worker_threads";
 import type { Sharp } from "sharp";
-import type { Page, Worker as TesseractWorker } from "tesseract.js";
+import type { Page, Worker as TesseractWorker, Word } from "tesseract.js";
 import { ProviderError } from "../errors.ts";
 import type { RequestBody, WorkerInit, WorkerResponse } from "./local-worker.ts";
 import type { ImageEmbedder, ImageReader, Models, TextEmbedder } from "./provider.ts";
@@ -23,8 +23,11 @@ const OCR_MODEL = "tesseract-eng-lstm";
 const TEXT_DIMENSIONS = 512;
 const IMAGE_DIMENSIONS = 1280;
 const IMAGE_SIZE = 224;
-/** Tesseract scores junk read from photos and textures well below this; real words score 80+. */
-const MIN_WORD_CONFIDENCE = 50;
+/**
+ * Tesseract reads junk out of photos and textures ("LJ", "°", "[J"), mostly scored below this; real words,
+ * even in 10 px type, score 65 and up.
+ */
+const MIN_WORD_CONFIDENCE = 60;
 
 /**
  * Offline models for the `local` profile. Workers start, and weights load, on first use.
@@ -235,15 +238,20 @@ class ModelWorker {
 }
 
 /**
- * Starts local-worker. From TypeScript sources the worker needs tsx's loader as well; it is resolved
- * to an absolute URL so the worker starts whatever the current directory is, and whether the parent
- * runs under `node --import tsx` or the `tsx` CLI.
+ * Starts local-worker. Run from TypeScript sources, the worker must compile TypeScript too, and on
+ * Node 20 a worker's `--import tsx` does not apply to its own entry module (it fails with "Unknown
+ * file extension .ts"); so a small evaluated bootstrap loads the worker through tsx's `tsImport`.
+ * Both paths are absolute URLs, which works whatever the current directory is, under
+ * `node --import tsx` and under the `tsx` CLI alike.
  */
 function spawnWorker(init: WorkerInit): Worker {
-  const fromSource = import.meta.url.endsWith(".ts");
-  const url = new URL(fromSource ? "./local-worker.ts" : "./local-worker.js", import.meta.url);
-  const execArgv = fromSource ? ["--import", import.meta.resolve("tsx")] : [];
-  return new Worker(url, { workerData: init, execArgv });
+  if (!import.meta.url.endsWith(".ts")) {
+    return new Worker(new URL("./local-worker.js", import.meta.url), { workerData: init });
+  }
+  const entry = JSON.stringify(new URL("./local-worker.ts", import.meta.url).href);
+  const tsx = JSON.stringify(import.meta.resolve("tsx/esm/api"));
+  const bootstrap = `import(${tsx}).then((tsx) => tsx.tsImport(${entry}, ${entry}));`;
+  return new Worker(bootstrap, { eval: true, workerData: init });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -321,13 +329,17 @@ async function ocrInput(image: Uint8Array): Promise<Buffer> {
   }
 }
 
-/** The page's text, keeping only words tesseract is reasonably sure of; lines stay lines. */
+/**
+ * The page's text, keeping only words tesseract is reasonably sure of and that hold a letter or digit
+ * (lone symbols are what it reads from edges and textures); lines stay lines.
+ */
 function confidentText(page: Page): string {
   const lines: string[] = [];
+  const meaningful = (word: Word) => word.confidence >= MIN_WORD_CONFIDENCE && /[\p{L}\p{N}]/u.test(word.text);
   for (const block of page.blocks ?? []) {
     for (const paragraph of block.paragraphs) {
       for (const line of paragraph.lines) {
-        const words = line.words.filter((word) => word.confidence >= MIN_WORD_CONFIDENCE).map((word) => word.text);
+        const words = line.words.filter(meaningful).map((word) => word.text);
         if (words.length > 0) lines.push(words.join(" "));
       }
     }

@@ -1,0 +1,55 @@
+import { readFile } from "node:fs/promises";
+import { InputError } from "../../../errors.ts";
+import { type CommonOptions, openMemory, output, scopeOf } from "../context.ts";
+import { renderPack } from "../render.ts";
+
+export const searchHelp = `cairn search "<text>" [--image PATH] [--user U] [--k N] [--session KEY] [--speaker NAME]
+  [--from ISO] [--to ISO] [--max-images N] [--max-tokens N]`;
+
+export interface SearchFlags {
+  readonly image?: string;
+  readonly k?: string;
+  readonly session?: string[];
+  readonly speaker?: string[];
+  readonly from?: string;
+  readonly to?: string;
+  readonly maxImages?: string;
+  readonly maxTokens?: string;
+}
+
+export async function search(options: CommonOptions, text: string | undefined, flags: SearchFlags): Promise<number> {
+  const image = flags.image ? await readQueryImage(flags.image) : undefined;
+  const memory = await openMemory(options);
+  try {
+    const pack = await memory.search(
+      scopeOf(options),
+      { text, image },
+      {
+        budget: {
+          ...(flags.k === undefined ? {} : { rawNodes: positiveInteger("--k", flags.k) }),
+          ...(flags.maxImages === undefined ? {} : { images: positiveInteger("--max-images", flags.maxImages) }),
+          ...(flags.maxTokens === undefined ? {} : { textTokens: positiveInteger("--max-tokens", flags.maxTokens) }),
+        },
+        filters: { sessions: flags.session, speakers: flags.speaker, from: flags.from, to: flags.to },
+      },
+    );
+    output(options, pack, () => renderPack(pack));
+    return 0;
+  } finally {
+    await memory.close();
+  }
+}
+
+async function readQueryImage(path: string): Promise<{ data: Uint8Array }> {
+  try {
+    return { data: await readFile(path) };
+  } catch (error) {
+    throw new InputError("--image", `${path} is missing or unreadable`, { cause: error });
+  }
+}
+
+export function positiveInteger(flag: string, value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 0) throw new InputError(flag, "must be a non-negative integer");
+  return number;
+}

@@ -1,0 +1,57 @@
+import { resolve } from "node:path";
+import { Memory } from "../../memory.ts";
+import { createModels } from "../../models/profiles.ts";
+import type { Scope } from "../../scope.ts";
+
+/** Options every command shares. */
+export interface CommonOptions {
+  readonly db: string;
+  readonly json: boolean;
+  readonly tenant: string;
+  readonly user: string;
+  readonly agent?: string;
+  readonly profile: string;
+  readonly allowRemoteImages: boolean;
+}
+
+export const commonOptionSpec = {
+  db: { type: "string", default: ".cairn" },
+  json: { type: "boolean", default: false },
+  tenant: { type: "string", default: "default" },
+  user: { type: "string", default: "default" },
+  agent: { type: "string" },
+  profile: { type: "string", default: process.env.CAIRN_PROFILE ?? "local" },
+  "allow-remote-images": { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
+export function commonOptions(values: Record<string, unknown>): CommonOptions {
+  return {
+    db: resolve(String(values.db)),
+    json: Boolean(values.json),
+    tenant: String(values.tenant),
+    user: String(values.user),
+    agent: values.agent === undefined ? undefined : String(values.agent),
+    profile: String(values.profile),
+    allowRemoteImages: Boolean(values["allow-remote-images"]),
+  };
+}
+
+export function scopeOf(options: CommonOptions, user = options.user): Scope {
+  return options.agent ? { tenant: options.tenant, user, agent: options.agent } : { tenant: options.tenant, user };
+}
+
+export async function openMemory(options: CommonOptions): Promise<Memory> {
+  const models = await createModels(options.profile);
+  try {
+    return await Memory.open({ path: options.db, models, allowRemoteImages: options.allowRemoteImages });
+  } catch (error) {
+    await models.close();
+    throw error;
+  }
+}
+
+/** Writes a result: JSON for `--json`, otherwise the human rendering. */
+export function output(options: CommonOptions, value: unknown, human: () => string): void {
+  process.stdout.write(options.json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
+}
