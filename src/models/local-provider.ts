@@ -261,28 +261,44 @@ function spawnWorker(init: WorkerInit): Worker {
 class TesseractOcr {
   #worker: Promise<TesseractWorker> | undefined;
   #closed = false;
+  #rejectClosed: (error: ProviderError) => void = () => undefined;
+  /** Rejects on close(): terminating tesseract.js leaves its in-flight jobs pending forever. */
+  readonly #whenClosed = new Promise<never>((_, reject) => {
+    this.#rejectClosed = reject;
+  });
+
+  constructor() {
+    // Observed through Promise.race in read(); this keeps a close with no read in flight quiet.
+    this.#whenClosed.catch(() => undefined);
+  }
 
   async read(image: Uint8Array): Promise<string> {
     if (this.#closed) throw ocrError("models were closed");
     const png = await ocrInput(image);
-    try {
+    const recognise = async () => {
       const worker = await this.#started();
       const { data } = await worker.recognize(png, {}, { text: false, blocks: true });
       return confidentText(data);
+    };
+    try {
+      return await Promise.race([recognise(), this.#whenClosed]);
     } catch (error) {
-      throw asOcrError(error);
+      throw error instanceof ProviderError ? error : ocrError(describe(error), error);
     }
   }
 
   async close(): Promise<void> {
+    if (this.#closed) return;
     this.#closed = true;
+    this.#rejectClosed(ocrError("models were closed"));
     const worker = this.#worker;
     this.#worker = undefined;
-    // A worker that never started has nothing to terminate.
+    // A worker that failed to start has nothing to terminate; its error already reached the caller.
     await worker?.then((started) => started.terminate()).catch(() => undefined);
   }
 
   #started(): Promise<TesseractWorker> {
+    if (this.#closed) return Promise.reject(ocrError("models were closed"));
     this.#worker ??= startTesseract();
     return this.#worker;
   }
@@ -345,10 +361,6 @@ function confidentText(page: Page): string {
     }
   }
   return lines.join("\n").trim();
-}
-
-function asOcrError(error: unknown): ProviderError {
-  return error instanceof ProviderError ? error : ocrError(describe(error), error);
 }
 
 function ocrError(message: string, cause?: unknown): ProviderError {

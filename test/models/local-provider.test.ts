@@ -182,6 +182,18 @@ describe("local models lifecycle", () => {
     await assert.rejects(reader.readImage(bytes), ProviderError);
   });
 
+  it("fails requests still in flight when close() runs", async () => {
+    const closing = await createLocalModels();
+    const [reader] = closing.imageReaders;
+    assert.ok(closing.image && reader);
+    const bytes = await png(words("LATE"));
+    const inFlight = [closing.text.embed(["hello"]), closing.image.embedImages([bytes]), reader.readImage(bytes)];
+    // Let the image decodes finish so every request has reached its worker.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await closing.close();
+    for (const request of inFlight) await assert.rejects(request, ProviderError);
+  });
+
   it("lets the process exit once close() has run", { timeout: 60_000 }, async () => {
     // Every worker is started, then closed; the child must end by itself, without process.exit().
     // The script is a file rather than --eval: tesseract.js's worker inherits `--input-type`, which

@@ -1,0 +1,123 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { drawPng, tempDir, writeFile } from "../support/fixtures.ts";
+import { snapshotTree } from "../support/store-snapshot.ts";
+
+const bin = join(import.meta.dirname, "../../bin/cairn.js");
+
+function cairn(args: string[], cwd?: string) {
+  const result = spawnSync(process.execPath, [bin, ...args, "--profile", "hash"], { encoding: "utf8", cwd, timeout: 60_000 });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function session(key: string, turns: unknown[], extra: Record<string, unknown> = {}) {
+  return JSON.stringify({ session: key, user: "ana", time: "2024-05-08T13:56:00Z", turns, ...extra });
+}
+
+async function fixture(t: { after: (fn: () => void) => void }) {
+  const dir = tempDir(t);
+  mkdirSync(join(dir, "img"));
+  writeFile(dir, "img/kayak.png", await drawPng({ shape: "square", color: "#f80", background: "#39f" }));
+  writeFile(dir, "img/stripes.png", await drawPng({ shape: "stripes", color: "#080" }));
+  const good = [
+    session("s1", [
+      { speaker: "Ana", text: "We rented a kayak on Lake Bled last weekend." },
+      { speaker: "Ana", text: "Look at it!", images: [{ path: "img/kayak.png", caption: "orange kayak on blue water" }] },
+    ]),
+    session("s2", [{ speaker: "Ana", text: "My sister's wedding is in Porto in October." }], { time: "2024-06-01T09:00:00Z" }),
+    session("s3", [{ speaker: "Ben", text: "Green striped towel for the beach", images: [{ path: "img/stripes.png" }] }], {
+      user: "ben",
+    }),
+  ];
+  writeFile(dir, "good.jsonl", `${good.join("\n")}\n`);
+  return { dir, db: join(dir, "store") };
+}
+
+describe("cairn CLI as a process", () => {
+  it("ingests a JSONL file, searches text→image and image→image, shows and forgets", async (t) => {
+    const { dir, db } = await fixture(t);
+    const ingest = cairn(["ingest", join(dir, "good.jsonl"), "--db", db, "--json"]);
+    assert.equal(ingest.code, 0, ingest.stderr);
+    const summary = JSON.parse(ingest.stdout);
+    assert.equal(summary.added, 3);
+    assert.equal(summary.rawNodes, 4);
+
+    const again = JSON.parse(cairn(["ingest", join(dir, "good.jsonl"), "--db", db, "--json"]).stdout);
+    assert.equal(again.added, 0, "re-ingesting the same file adds nothing");
+    assert.equal(again.duplicates, 3);
+
+    const textToImage = cairn(["search", "kayak water photo", "--user", "ana", "--db", db, "--json"]);
+    assert.equal(textToImage.code, 0, textToImage.stderr);
+    const pack = JSON.parse(textToImage.stdout);
+    const withImage = pack.items.find((item: { images: unknown[] }) => item.images.length > 0);
+    assert.ok(withImage, "the kayak image is in the pack");
+    assert.equal(withImage.images[0].caption, "orange kayak on blue water");
+    assert.ok(withImage.channels.imageText, "found through image-derived text");
+    assert.equal(withImage.provenance.sessionKey, "s1");
+    assert.ok(!pack.items.some((item: { provenance: { speaker: string } }) => item.provenance.speaker === "Ben"), "ben's scope is invisible to ana");
+
+    const imageQuery = cairn(["search", "--image", join(dir, "img/kayak.png"), "--user", "ana", "--db", db, "--json"]);
+    const imagePack = JSON.parse(imageQuery.stdout);
+    assert.equal(imagePack.items[0].rawNodeId, withImage.rawNodeId, "image→image finds the same photo first");
+    assert.equal(imagePack.items[0].channels.imageVector.rank, 1);
+
+    const human = cairn(["search", "wedding in Porto", "--user", "ana", "--db", db]);
+    assert.match(human.stdout, /wedding is in Porto/);
+    assert.match(human.stdout, /budget: \d+\/12 raw nodes/);
+
+    const show = cairn(["show", withImage.rawNodeId, "--user", "ana", "--db", db, "--json"]);
+    assert.equal(JSON.parse(show.stdout).images[0].origin, "img/kayak.png");
+    assert.equal(cairn(["show", withImage.rawNodeId, "--user", "ben", "--db", db]).code, 3, "other scope: not found");
+
+    const forget = cairn(["forget", "--session", "s1", "--user", "ana", "--db", db, "--json"]);
+    assert.equal(forget.code, 0, forget.stderr);
+    assert.equal(JSON.parse(forget.stdout).rawNodes, 2);
+    const after = JSON.parse(cairn(["search", "kayak", "--user", "ana", "--db", db, "--json"]).stdout);
+    assert.ok(!after.items.some((item: { text: string }) => item.text.includes("kayak")));
+    assert.equal(cairn(["show", withImage.rawNodeId, "--user", "ana", "--db", db]).code, 3);
+  });
+
+  it("rejects bad input with a typed error, a non-zero exit and an unchanged store", async (t) => {
+    const { dir, db } = await fixture(t);
+    assert.equal(cairn(["ingest", join(dir, "good.jsonl"), "--db", db]).code, 0);
+    const before = snapshotTree(db);
+    const outside = tempDir(t);
+    writeFile(outside, "secret.png", await drawPng({ shape: "circle" }));
+    symlinkSync(join(outside, "secret.png"), join(dir, "img/link.png"));
+    writeFile(dir, "corrupt.png", "definitely not a png");
+    const valid = session("new", [{ text: "fine line that must not be written either" }]);
+    const cases: { name: string; lines: string[]; field: RegExp }[] = [
+      { name: "malformed JSON", lines: [valid, "{not json"], field: /^line 2$/ },
+      { name: "missing field", lines: [valid, JSON.stringify({ session: "x", turns: [{ text: "a" }] })], field: /^line 2: time$/ },
+      { name: "empty session", lines: [session("e", [])], field: /^line 1: turns$/ },
+      { name: "empty text", lines: [valid, session("e", [{ speaker: "Ana", text: "  " }])], field: /^line 2: turns\[0\]$/ },
+      { name: "missing image", lines: [valid, session("m", [{ images: [{ path: "img/nope.png" }] }])], field: /images\[0\]\.path/ },
+      { name: "corrupt image", lines: [session("c", [{ images: [{ path: "corrupt.png" }] }])], field: /images\[0\]$/ },
+      { name: "escaping path", lines: [session("p", [{ images: [{ path: "../x.png" }] }])], field: /images\[0\]\.path/ },
+      { name: "symlink out", lines: [session("l", [{ images: [{ path: "img/link.png" }] }])], field: /images\[0\]\.path/ },
+      { name: "url image", lines: [session("u", [{ images: [{ url: "https://example.com/a.png" }] }])], field: /images\[0\]\.url/ },
+      { name: "bad scope", lines: [session("b", [{ text: "x" }], { user: "../etc" })], field: /^line 1: scope\.user$/ },
+      { name: "oversize text", lines: [session("o", [{ text: "x".repeat(100_001) }])], field: /turns\[0\]\.text/ },
+    ];
+    for (const testCase of cases) {
+      const file = writeFile(dir, "bad.jsonl", testCase.lines.join("\n"));
+      const result = cairn(["ingest", file, "--db", db, "--json"]);
+      assert.equal(result.code, 2, `${testCase.name}: exit code (stderr ${result.stderr})`);
+      const error = JSON.parse(result.stderr);
+      assert.equal(error.error, "input", testCase.name);
+      assert.match(error.field, testCase.field, `${testCase.name}: field ${error.field}`);
+      assert.deepEqual(snapshotTree(db), before, `${testCase.name}: store unchanged`);
+    }
+  });
+
+  it("answers usage errors with exit 2 and help with exit 0", () => {
+    assert.equal(cairn(["search"]).code, 2);
+    assert.equal(cairn(["frobnicate"]).code, 2);
+    const help = cairn(["--help"]);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /cairn ingest/);
+  });
+});
