@@ -277,6 +277,8 @@ class TesseractOcr {
     const png = await ocrInput(image);
     const recognise = async () => {
       const worker = await this.#started();
+      // close() may have terminated it meanwhile; tesseract.js would then fail inside an unobserved promise.
+      if (this.#closed) throw ocrError("models were closed");
       const { data } = await worker.recognize(png, {}, { text: false, blocks: true });
       return confidentText(data);
     };
