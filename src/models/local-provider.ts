@@ -38,7 +38,7 @@ const MIN_WORD_CONFIDENCE = 60;
  * await models.close();
  */
 export async function createLocalModels(options: { ocr?: boolean; imageFeatures?: boolean } = {}): Promise<Models> {
-  const textWorker = new ModelWorker({ kind: "text", imageSize: IMAGE_SIZE }, TEXT_MODEL);
+  const textWorker = new ModelWorker({ kind: "text" }, TEXT_MODEL);
   const imageWorker =
     options.imageFeatures === false
       ? undefined

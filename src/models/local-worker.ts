@@ -11,13 +11,8 @@ import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import type { io, Tensor } from "@tensorflow/tfjs-core";
 import type { SymbolicTensor } from "@tensorflow/tfjs-layers";
 
-export type WorkerKind = "text" | "image";
-
-export interface WorkerInit {
-  kind: WorkerKind;
-  /** Side of the square RGB images the image worker receives; checked against the model's input. */
-  imageSize: number;
-}
+/** `imageSize`: side of the square RGB images the image worker receives; checked against the model. */
+export type WorkerInit = { kind: "text" } | { kind: "image"; imageSize: number };
 
 /** Images arrive decoded: RGB bytes, row-major, `imageSize` × `imageSize`. */
 export type RequestBody = { op: "embedTexts"; texts: string[] } | { op: "embedImages"; pixels: Uint8Array[] };
@@ -103,8 +98,9 @@ async function loadImageModel(size: number): Promise<Embed> {
   const pooled = full.getLayer("flatten_1").output as SymbolicTensor;
   const features = layers.model({ inputs: full.inputs, outputs: pooled });
   const [, height, width] = full.inputs[0]?.shape ?? [];
-  if (height !== size || width !== size)
+  if (height !== size || width !== size) {
     throw new Error(`model expects ${height}x${width} inputs, not ${size}x${size}`);
+  }
 
   return async (request) => {
     if (request.op !== "embedImages") throw new Error(`image worker cannot ${request.op}`);
@@ -128,10 +124,16 @@ async function loadImageModel(size: number): Promise<Embed> {
   };
 }
 
-const loaders: Record<WorkerKind, (init: WorkerInit) => Promise<Embed>> = {
-  text: () => loadTextModel(),
-  image: (init) => loadImageModel(init.imageSize),
-};
+function loadModel(init: WorkerInit): Promise<Embed> {
+  switch (init.kind) {
+    case "text":
+      return loadTextModel();
+    case "image":
+      return loadImageModel(init.imageSize);
+    default:
+      throw new Error(`unknown worker kind ${String((init as { kind: unknown }).kind)}`);
+  }
+}
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -140,8 +142,6 @@ function describe(error: unknown): string {
 function serve(init: WorkerInit): void {
   const port = parentPort;
   if (!port) throw new Error("local-worker must run in a worker thread");
-  const load = loaders[init.kind];
-  if (!load) throw new Error(`unknown worker kind ${String(init.kind)}`);
   let model: Promise<Embed> | undefined;
   // Requests run one at a time: tfjs is single-threaded here, and interleaving would only add memory.
   let queue: Promise<void> = Promise.resolve();
@@ -149,7 +149,7 @@ function serve(init: WorkerInit): void {
   const handle = async (request: WorkerRequest): Promise<void> => {
     let response: WorkerResponse;
     try {
-      model ??= load(init);
+      model ??= loadModel(init);
       const vectors = await (await model)(request);
       response = { id: request.id, ok: true, vectors };
     } catch (error) {

@@ -35,6 +35,16 @@ function assertUnit(vector: Float32Array, dimensions: number): void {
   assert.ok(Math.abs(Math.sqrt(dot(vector, vector)) - 1) < 1e-4, "unit length");
 }
 
+/** What a promise rejects with, or "resolved"; observing it at once keeps rejections handled. */
+async function settle(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+    return "resolved";
+  } catch (error) {
+    return error;
+  }
+}
+
 async function png(svg: string): Promise<Uint8Array> {
   return new Uint8Array(await sharp(Buffer.from(svg)).png().toBuffer());
 }
@@ -187,13 +197,12 @@ describe("local models lifecycle", () => {
     const [reader] = closing.imageReaders;
     assert.ok(closing.image && reader);
     const bytes = await png(words("LATE"));
-    const outcomes = [closing.text.embed(["hello"]), closing.image.embedImages([bytes]), reader.readImage(bytes)].map(
-      (request) => request.then(() => "resolved", (error: unknown) => error),
-    );
+    const requests = [closing.text.embed(["hi"]), closing.image.embedImages([bytes]), reader.readImage(bytes)];
+    const outcomes = requests.map(settle);
     // Let the image decodes finish so every request has reached its worker.
     await new Promise((resolve) => setTimeout(resolve, 50));
     await closing.close();
-    for (const outcome of await Promise.all(outcomes)) assert.ok(outcome instanceof ProviderError, String(outcome));
+    for (const result of await Promise.all(outcomes)) assert.ok(result instanceof ProviderError, String(result));
   });
 
   it("lets the process exit once close() has run", { timeout: 60_000 }, async () => {

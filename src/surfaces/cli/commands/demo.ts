@@ -11,7 +11,7 @@ const examples = resolve(dirname(fileURLToPath(import.meta.url)), "../../../../e
 /** The questions the demo asks, each showing one way evidence is found. */
 const questions: { title: string; text?: string; image?: string }[] = [
   { title: "text → text: a fact from the conversation", text: "When is the cat's vaccination appointment?" },
-  { title: "text → image: words only visible inside a picture (OCR)", text: "launch plan press date" },
+  { title: "text → image: words only visible inside a picture (OCR of a receipt)", text: "vet invoice total" },
   { title: "text → image: an image found through its caption", text: "photo of my bicycle" },
   { title: "image → image: a new photo of the same bike finds the original", image: "queries/bike-again.png" },
 ];
