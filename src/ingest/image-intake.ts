@@ -43,7 +43,8 @@ export async function intakeImage(image: ImageInput, field: string, options: Int
   }
   let metadata: sharp.Metadata;
   try {
-    metadata = await sharp(data).metadata();
+    // Header only; our own pixel limit below gives the precise error for oversized images.
+    metadata = await sharp(data, { limitInputPixels: false }).metadata();
   } catch (error) {
     throw new InputError(field, "not a readable image (corrupt or unsupported format)", { cause: error });
   }

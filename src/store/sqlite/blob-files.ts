@@ -11,7 +11,7 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 
 /**
  * Content-addressed files for original images and their thumbnails. A file is written to a
@@ -38,11 +38,14 @@ export class BlobFiles {
     return join(this.#root, "thumbs", hash.slice(0, 2), `${hash}.webp`);
   }
 
-  /** Starts a write: returns a journal id to pass to `settle` once the transaction is over. */
+  /**
+   * Starts a write (or a forget): journals the hashes whose files may change, and returns the
+   * journal id to pass to `settle` once the transaction is over. The id names the writing process
+   * so recovery can tell a live writer's journal from a dead one's.
+   */
   begin(hashes: readonly string[]): string {
-    const id = randomUUID();
-    const path = join(this.#root, "pending", id);
-    writeFileSync(path, hashes.join("\n"));
+    const id = `${process.pid}-${randomUUID()}`;
+    writeFileSync(join(this.#root, "pending", id), hashes.join("\n"));
     return id;
   }
 
@@ -51,21 +54,35 @@ export class BlobFiles {
     writeAtomically(this.thumbnailPath(hash), thumbnail);
   }
 
-  /** Ends a write. Hashes the database does not know (the transaction failed) lose their files. */
+  /**
+   * Ends a journalled step: files of hashes the database does not know (a failed write, or a
+   * forget that removed the last reference) are deleted, unless another open journal still
+   * lists them (a concurrent writer may be about to commit the same image).
+   */
   settle(journalId: string, isKnown: (hash: string) => boolean): void {
     const path = join(this.#root, "pending", journalId);
     if (!existsSync(path)) return;
-    for (const hash of readFileSync(path, "utf8").split("\n").filter(Boolean)) {
-      if (!isKnown(hash)) this.remove(hash);
+    const others = this.#journalledHashes(journalId);
+    for (const hash of readJournal(path)) {
+      if (!isKnown(hash) && !others.has(hash)) this.remove(hash);
     }
     rmSync(path, { force: true });
   }
 
-  /** Settles journals left by writers that died mid-write. */
+  /** Settles journals whose writer process is gone (killed mid-write); live writers are left alone. */
   recover(isKnown: (hash: string) => boolean): number {
-    const journals = readdirSync(join(this.#root, "pending"));
-    for (const journal of journals) this.settle(journal, isKnown);
-    return journals.length;
+    const dead = readdirSync(join(this.#root, "pending")).filter((journal) => !isAlive(Number(journal.split("-")[0])));
+    for (const journal of dead) this.settle(journal, isKnown);
+    return dead.length;
+  }
+
+  #journalledHashes(except: string): Set<string> {
+    const hashes = new Set<string>();
+    for (const journal of readdirSync(join(this.#root, "pending"))) {
+      if (journal === except) continue;
+      for (const hash of readJournal(join(this.#root, "pending", journal))) hashes.add(hash);
+    }
+    return hashes;
   }
 
   read(hash: string): Uint8Array {
@@ -76,9 +93,36 @@ export class BlobFiles {
     return readFileSync(this.thumbnailPath(hash));
   }
 
+  /** Deletes a blob's file, its thumbnail, and temporary files a killed writer left for it. */
   remove(hash: string): void {
-    rmSync(this.blobPath(hash), { force: true });
-    rmSync(this.thumbnailPath(hash), { force: true });
+    for (const path of [this.blobPath(hash), this.thumbnailPath(hash)]) {
+      rmSync(path, { force: true });
+      const folder = dirname(path);
+      const prefix = `${basename(path)}.`;
+      if (!existsSync(folder)) continue;
+      for (const name of readdirSync(folder)) {
+        if (name.startsWith(prefix) && name.endsWith(".tmp")) rmSync(join(folder, name), { force: true });
+      }
+    }
+  }
+}
+
+function readJournal(path: string): string[] {
+  try {
+    return readFileSync(path, "utf8").split("\n").filter(Boolean);
+  } catch {
+    return []; // settled by its owner between listing and reading: nothing left to protect
+  }
+}
+
+/** A journal without a parsable pid (older format) counts as dead. */
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -89,32 +89,51 @@ export class SqliteScopedStore implements ScopedStore {
   }
 
   async commitSession(write: SessionWrite): Promise<CommitResult> {
-    const existing = await this.findSessionByKey(write.key);
-    if (existing) {
-      if (existing.contentHash !== write.contentHash) {
-        throw new ConflictError(`session ${write.key} already exists in this scope with different content`);
-      }
-      const nodes = await this.listRawNodes({ sessionId: existing.id });
-      const entry = this.#db
-        .prepare(
-          "SELECT e.id FROM entries e WHERE e.scope_key = ? AND e.session_rowid = (SELECT rowid FROM sessions WHERE id = ?)",
-        )
-        .get(this.#key, existing.id) as { id: string } | undefined;
-      return { session: existing, rawNodeIds: nodes.map((node) => node.id), entryId: entry?.id ?? "", duplicate: true };
-    }
-    const tables = write.spaces.map((space) => ({ space, table: this.#store.ensureSpace(space) }));
     const files = this.#store.files;
     const newBlobs = write.blobs.filter((blob) => !this.#store.hasBlob(blob.hash));
     const journal = files.begin(newBlobs.map((blob) => blob.hash));
     try {
       for (const blob of newBlobs) files.put(blob.hash, blob.data, blob.thumbnail);
-      return this.#db.transaction(() => this.#insertSession(write, tables))();
+      // IMMEDIATE takes the write lock first, so the key check and the insert see the same state even
+      // with concurrent writers; creating a new vector space inside it keeps a failed commit from
+      // leaving an empty table behind.
+      return this.#db
+        .transaction(() => {
+          const existing = this.#sessionRowByKey(write.key);
+          if (existing) return this.#duplicate(toSession(existing), write);
+          const tables = write.spaces.map((space) => ({ space, table: this.#store.ensureSpace(space) }));
+          return this.#insertSession(write, tables);
+        })
+        .immediate();
     } catch (error) {
       if (error instanceof ConflictError) throw error;
       throw new StoreError("commitSession", error);
     } finally {
       files.settle(journal, (hash) => this.#store.hasBlob(hash));
     }
+  }
+
+  #duplicate(existing: SessionRecord, write: SessionWrite): CommitResult {
+    if (existing.contentHash !== write.contentHash) {
+      throw new ConflictError(`session ${write.key} already exists in this scope with different content`);
+    }
+    const nodes = this.#db
+      .prepare(
+        "SELECT r.id FROM raw_nodes r JOIN sessions s ON s.rowid = r.session_rowid WHERE s.id = ? ORDER BY r.turn",
+      )
+      .all(existing.id) as { id: string }[];
+    const entry = this.#db
+      .prepare(
+        "SELECT e.id FROM entries e JOIN sessions s ON s.rowid = e.session_rowid WHERE e.scope_key = ? AND s.id = ?",
+      )
+      .get(this.#key, existing.id) as { id: string } | undefined;
+    return { session: existing, rawNodeIds: nodes.map((node) => node.id), entryId: entry?.id ?? "", duplicate: true };
+  }
+
+  #sessionRowByKey(key: string): SessionRow | undefined {
+    return this.#db.prepare("SELECT * FROM sessions WHERE scope_key = ? AND session_key = ?").get(this.#key, key) as
+      | SessionRow
+      | undefined;
   }
 
   #insertSession(
@@ -506,20 +525,38 @@ export class SqliteScopedStore implements ScopedStore {
   }
 
   async forget(target: ForgetTarget): Promise<ForgetResult> {
-    const removedBlobs: string[] = [];
-    let result: ForgetResult;
+    const files = this.#store.files;
+    // Journal the blobs this forget may orphan: if the process dies after the commit, the next
+    // open still deletes their files, so forgotten pixels never outlive their rows.
+    const journal = files.begin(this.#blobsOf(target));
     try {
-      result = this.#db.transaction(() => this.#forget(target, removedBlobs))();
+      return this.#db.transaction(() => this.#forget(target)).immediate();
     } catch (error) {
       if (error instanceof NotFoundError) throw error;
       throw new StoreError("forget", error);
+    } finally {
+      files.settle(journal, (hash) => this.#store.hasBlob(hash));
     }
-    // Files go only after the rows are gone for good; a crash here leaves unreferenced files, never dangling rows.
-    for (const hash of removedBlobs) this.#store.files.remove(hash);
-    return result;
   }
 
-  #forget(target: ForgetTarget, removedBlobs: string[]): ForgetResult {
+  #blobsOf(target: ForgetTarget): string[] {
+    try {
+      const { nodeRowids } = this.#forgetTargets(target);
+      return (
+        this.#db
+          .prepare(
+            "SELECT DISTINCT blob_hash FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))",
+          )
+          .all(JSON.stringify(nodeRowids)) as { blob_hash: string }[]
+      ).map((row) => row.blob_hash);
+    } catch (error) {
+      if (error instanceof NotFoundError) return [];
+      throw error;
+    }
+  }
+
+  #forget(target: ForgetTarget): ForgetResult {
+    const removedBlobs: string[] = [];
     const db = this.#db;
     const { nodeRowids, sessionRowids, subject } = this.#forgetTargets(target);
     const nodes = JSON.stringify(nodeRowids);
@@ -556,7 +593,22 @@ export class SqliteScopedStore implements ScopedStore {
         .all(nodes) as { entry_rowid: number }[]
     ).map((row) => row.entry_rowid);
     db.prepare("DELETE FROM entry_pointers WHERE raw_node_rowid IN (SELECT value FROM json_each(?))").run(nodes);
+    const touchedSessions = JSON.stringify(
+      (
+        db
+          .prepare("SELECT DISTINCT session_rowid FROM raw_nodes WHERE rowid IN (SELECT value FROM json_each(?))")
+          .all(nodes) as { session_rowid: number }[]
+      ).map((row) => row.session_rowid),
+    );
     db.prepare("DELETE FROM raw_nodes WHERE rowid IN (SELECT value FROM json_each(?))").run(nodes);
+    // A session that keeps some raw nodes reports what it still holds.
+    db.prepare(
+      `UPDATE sessions SET
+         turn_count = (SELECT count(*) FROM raw_nodes r WHERE r.session_rowid = sessions.rowid),
+         image_count = (SELECT count(*) FROM raw_node_images i JOIN raw_nodes r ON r.rowid = i.raw_node_rowid
+                        WHERE r.session_rowid = sessions.rowid)
+       WHERE rowid IN (SELECT value FROM json_each(?))`,
+    ).run(touchedSessions);
     const entriesDeleted = this.#rebuildEntries(touchedEntries);
     db.prepare("DELETE FROM sessions WHERE rowid IN (SELECT value FROM json_each(?))").run(
       JSON.stringify(sessionRowids),

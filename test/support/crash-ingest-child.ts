@@ -1,0 +1,26 @@
+import { Memory } from "../../src/memory.ts";
+import { createHashModels } from "../../src/models/hash-provider.ts";
+import { crashScope, crashSessionInput, crashSessionPlan, ensureCrashImages } from "./crash-sessions.ts";
+
+/**
+ * Child process of crash-safety.test.ts: ingests sessions from index `start` on, until killed,
+ * printing `ACK <sessionKey> <raw node count> <duplicate>` only after addSession resolved.
+ * Usage: node --import tsx crash-ingest-child.ts <storeDir> <inputDir> <start>
+ */
+const [storeDir, inputDir, start] = process.argv.slice(2);
+if (!storeDir || !inputDir || start === undefined) throw new Error("usage: crash-ingest-child <store> <input> <start>");
+
+// Never outlive the parent: its end of stdin closing means it is gone.
+process.stdin.on("end", () => process.exit(0));
+process.stdin.resume();
+
+const memory = await Memory.open({ path: storeDir, models: createHashModels({ dimensions: 64 }) });
+process.stdout.write("READY\n");
+for (let index = Number(start); index < Number(start) + 10_000; index++) {
+  const plan = crashSessionPlan(index);
+  await ensureCrashImages(plan, inputDir);
+  const result = await memory.addSession(crashScope, crashSessionInput(plan), { baseDir: inputDir });
+  // A write to a pipe is synchronous on Linux: once this returns, the parent can read the line.
+  process.stdout.write(`ACK ${result.sessionKey} ${result.rawNodeIds.length} ${result.duplicate}\n`);
+}
+await memory.close();
