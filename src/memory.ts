@@ -150,13 +150,14 @@ export class Memory {
     const derivedText = await this.#readImages([...images.unique.values()], warnings);
     const sessionTimeMs = Date.parse(session.time);
 
-    const turnTexts = session.turns.map((turn) => (turn.text ?? "").trim());
     const imageTexts = session.turns.map((_, index) =>
       (images.perTurn[index] ?? [])
-        .flatMap((image) => [image.caption, derivedText.get(image.accepted.hash)])
+        .flatMap((image) => [image.caption, image.accepted && derivedText.get(image.accepted.hash)])
         .filter(Boolean)
         .join("\n"),
     );
+    // A turn that is only an image is represented in the dense text channel by what the image says.
+    const turnTexts = session.turns.map((turn, index) => (turn.text ?? "").trim() || (imageTexts[index] ?? ""));
     const embed = (texts: readonly string[]) =>
       embedInBatches(this.models.text.maxBatchSize, texts, (batch) => this.models.text.embed(batch));
     const textVectors = await embed(turnTexts);
@@ -175,18 +176,18 @@ export class Memory {
       source: session.source ?? null,
       uri: turn.uri ?? null,
       metadata: turn.metadata ?? {},
-      images: (images.perTurn[index] ?? []).map(({ accepted, caption }) => ({
-        hash: accepted.hash,
+      images: (images.perTurn[index] ?? []).map(({ accepted, caption, origin }) => ({
+        hash: accepted?.hash ?? null,
         caption,
-        derivedText: derivedText.get(accepted.hash) ?? null,
-        origin: accepted.origin,
+        derivedText: (accepted && derivedText.get(accepted.hash)) ?? null,
+        origin,
       })),
       textVectors: {
         ...(turnTexts[index] ? { [textSpace.name]: textVectors[index] as Float32Array } : {}),
         ...(imageTexts[index] ? { [imageTextSpace.name]: imageTextVectors[index] as Float32Array } : {}),
       },
       imageVectors: (images.perTurn[index] ?? []).map(({ accepted }) => {
-        const vector = imageVectors.get(accepted.hash);
+        const vector = accepted && imageVectors.get(accepted.hash);
         return imageSpace && vector ? { [imageSpace.name]: vector } : {};
       }),
     }));
@@ -221,10 +222,14 @@ export class Memory {
 
   async #intakeImages(session: SessionInput, options: AddSessionOptions) {
     const unique = new Map<string, AcceptedImage>();
-    const perTurn: { accepted: AcceptedImage; caption: string | null }[][] = [];
+    const perTurn: TurnImage[][] = [];
     for (const [turnIndex, turn] of session.turns.entries()) {
-      const list: { accepted: AcceptedImage; caption: string | null }[] = [];
+      const list: TurnImage[] = [];
       for (const [imageIndex, image] of (turn.images ?? []).entries()) {
+        if ("unavailable" in image) {
+          list.push({ accepted: null, caption: image.caption.trim(), origin: image.unavailable });
+          continue;
+        }
         const accepted = await intakeImage(image, `turns[${turnIndex}].images[${imageIndex}]`, {
           baseDir: options.baseDir,
           allowRemoteImages: this.#options.allowRemoteImages,
@@ -232,7 +237,7 @@ export class Memory {
           limits: this.limits,
         });
         if (!unique.has(accepted.hash)) unique.set(accepted.hash, accepted);
-        list.push({ accepted, caption: image.caption?.trim() || null });
+        list.push({ accepted, caption: image.caption?.trim() || null, origin: accepted.origin });
       }
       perTurn.push(list);
     }
@@ -330,12 +335,12 @@ export class Memory {
     }));
     const nodes = new Map((await scoped.getRawNodes(fused.map((hit) => hit.id))).map((node) => [node.id, node]));
     const candidates = fused.filter((hit) => nodes.has(hit.id));
-    const tokens = new Map(candidates.map((hit) => [hit.id, countTokens(nodes.get(hit.id)?.text ?? "")]));
+    const tokens = new Map(candidates.map((hit) => [hit.id, readerTokens(nodes.get(hit.id) as RawNode)]));
     const pack = packBudget(
       candidates.map((hit) => ({
         id: hit.id,
         textTokens: tokens.get(hit.id) ?? 0,
-        images: nodes.get(hit.id)?.images.map((ref) => ref.hash) ?? [],
+        images: nodes.get(hit.id)?.images.flatMap((ref) => (ref.hash ? [ref.hash] : [])) ?? [],
       })),
       budget,
     );
@@ -444,7 +449,14 @@ async function embedInBatches<T>(
   return vectors;
 }
 
-function contentHash(session: SessionInput, images: { accepted: AcceptedImage; caption: string | null }[][]): string {
+/** One image of a turn after intake; `accepted` is null for a caption-only image. */
+interface TurnImage {
+  readonly accepted: AcceptedImage | null;
+  readonly caption: string | null;
+  readonly origin: string | null;
+}
+
+function contentHash(session: SessionInput, images: TurnImage[][]): string {
   const canonical = {
     time: Date.parse(session.time),
     source: session.source ?? null,
@@ -455,7 +467,7 @@ function contentHash(session: SessionInput, images: { accepted: AcceptedImage; c
       time: turn.time ? Date.parse(turn.time) : null,
       uri: turn.uri ?? null,
       metadata: turn.metadata ?? {},
-      images: (images[index] ?? []).map(({ accepted, caption }) => [accepted.hash, caption]),
+      images: (images[index] ?? []).map(({ accepted, caption, origin }) => [accepted?.hash ?? null, caption, origin]),
     })),
   };
   return createHash("sha256").update(JSON.stringify(canonical)).digest("hex");
@@ -485,6 +497,12 @@ function toFilters(filters: SearchOptions["filters"]): SearchFilters | undefined
   };
 }
 
+/** Text a reader is handed for a raw node: its text, plus the captions standing in for images without pixels. */
+function readerTokens(node: RawNode): number {
+  const captions = node.images.filter((image) => image.hash === null).map((image) => image.caption ?? "");
+  return countTokens([node.text, ...captions].filter(Boolean).join("\n"));
+}
+
 function toEvidenceItem(
   node: RawNode,
   keptImages: readonly string[],
@@ -497,18 +515,25 @@ function toEvidenceItem(
   return {
     rawNodeId: node.id,
     text: node.text,
-    images: node.images
-      .filter((image) => kept.has(image.hash))
-      .map((image) => ({
-        hash: image.hash,
-        mediaType: image.mediaType,
-        bytes: image.bytes,
-        width: image.width,
-        height: image.height,
-        caption: image.caption,
-        derivedText: image.derivedText,
-        thumbnail: { hash: image.hash, mediaType: "image/webp" as const },
-      })),
+    images: node.images.flatMap((image) =>
+      image.hash && kept.has(image.hash)
+        ? [
+            {
+              hash: image.hash,
+              mediaType: image.mediaType ?? "application/octet-stream",
+              bytes: image.bytes ?? 0,
+              width: image.width ?? 0,
+              height: image.height ?? 0,
+              caption: image.caption,
+              derivedText: image.derivedText,
+              thumbnail: { hash: image.hash, mediaType: "image/webp" as const },
+            },
+          ]
+        : [],
+    ),
+    captionOnlyImages: node.images
+      .filter((image) => image.hash === null)
+      .map((image) => ({ caption: image.caption, origin: image.origin })),
     imagesCut,
     provenance: {
       sessionId: node.sessionId,

@@ -18,6 +18,8 @@ export interface EvidenceItem {
   readonly rawNodeId: string;
   readonly text: string;
   readonly images: readonly EvidenceImage[];
+  /** Images the source referenced without pixels (e.g. dataset URLs that no longer load): captions only. */
+  readonly captionOnlyImages: readonly { readonly caption: string | null; readonly origin: string | null }[];
   /** Images of this raw node left out because the image budget ran out. */
   readonly imagesCut: number;
   readonly provenance: {
@@ -33,6 +35,7 @@ export interface EvidenceItem {
   /** Fused score and each channel's rank (1-based) and raw score. */
   readonly score: number;
   readonly channels: Partial<Record<ChannelName, ChannelHit>>;
+  /** Tokens of the text plus the captions of caption-only images. */
   readonly textTokens: number;
 }
 

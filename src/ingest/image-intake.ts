@@ -4,7 +4,7 @@ import { isAbsolute, relative, resolve, sep } from "node:path";
 import sharp from "sharp";
 import type { IngestLimits } from "../config.ts";
 import { InputError } from "../errors.ts";
-import type { ImageInput } from "./session-input.ts";
+import type { PixelImageInput } from "./session-input.ts";
 
 export interface IntakeOptions {
   /** Folder image paths are relative to; a path may not leave it. Without it, paths are refused. */
@@ -35,7 +35,11 @@ const mediaTypes: Record<string, string> = {
 export const thumbnailSize = 256;
 
 /** Loads, validates and fingerprints one image. Nothing is written anywhere. */
-export async function intakeImage(image: ImageInput, field: string, options: IntakeOptions): Promise<AcceptedImage> {
+export async function intakeImage(
+  image: PixelImageInput,
+  field: string,
+  options: IntakeOptions,
+): Promise<AcceptedImage> {
   const { data, origin } = await loadBytes(image, field, options);
   if (data.length === 0) throw new InputError(field, "image is empty");
   if (data.length > options.limits.maxImageBytes) {
@@ -80,7 +84,7 @@ export async function intakeImage(image: ImageInput, field: string, options: Int
 }
 
 async function loadBytes(
-  image: ImageInput,
+  image: PixelImageInput,
   field: string,
   options: IntakeOptions,
 ): Promise<{ data: Uint8Array; origin: string | null }> {

@@ -2,11 +2,15 @@ import { z } from "zod";
 import type { IngestLimits } from "../config.ts";
 import { InputError } from "../errors.ts";
 
-/** One image of a turn: a file (relative to the input folder), inline bytes, or a URL. */
+/**
+ * One image of a turn: a file (relative to the input folder), inline bytes, a URL, or a
+ * caption-only image whose pixels are unavailable (`unavailable` says what the source referenced).
+ */
 export type ImageInput =
   | { readonly path: string; readonly caption?: string }
   | { readonly data: Uint8Array | string; readonly mediaType?: string; readonly caption?: string }
-  | { readonly url: string; readonly caption?: string };
+  | { readonly url: string; readonly caption?: string }
+  | { readonly unavailable: string; readonly caption: string };
 
 export interface TurnInput {
   readonly speaker?: string;
@@ -28,6 +32,9 @@ export interface SessionInput {
   readonly turns: readonly TurnInput[];
 }
 
+/** An image that comes with its pixels. */
+export type PixelImageInput = Exclude<ImageInput, { readonly unavailable: string }>;
+
 const isoTime = z.string().refine((value) => !Number.isNaN(Date.parse(value)), "must be an ISO-8601 time");
 const caption = z.string().max(4_000).optional();
 const imageSchema = z.union([
@@ -36,6 +43,7 @@ const imageSchema = z.union([
     .object({ data: z.union([z.string().min(1), z.instanceof(Uint8Array)]), mediaType: z.string().optional(), caption })
     .strict(),
   z.object({ url: z.string().url(), caption }).strict(),
+  z.object({ unavailable: z.string().min(1).max(2_000), caption: z.string().trim().min(1).max(4_000) }).strict(),
 ]);
 
 function sessionSchema(limits: IngestLimits) {

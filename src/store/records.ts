@@ -1,12 +1,16 @@
 /** Plain records crossing the Store seam. Times are ISO-8601 strings at the edge, epoch ms inside. */
 
+/**
+ * An image of a raw node. `hash` is null for a caption-only image: the source referenced an image
+ * whose pixels were never available (e.g. a dead URL in a dataset); only its caption is kept.
+ */
 export interface ImageRef {
   readonly ordinal: number;
-  readonly hash: string;
-  readonly mediaType: string;
-  readonly bytes: number;
-  readonly width: number;
-  readonly height: number;
+  readonly hash: string | null;
+  readonly mediaType: string | null;
+  readonly bytes: number | null;
+  readonly width: number | null;
+  readonly height: number | null;
   /** Caption supplied with the input, if any. */
   readonly caption: string | null;
   /** Text read from the pixels (OCR), if a reader ran. */
@@ -84,7 +88,8 @@ export interface RawNodeWrite {
   readonly uri: string | null;
   readonly metadata: Record<string, unknown>;
   readonly images: readonly {
-    readonly hash: string;
+    /** Null for a caption-only image. */
+    readonly hash: string | null;
     readonly caption: string | null;
     readonly derivedText: string | null;
     readonly origin: string | null;

@@ -53,7 +53,8 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
       CREATE TABLE raw_node_images (
         raw_node_rowid INTEGER NOT NULL REFERENCES raw_nodes (rowid),
         ordinal INTEGER NOT NULL,
-        blob_hash TEXT NOT NULL REFERENCES blobs (hash),
+        -- NULL for a caption-only image: one the source referenced but whose pixels were never available.
+        blob_hash TEXT REFERENCES blobs (hash),
         caption TEXT,
         derived_text TEXT,
         origin TEXT,

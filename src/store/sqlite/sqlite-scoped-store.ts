@@ -56,14 +56,14 @@ interface RawNodeRow {
 interface ImageRow {
   raw_node_rowid: number;
   ordinal: number;
-  blob_hash: string;
+  blob_hash: string | null;
   caption: string | null;
   derived_text: string | null;
   origin: string | null;
-  media_type: string;
-  bytes: number;
-  width: number;
-  height: number;
+  media_type: string | null;
+  bytes: number | null;
+  width: number | null;
+  height: number | null;
 }
 
 const rawNodeColumns = `r.rowid, r.id, r.session_rowid, s.id AS session_id, s.session_key, r.turn, r.speaker, r.role, r.text,
@@ -220,7 +220,8 @@ export class SqliteScopedStore implements ScopedStore {
         insertImage.run(rowid, ordinal, image.hash, image.caption, image.derivedText, image.origin);
         for (const [space, vector] of Object.entries(node.imageVectors[ordinal] ?? {})) {
           this.#vectorStatement(insertVector, space).run(BigInt(rowid * imageSlots + ordinal), ...meta, vector);
-          cacheVector.run(image.hash, space, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
+          if (image.hash)
+            cacheVector.run(image.hash, space, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
         }
       });
     }
@@ -316,7 +317,7 @@ export class SqliteScopedStore implements ScopedStore {
     if (rows.length === 0) return [];
     const images = this.#db
       .prepare(
-        `SELECT i.*, b.media_type, b.bytes, b.width, b.height FROM raw_node_images i JOIN blobs b ON b.hash = i.blob_hash
+        `SELECT i.*, b.media_type, b.bytes, b.width, b.height FROM raw_node_images i LEFT JOIN blobs b ON b.hash = i.blob_hash
          WHERE i.raw_node_rowid IN (SELECT value FROM json_each(?)) ORDER BY i.raw_node_rowid, i.ordinal`,
       )
       .all(JSON.stringify(rows.map((row) => row.rowid))) as ImageRow[];
@@ -545,7 +546,7 @@ export class SqliteScopedStore implements ScopedStore {
       return (
         this.#db
           .prepare(
-            "SELECT DISTINCT blob_hash FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))",
+            "SELECT DISTINCT blob_hash FROM raw_node_images WHERE blob_hash IS NOT NULL AND raw_node_rowid IN (SELECT value FROM json_each(?))",
           )
           .all(JSON.stringify(nodeRowids)) as { blob_hash: string }[]
       ).map((row) => row.blob_hash);
@@ -563,7 +564,7 @@ export class SqliteScopedStore implements ScopedStore {
     const blobHashes = (
       db
         .prepare(
-          "SELECT DISTINCT blob_hash FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))",
+          "SELECT DISTINCT blob_hash FROM raw_node_images WHERE blob_hash IS NOT NULL AND raw_node_rowid IN (SELECT value FROM json_each(?))",
         )
         .all(nodes) as { blob_hash: string }[]
     ).map((row) => row.blob_hash);

@@ -29,6 +29,7 @@ export function renderPack(pack: EvidencePack): string {
         `    🖼  ${image.hash.slice(0, 12)} ${image.mediaType} ${image.width}×${image.height} ${image.bytes} B  ${about}`,
       );
     }
+    for (const image of item.captionOnlyImages) lines.push(`    🖼  (caption only, no pixels) ${image.caption ?? ""}`);
     if (item.imagesCut > 0) lines.push(`    (${item.imagesCut} image(s) cut by the image budget)`);
     lines.push(`    score ${item.score.toFixed(4)} via ${channels} · ${item.textTokens} tokens`);
   });
@@ -56,8 +57,9 @@ export function renderRawNode(node: RawNode): string {
   lines.push("", node.text || "(no text)");
   for (const image of node.images) {
     lines.push(
-      `image ${image.ordinal}: ${image.hash} ${image.mediaType} ${image.width}×${image.height} ${image.bytes} B` +
-        (image.origin ? ` from ${image.origin}` : ""),
+      (image.hash
+        ? `image ${image.ordinal}: ${image.hash} ${image.mediaType} ${image.width}×${image.height} ${image.bytes} B`
+        : `image ${image.ordinal}: caption only (no pixels)`) + (image.origin ? ` from ${image.origin}` : ""),
     );
     if (image.caption) lines.push(`  caption: ${image.caption}`);
     if (image.derivedText) lines.push(`  ocr: ${image.derivedText.replace(/\s+/g, " ")}`);

@@ -20,6 +20,7 @@ export async function show(
     const saved: string[] = [];
     if (saveImages) {
       for (const image of node.images) {
+        if (!image.hash) continue;
         const { data, mediaType } = await memory.getBlob(scope, image.hash);
         const path = join(saveImages, `${image.hash}.${mediaType.split("/")[1]}`);
         await writeFile(path, data);
