@@ -9,7 +9,11 @@ import { snapshotTree } from "../support/store-snapshot.ts";
 const bin = join(import.meta.dirname, "../../bin/cairn.js");
 
 function cairn(args: string[], cwd?: string) {
-  const result = spawnSync(process.execPath, [bin, ...args, "--profile", "hash"], { encoding: "utf8", cwd, timeout: 60_000 });
+  const result = spawnSync(process.execPath, [bin, ...args, "--profile", "hash"], {
+    encoding: "utf8",
+    cwd,
+    timeout: 60_000,
+  });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -25,12 +29,22 @@ async function fixture(t: { after: (fn: () => void) => void }) {
   const good = [
     session("s1", [
       { speaker: "Ana", text: "We rented a kayak on Lake Bled last weekend." },
-      { speaker: "Ana", text: "Look at it!", images: [{ path: "img/kayak.png", caption: "orange kayak on blue water" }] },
+      {
+        speaker: "Ana",
+        text: "Look at it!",
+        images: [{ path: "img/kayak.png", caption: "orange kayak on blue water" }],
+      },
     ]),
-    session("s2", [{ speaker: "Ana", text: "My sister's wedding is in Porto in October." }], { time: "2024-06-01T09:00:00Z" }),
-    session("s3", [{ speaker: "Ben", text: "Green striped towel for the beach", images: [{ path: "img/stripes.png" }] }], {
-      user: "ben",
+    session("s2", [{ speaker: "Ana", text: "My sister's wedding is in Porto in October." }], {
+      time: "2024-06-01T09:00:00Z",
     }),
+    session(
+      "s3",
+      [{ speaker: "Ben", text: "Green striped towel for the beach", images: [{ path: "img/stripes.png" }] }],
+      {
+        user: "ben",
+      },
+    ),
   ];
   writeFile(dir, "good.jsonl", `${good.join("\n")}\n`);
   return { dir, db: join(dir, "store") };
@@ -57,7 +71,10 @@ describe("cairn CLI as a process", () => {
     assert.equal(withImage.images[0].caption, "orange kayak on blue water");
     assert.ok(withImage.channels.imageText, "found through image-derived text");
     assert.equal(withImage.provenance.sessionKey, "s1");
-    assert.ok(!pack.items.some((item: { provenance: { speaker: string } }) => item.provenance.speaker === "Ben"), "ben's scope is invisible to ana");
+    assert.ok(
+      !pack.items.some((item: { provenance: { speaker: string } }) => item.provenance.speaker === "Ben"),
+      "ben's scope is invisible to ana",
+    );
 
     const imageQuery = cairn(["search", "--image", join(dir, "img/kayak.png"), "--user", "ana", "--db", db, "--json"]);
     const imagePack = JSON.parse(imageQuery.stdout);
@@ -91,14 +108,38 @@ describe("cairn CLI as a process", () => {
     const valid = session("new", [{ text: "fine line that must not be written either" }]);
     const cases: { name: string; lines: string[]; field: RegExp }[] = [
       { name: "malformed JSON", lines: [valid, "{not json"], field: /^line 2$/ },
-      { name: "missing field", lines: [valid, JSON.stringify({ session: "x", turns: [{ text: "a" }] })], field: /^line 2: time$/ },
+      {
+        name: "missing field",
+        lines: [valid, JSON.stringify({ session: "x", turns: [{ text: "a" }] })],
+        field: /^line 2: time$/,
+      },
       { name: "empty session", lines: [session("e", [])], field: /^line 1: turns$/ },
-      { name: "empty text", lines: [valid, session("e", [{ speaker: "Ana", text: "  " }])], field: /^line 2: turns\[0\]$/ },
-      { name: "missing image", lines: [valid, session("m", [{ images: [{ path: "img/nope.png" }] }])], field: /images\[0\]\.path/ },
+      {
+        name: "empty text",
+        lines: [valid, session("e", [{ speaker: "Ana", text: "  " }])],
+        field: /^line 2: turns\[0\]$/,
+      },
+      {
+        name: "missing image",
+        lines: [valid, session("m", [{ images: [{ path: "img/nope.png" }] }])],
+        field: /images\[0\]\.path/,
+      },
       { name: "corrupt image", lines: [session("c", [{ images: [{ path: "corrupt.png" }] }])], field: /images\[0\]$/ },
-      { name: "escaping path", lines: [session("p", [{ images: [{ path: "../x.png" }] }])], field: /images\[0\]\.path/ },
-      { name: "symlink out", lines: [session("l", [{ images: [{ path: "img/link.png" }] }])], field: /images\[0\]\.path/ },
-      { name: "url image", lines: [session("u", [{ images: [{ url: "https://example.com/a.png" }] }])], field: /images\[0\]\.url/ },
+      {
+        name: "escaping path",
+        lines: [session("p", [{ images: [{ path: "../x.png" }] }])],
+        field: /images\[0\]\.path/,
+      },
+      {
+        name: "symlink out",
+        lines: [session("l", [{ images: [{ path: "img/link.png" }] }])],
+        field: /images\[0\]\.path/,
+      },
+      {
+        name: "url image",
+        lines: [session("u", [{ images: [{ url: "https://example.com/a.png" }] }])],
+        field: /images\[0\]\.url/,
+      },
       { name: "bad scope", lines: [session("b", [{ text: "x" }], { user: "../etc" })], field: /^line 1: scope\.user$/ },
       { name: "oversize text", lines: [session("o", [{ text: "x".repeat(100_001) }])], field: /turns\[0\]\.text/ },
     ];
