@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type ChannelName, fuseRrf } from "./channels/rrf.ts";
+import { allChannels, retrieveTriPath, type TopChannel } from "./channels/tri-path.ts";
 import {
   type Budget,
   defaultBudget,
@@ -10,9 +10,8 @@ import {
 } from "./config.ts";
 import { buildRoutingText } from "./entries/routing-text.ts";
 import { InputError } from "./errors.ts";
-import { packBudget } from "./evidence/budget-packer.ts";
-import type { EvidenceItem, EvidencePack } from "./evidence/evidence-pack.ts";
-import { countTokens } from "./evidence/tokens.ts";
+import { assemblePack } from "./evidence/assemble-pack.ts";
+import type { EvidencePack } from "./evidence/evidence-pack.ts";
 import { type AcceptedImage, intakeImage } from "./ingest/image-intake.ts";
 import { type ImageInput, parseSessionInput, type SessionInput } from "./ingest/session-input.ts";
 import type { Models } from "./models/provider.ts";
@@ -71,6 +70,13 @@ export interface SearchQuery {
 
 export interface SearchOptions {
   readonly budget?: Partial<Budget>;
+  /** Channels to use (default all three): e.g. `["bm25"]` for lexical search only. */
+  readonly channels?: readonly TopChannel[];
+  /**
+   * Whether the reader of the pack sees pixels (default true). With `false`, images arrive as their
+   * captions and OCR text, charged to the text-token budget instead of the image budget.
+   */
+  readonly vision?: boolean;
   readonly filters?: {
     /** Session keys (the caller's own ids). */
     readonly sessions?: readonly string[];
@@ -292,7 +298,6 @@ export class Memory {
     const budget = validateBudget({ ...this.budget, ...options.budget });
     const filters = toFilters(options.filters);
     const warnings: string[] = [];
-    const limit = this.searchConfig.perChannel;
 
     const embedStarted = performance.now();
     const queryVector = queryText ? (await this.models.text.embed([queryText]))[0] : undefined;
@@ -308,72 +313,35 @@ export class Memory {
     const embedMs = performance.now() - embedStarted;
 
     const searchStarted = performance.now();
-    const rrf = { k: this.searchConfig.rrfK, perChannel: limit };
-    const lists: Partial<Record<ChannelName, Ranked[]>> = {};
-    const imageLists: Partial<Record<ChannelName, Ranked[]>> = {};
-    if (queryText) {
-      lists.bm25 = await scoped.searchLexical("text", queryText, { limit, filters });
-      if (queryVector) lists.dense = await scoped.searchVectors(this.textSpace.name, queryVector, { limit, filters });
-      imageLists.imageText = await scoped.searchLexical("imageText", queryText, { limit, filters });
-      if (queryVector) {
-        imageLists.imageTextDense = await scoped.searchVectors(this.imageTextSpace.name, queryVector, {
-          limit,
-          filters,
-        });
-      }
-    }
-    const imageSpace = this.imageSpace;
-    if (queryImage?.vector && imageSpace) {
-      imageLists.imageVector = await scoped.searchVectors(imageSpace.name, queryImage.vector, { limit, filters });
-    }
-    const imageFused = fuseRrf(imageLists, rrf);
-    if (Object.keys(imageLists).length > 0) lists.image = imageFused.map((hit) => ({ id: hit.id, score: hit.score }));
-    const imageParts = new Map(imageFused.map((hit) => [hit.id, hit.channels]));
-    const fused = fuseRrf(lists, rrf).map((hit) => ({
-      ...hit,
-      channels: { ...hit.channels, ...imageParts.get(hit.id) },
-    }));
-    const nodes = new Map((await scoped.getRawNodes(fused.map((hit) => hit.id))).map((node) => [node.id, node]));
-    const candidates = fused.filter((hit) => nodes.has(hit.id));
-    const tokens = new Map(candidates.map((hit) => [hit.id, readerTokens(nodes.get(hit.id) as RawNode)]));
-    const pack = packBudget(
-      candidates.map((hit) => ({
-        id: hit.id,
-        textTokens: tokens.get(hit.id) ?? 0,
-        images: nodes.get(hit.id)?.images.flatMap((ref) => (ref.hash ? [ref.hash] : [])) ?? [],
-      })),
-      budget,
+    const { fused, channelsUsed } = await retrieveTriPath(
+      scoped,
+      { text: queryText, textVector: queryVector, imageVector: queryImage?.vector ?? undefined },
+      {
+        spaces: {
+          text: this.textSpace.name,
+          imageText: this.imageTextSpace.name,
+          image: this.imageSpace?.name ?? null,
+        },
+        channels: options.channels ?? allChannels,
+        filters,
+        rrfK: this.searchConfig.rrfK,
+        perChannel: this.searchConfig.perChannel,
+      },
     );
-    const byId = new Map(candidates.map((hit) => [hit.id, hit]));
-    const items: EvidenceItem[] = pack.selected.map((decision) => {
-      const node = nodes.get(decision.id) as RawNode;
-      const hit = byId.get(decision.id);
-      return toEvidenceItem(
-        node,
-        decision.images,
-        decision.imagesCut.length,
-        hit?.score ?? 0,
-        hit?.channels ?? {},
-        tokens.get(node.id) ?? 0,
-      );
-    });
+    const nodes = new Map((await scoped.getRawNodes(fused.map((hit) => hit.id))).map((node) => [node.id, node]));
+    const { items, budget: used } = assemblePack(fused, nodes, budget, { vision: options.vision ?? true });
     const searchMs = performance.now() - searchStarted;
-    if (pack.cut.length > 0 || pack.cutCounts.images > 0) {
-      const dimensions = Object.entries(pack.cutCounts)
-        .filter(([, count]) => count > 0)
-        .map(([dimension, count]) => `${count} by ${dimension}`);
-      warnings.push(`budget cut ${dimensions.join(", ")} (see budget.cutItems)`);
+    const cuts = Object.entries(used.cut).filter(([, count]) => count > 0);
+    if (cuts.length > 0) {
+      warnings.push(
+        `budget cut ${cuts.map(([dimension, count]) => `${count} by ${dimension}`).join(", ")} (see budget.cutItems)`,
+      );
     }
     return {
       query: { text: queryText || null, image: queryImage ? { hash: queryImage.hash } : null },
       items,
-      budget: {
-        limits: budget,
-        used: pack.used,
-        cut: pack.cutCounts,
-        cutItems: pack.cut.map((cut) => ({ rawNodeId: cut.id, dimension: cut.dimension })),
-      },
-      channelsUsed: [...Object.keys(lists), ...Object.keys(imageLists)] as ChannelName[],
+      budget: used,
+      channelsUsed,
       warnings,
       timings: { embedMs, searchMs, totalMs: performance.now() - started },
     };
@@ -494,59 +462,5 @@ function toFilters(filters: SearchOptions["filters"]): SearchFilters | undefined
     timeFromMs: time("from", filters.from),
     timeToMs: time("to", filters.to),
     speakers: filters.speakers,
-  };
-}
-
-/** Text a reader is handed for a raw node: its text, plus the captions standing in for images without pixels. */
-function readerTokens(node: RawNode): number {
-  const captions = node.images.filter((image) => image.hash === null).map((image) => image.caption ?? "");
-  return countTokens([node.text, ...captions].filter(Boolean).join("\n"));
-}
-
-function toEvidenceItem(
-  node: RawNode,
-  keptImages: readonly string[],
-  imagesCut: number,
-  score: number,
-  channels: EvidenceItem["channels"],
-  textTokens: number,
-): EvidenceItem {
-  const kept = new Set(keptImages);
-  return {
-    rawNodeId: node.id,
-    text: node.text,
-    images: node.images.flatMap((image) =>
-      image.hash && kept.has(image.hash)
-        ? [
-            {
-              hash: image.hash,
-              mediaType: image.mediaType ?? "application/octet-stream",
-              bytes: image.bytes ?? 0,
-              width: image.width ?? 0,
-              height: image.height ?? 0,
-              caption: image.caption,
-              derivedText: image.derivedText,
-              thumbnail: { hash: image.hash, mediaType: "image/webp" as const },
-            },
-          ]
-        : [],
-    ),
-    captionOnlyImages: node.images
-      .filter((image) => image.hash === null)
-      .map((image) => ({ caption: image.caption, origin: image.origin })),
-    imagesCut,
-    provenance: {
-      sessionId: node.sessionId,
-      sessionKey: node.sessionKey,
-      turn: node.turn,
-      time: node.time,
-      speaker: node.speaker,
-      role: node.role,
-      source: node.source,
-      uri: node.uri,
-    },
-    score,
-    channels,
-    textTokens,
   };
 }

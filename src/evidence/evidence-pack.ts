@@ -18,8 +18,16 @@ export interface EvidenceItem {
   readonly rawNodeId: string;
   readonly text: string;
   readonly images: readonly EvidenceImage[];
-  /** Images the source referenced without pixels (e.g. dataset URLs that no longer load): captions only. */
-  readonly captionOnlyImages: readonly { readonly caption: string | null; readonly origin: string | null }[];
+  /**
+   * Images handed to the reader as text: always those without pixels (`hash` null, e.g. dataset URLs
+   * that no longer load), and every image when the search was made for a reader without vision.
+   */
+  readonly imagesAsText: readonly {
+    readonly hash: string | null;
+    readonly caption: string | null;
+    readonly derivedText: string | null;
+    readonly origin: string | null;
+  }[];
   /** Images of this raw node left out because the image budget ran out. */
   readonly imagesCut: number;
   readonly provenance: {
@@ -35,7 +43,7 @@ export interface EvidenceItem {
   /** Fused score and each channel's rank (1-based) and raw score. */
   readonly score: number;
   readonly channels: Partial<Record<ChannelName, ChannelHit>>;
-  /** Tokens of the text plus the captions of caption-only images. */
+  /** Tokens of the text plus the text of `imagesAsText`. */
   readonly textTokens: number;
 }
 

@@ -55,8 +55,8 @@ describe("Memory.search", () => {
     const pack = await memory.search(scope, "sunset pier");
     const item = pack.items[0];
     assert.ok(item);
-    assert.deepEqual(item.captionOnlyImages, [
-      { caption: "a sunset over the lake pier", origin: "https://example.com/gone.jpg" },
+    assert.deepEqual(item.imagesAsText, [
+      { hash: null, caption: "a sunset over the lake pier", derivedText: null, origin: "https://example.com/gone.jpg" },
     ]);
     assert.deepEqual(item.images, []);
     assert.ok(item.channels.imageText, "found through the caption");
@@ -67,7 +67,7 @@ describe("Memory.search", () => {
     );
     const noImages = await memory.search(scope, "sunset pier", { budget: { images: 0 } });
     assert.equal(
-      noImages.items[0]?.captionOnlyImages[0]?.caption,
+      noImages.items[0]?.imagesAsText[0]?.caption,
       "a sunset over the lake pier",
       "captions need no image budget",
     );
@@ -114,6 +114,29 @@ describe("Memory.search", () => {
     );
     const thumbnail = await memory.getBlob(scope, image.hash, { thumbnail: true });
     assert.equal(thumbnail.mediaType, "image/webp");
+  });
+
+  it("restricts retrieval to the channels asked for", async (t) => {
+    const { memory } = await openWithHistory(t);
+    const lexical = await memory.search(scope, "kayak rental", { channels: ["bm25"] });
+    assert.deepEqual(lexical.channelsUsed, ["bm25"]);
+    assert.ok(lexical.items.every((item) => Object.keys(item.channels).join() === "bm25"));
+    const images = await memory.search(scope, "orange kayak", { channels: ["image"] });
+    assert.ok(images.items.length > 0 && images.items.every((item) => item.channels.image));
+  });
+
+  it("hands images as text to a reader without vision, charged to text tokens instead of images", async (t) => {
+    const { memory } = await openWithHistory(t);
+    const seeing = await memory.search(scope, "orange kayak", { channels: ["image"] });
+    const blind = await memory.search(scope, "orange kayak", { channels: ["image"], vision: false });
+    assert.equal(blind.budget.used.images, 0);
+    assert.ok(seeing.budget.used.images > 0);
+    const kayak = blind.items.find((item) => item.provenance.sessionKey === "may" && item.provenance.turn === 0);
+    const kayakSeen = seeing.items.find((item) => item.rawNodeId === kayak?.rawNodeId);
+    assert.ok(kayak && kayakSeen);
+    assert.deepEqual(kayak.images, []);
+    assert.equal(kayak.imagesAsText[0]?.caption, "orange kayak");
+    assert.ok(kayak.textTokens > kayakSeen.textTokens, "the caption costs text tokens");
   });
 
   it("rejects an empty query and a malformed budget with typed errors", async (t) => {

@@ -29,7 +29,11 @@ export function renderPack(pack: EvidencePack): string {
         `    🖼  ${image.hash.slice(0, 12)} ${image.mediaType} ${image.width}×${image.height} ${image.bytes} B  ${about}`,
       );
     }
-    for (const image of item.captionOnlyImages) lines.push(`    🖼  (caption only, no pixels) ${image.caption ?? ""}`);
+    for (const image of item.imagesAsText) {
+      lines.push(
+        `    🖼  (as text${image.hash ? "" : ", no pixels"}) ${image.caption ?? ""} ${image.derivedText ?? ""}`.trimEnd(),
+      );
+    }
     if (item.imagesCut > 0) lines.push(`    (${item.imagesCut} image(s) cut by the image budget)`);
     lines.push(`    score ${item.score.toFixed(4)} via ${channels} · ${item.textTokens} tokens`);
   });

@@ -1,0 +1,63 @@
+import type { Ranked, SearchFilters } from "../store/records.ts";
+import type { ScopedStore } from "../store/store.ts";
+import { type ChannelName, type Fused, fuseRrf } from "./rrf.ts";
+
+/** The channels a caller can switch on or off: the three paths of M2A's tri-path retrieval. */
+export type TopChannel = "bm25" | "dense" | "image";
+export const allChannels: readonly TopChannel[] = Object.freeze(["bm25", "dense", "image"]);
+
+export interface TriPathQuery {
+  readonly text: string;
+  readonly textVector?: Float32Array;
+  readonly imageVector?: Float32Array;
+}
+
+export interface TriPathSpaces {
+  readonly text: string;
+  readonly imageText: string;
+  readonly image: string | null;
+}
+
+/**
+ * Runs every enabled channel over the scope and fuses them by RRF. The image channel is the RRF
+ * of its parts (image-derived text by BM25 and by vectors; image vectors for a query image), so
+ * images weigh as one channel next to BM25 and dense text. Each hit keeps every part's rank.
+ */
+export async function retrieveTriPath(
+  store: ScopedStore,
+  query: TriPathQuery,
+  options: {
+    readonly spaces: TriPathSpaces;
+    readonly channels: readonly TopChannel[];
+    readonly filters?: SearchFilters;
+    readonly rrfK: number;
+    readonly perChannel: number;
+  },
+): Promise<{ fused: Fused[]; channelsUsed: ChannelName[] }> {
+  const search = { limit: options.perChannel, filters: options.filters };
+  const enabled = new Set(options.channels);
+  const rrf = { k: options.rrfK, perChannel: options.perChannel };
+  const lists: Partial<Record<ChannelName, Ranked[]>> = {};
+  const imageLists: Partial<Record<ChannelName, Ranked[]>> = {};
+  if (query.text && enabled.has("bm25")) lists.bm25 = await store.searchLexical("text", query.text, search);
+  if (query.textVector && enabled.has("dense")) {
+    lists.dense = await store.searchVectors(options.spaces.text, query.textVector, search);
+  }
+  if (enabled.has("image")) {
+    if (query.text) imageLists.imageText = await store.searchLexical("imageText", query.text, search);
+    if (query.textVector) {
+      imageLists.imageTextDense = await store.searchVectors(options.spaces.imageText, query.textVector, search);
+    }
+    if (query.imageVector && options.spaces.image) {
+      imageLists.imageVector = await store.searchVectors(options.spaces.image, query.imageVector, search);
+    }
+  }
+  const imageFused = fuseRrf(imageLists, rrf);
+  if (Object.keys(imageLists).length > 0) lists.image = imageFused.map((hit) => ({ id: hit.id, score: hit.score }));
+  const imageParts = new Map(imageFused.map((hit) => [hit.id, hit.channels]));
+  const fused = fuseRrf(lists, rrf).map((hit) => ({
+    ...hit,
+    channels: { ...hit.channels, ...imageParts.get(hit.id) },
+  }));
+  return { fused, channelsUsed: [...Object.keys(lists), ...Object.keys(imageLists)] as ChannelName[] };
+}
