@@ -39,6 +39,8 @@ export interface MemoryOptions {
   /** Another `Store` backend; Memory closes it on `close()`. */
   readonly store?: Store;
   readonly models: Models;
+  /** Close `models` with the memory. Off by default: whoever made the models closes them (they may be shared). */
+  readonly ownsModels?: boolean;
   readonly budget?: Partial<Budget>;
   readonly search?: Partial<SearchConfig>;
   readonly limits?: Partial<IngestLimits>;
@@ -396,7 +398,7 @@ export class Memory {
     if (this.#closed) return;
     this.#closed = true;
     await this.store.close();
-    await this.models.close();
+    if (this.#options.ownsModels) await this.models.close();
   }
 }
 

@@ -44,7 +44,12 @@ export function scopeOf(options: CommonOptions, user = options.user): Scope {
 export async function openMemory(options: CommonOptions): Promise<Memory> {
   const models = await createModels(options.profile);
   try {
-    return await Memory.open({ path: options.db, models, allowRemoteImages: options.allowRemoteImages });
+    return await Memory.open({
+      path: options.db,
+      models,
+      ownsModels: true,
+      allowRemoteImages: options.allowRemoteImages,
+    });
   } catch (error) {
     await models.close();
     throw error;

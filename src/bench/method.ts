@@ -1,0 +1,38 @@
+import type { Budget } from "../config.ts";
+import type { Memory } from "../memory.ts";
+import type { Scope } from "../scope.ts";
+import type { RawNode } from "../store/records.ts";
+import type { BenchQuestion } from "./dataset.ts";
+
+/** What a method may use: the replayed memory (shared by every method) and the shared budget. */
+export interface BenchContext {
+  readonly memory: Memory;
+  readonly scope: Scope;
+  readonly budget: Budget;
+  /** The history's raw nodes in time order, for methods that read by position (full context, recency). */
+  readonly timeline: readonly RawNode[];
+  readonly nodes: ReadonlyMap<string, RawNode>;
+}
+
+/** One question's retrieval, in raw-node ids. */
+export interface Retrieval {
+  /** The evidence pack, best first. */
+  readonly selected: readonly string[];
+  /** What reached the candidate set before budget selection (selected ∪ cut), best first. */
+  readonly candidates: readonly string[];
+  /** Raw nodes whose images reached the reader (as pixels or as text). */
+  readonly imagesDelivered: readonly string[];
+  readonly textTokens: number;
+  readonly images: number;
+  readonly warnings: readonly string[];
+}
+
+/**
+ * A retrieval method the harness compares. Methods share raw nodes, embedders and the budget;
+ * later mechanisms (maintenance, routing, compilation) register here without touching the harness.
+ */
+export interface BenchMethod {
+  readonly name: string;
+  readonly description: string;
+  retrieve(context: BenchContext, question: BenchQuestion, queryImage: Uint8Array | null): Promise<Retrieval>;
+}

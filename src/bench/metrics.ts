@@ -1,0 +1,139 @@
+import type { BenchQuestion } from "./dataset.ts";
+import type { Retrieval } from "./method.ts";
+
+/** How a raw node is named in the dataset's own ids. */
+export interface DatasetIds {
+  readonly turn: string | null;
+  readonly session: string;
+  readonly images: readonly string[];
+}
+
+export interface QuestionScore {
+  readonly id: string;
+  readonly category: string;
+  /** Evidence recall of the final pack; null where the question has no gold at that level. */
+  readonly recall: { readonly turn: number | null; readonly session: number | null; readonly image: number | null };
+  /** C3M Route-Hit: share of gold turns (or sessions when no turn gold) that reached the candidate set. */
+  readonly routeHit: number | null;
+  /** C3M Support Recall: the same share in the final pack (equals turn recall, or session recall without turn gold). */
+  readonly supportRecall: number | null;
+  /** Turn-level gold in the first k of the pack (any gold counts). */
+  readonly hitAt: { readonly 1: number | null; readonly 5: number | null; readonly 10: number | null };
+  readonly mrr: number | null;
+  /** Whether a gold image reached the reader; null without image gold. */
+  readonly imageHit: number | null;
+  readonly textTokens: number;
+  readonly images: number;
+  readonly latencyMs: number;
+  readonly emptyGold: boolean;
+  /** The pack in dataset turn ids, best first (for paired comparisons between runs). */
+  readonly retrievedTurns: readonly string[];
+  readonly gold: BenchQuestion["gold"];
+}
+
+/** Scores one question's retrieval against its gold. Pure. */
+export function scoreQuestion(
+  question: BenchQuestion,
+  retrieval: Retrieval,
+  idsOf: (rawNodeId: string) => DatasetIds | undefined,
+  latencyMs: number,
+): QuestionScore {
+  const selected = retrieval.selected.map(idsOf).filter((ids): ids is DatasetIds => ids !== undefined);
+  const candidates = retrieval.candidates.map(idsOf).filter((ids): ids is DatasetIds => ids !== undefined);
+  const delivered = new Set(retrieval.imagesDelivered);
+  const imagesRead = new Set(
+    retrieval.selected.filter((id) => delivered.has(id)).flatMap((id) => idsOf(id)?.images ?? []),
+  );
+  const turnsRead = selected.map((ids) => ids.turn).filter((turn): turn is string => turn !== null);
+  const { turns, sessions, images } = question.gold;
+  const turnRecall = recall(turns, new Set(turnsRead));
+  const sessionRecall = recall(sessions, new Set(selected.map((ids) => ids.session)));
+  const routeLevel = turns.length > 0 ? "turn" : "session";
+  const candidateIds = new Set(candidates.map((ids) => (routeLevel === "turn" ? ids.turn : ids.session)));
+  const firstGold = turnsRead.findIndex((turn) => turns.includes(turn));
+  const hit = (k: number) => (turns.length === 0 ? null : firstGold >= 0 && firstGold < k ? 1 : 0);
+  return {
+    id: question.id,
+    category: question.category,
+    recall: { turn: turnRecall, session: sessionRecall, image: recall(images, imagesRead) },
+    routeHit: recall(routeLevel === "turn" ? turns : sessions, candidateIds),
+    supportRecall: routeLevel === "turn" ? turnRecall : sessionRecall,
+    hitAt: { 1: hit(1), 5: hit(5), 10: hit(10) },
+    mrr: turns.length === 0 ? null : firstGold >= 0 ? 1 / (firstGold + 1) : 0,
+    imageHit: images.length === 0 ? null : images.some((image) => imagesRead.has(image)) ? 1 : 0,
+    textTokens: retrieval.textTokens,
+    images: retrieval.images,
+    latencyMs,
+    emptyGold: turns.length === 0 && sessions.length === 0 && images.length === 0,
+    retrievedTurns: turnsRead,
+    gold: question.gold,
+  };
+}
+
+function recall(gold: readonly string[], found: ReadonlySet<string | null>): number | null {
+  if (gold.length === 0) return null;
+  const distinct = [...new Set(gold)];
+  return distinct.filter((id) => found.has(id)).length / distinct.length;
+}
+
+export interface MetricSummary {
+  readonly questions: number;
+  readonly emptyGold: number;
+  readonly recallTurn: number | null;
+  readonly recallSession: number | null;
+  readonly recallImage: number | null;
+  readonly routeHit: number | null;
+  readonly supportRecall: number | null;
+  readonly hitAt1: number | null;
+  readonly hitAt5: number | null;
+  readonly hitAt10: number | null;
+  readonly mrr: number | null;
+  readonly imageHitRate: number | null;
+  readonly textTokensMean: number;
+  readonly imagesMean: number;
+  readonly latencyP50Ms: number;
+  readonly latencyP95Ms: number;
+}
+
+/** Macro-average over questions (each metric over the questions that have gold at its level). */
+export function summarise(scores: readonly QuestionScore[]): MetricSummary {
+  const scored = scores.filter((score) => !score.emptyGold);
+  const mean = (values: (number | null)[]) => {
+    const present = values.filter((value): value is number => value !== null);
+    return present.length === 0 ? null : present.reduce((sum, value) => sum + value, 0) / present.length;
+  };
+  const latencies = scores.map((score) => score.latencyMs);
+  return {
+    questions: scores.length,
+    emptyGold: scores.length - scored.length,
+    recallTurn: mean(scored.map((score) => score.recall.turn)),
+    recallSession: mean(scored.map((score) => score.recall.session)),
+    recallImage: mean(scored.map((score) => score.recall.image)),
+    routeHit: mean(scored.map((score) => score.routeHit)),
+    supportRecall: mean(scored.map((score) => score.supportRecall)),
+    hitAt1: mean(scored.map((score) => score.hitAt[1])),
+    hitAt5: mean(scored.map((score) => score.hitAt[5])),
+    hitAt10: mean(scored.map((score) => score.hitAt[10])),
+    mrr: mean(scored.map((score) => score.mrr)),
+    imageHitRate: mean(scored.map((score) => score.imageHit)),
+    textTokensMean: mean(scores.map((score) => score.textTokens)) ?? 0,
+    imagesMean: mean(scores.map((score) => score.images)) ?? 0,
+    latencyP50Ms: percentile(latencies, 0.5),
+    latencyP95Ms: percentile(latencies, 0.95),
+  };
+}
+
+/** Nearest-rank percentile; 0 for no values. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] as number;
+}
+
+export function summariseByCategory(scores: readonly QuestionScore[]): Record<string, MetricSummary> {
+  const groups = new Map<string, QuestionScore[]>();
+  for (const score of scores) groups.set(score.category, [...(groups.get(score.category) ?? []), score]);
+  return Object.fromEntries(
+    [...groups.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([key, list]) => [key, summarise(list)]),
+  );
+}

@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Budget, SearchConfig } from "../config.ts";
+import type { Models } from "../models/provider.ts";
+import type { BenchDataset } from "./dataset.ts";
+import type { BenchMethod } from "./method.ts";
+import { type MetricSummary, type QuestionScore, scoreQuestion, summarise, summariseByCategory } from "./metrics.ts";
+import { replayHistory } from "./replay.ts";
+
+export interface BenchResult {
+  readonly dataset: string;
+  readonly method: string;
+  readonly description: string;
+  readonly config: {
+    readonly profile: string;
+    readonly models: { readonly text: string; readonly image: string | null; readonly imageReaders: readonly string[] };
+    readonly budget: Budget;
+    readonly search: SearchConfig;
+    readonly limit: number | null;
+    readonly date: string;
+    readonly machine: { readonly cpu: string; readonly cores: number; readonly node: string };
+  };
+  readonly ingest: {
+    readonly histories: number;
+    readonly sessions: number;
+    readonly rawNodes: number;
+    readonly ms: number;
+  };
+  readonly peakRssMb: number;
+  readonly summary: MetricSummary;
+  readonly byCategory: Readonly<Record<string, MetricSummary>>;
+  readonly notes: readonly string[];
+  readonly warnings: readonly string[];
+  readonly questions: readonly QuestionScore[];
+}
+
+export interface RunBenchOptions {
+  readonly dataset: BenchDataset;
+  readonly methods: readonly BenchMethod[];
+  readonly models: Models;
+  readonly budget: Budget;
+  readonly search: SearchConfig;
+  readonly limit?: number;
+  /** Called once per unit of work: a session ingested or a question answered by one method. */
+  readonly onProgress?: (event: { readonly total: number; readonly label: string }) => void;
+  readonly workDir?: string;
+}
+
+/**
+ * Replays each history once, then asks every question of every method against that same
+ * memory, so methods share raw nodes, embedders and the budget. Questions are read only after
+ * the last session of their history is written.
+ */
+export async function runBench(options: RunBenchOptions): Promise<BenchResult[]> {
+  const { dataset, methods } = options;
+  const dir = options.workDir ?? mkdtempSync(join(tmpdir(), `cairn-bench-${dataset.name}-`));
+  const scores = new Map(methods.map((method) => [method.name, [] as QuestionScore[]]));
+  const warnings = new Map(methods.map((method) => [method.name, [] as string[]]));
+  const total = dataset.histories.reduce(
+    (sum, history) => sum + history.sessions.length + history.questions.length * methods.length,
+    0,
+  );
+  const tick = (label: string) => options.onProgress?.({ total, label });
+  const ingest = { histories: 0, sessions: 0, rawNodes: 0, ms: 0 };
+  try {
+    for (const history of dataset.histories) {
+      const replayed = await replayHistory(
+        { id: history.id, sessions: history.sessions, baseDir: history.baseDir },
+        { models: options.models, dir, onSession: () => tick(`${history.id}: ingest`) },
+      );
+      ingest.histories++;
+      ingest.sessions += history.sessions.length;
+      ingest.rawNodes += replayed.timeline.length;
+      ingest.ms += replayed.ingestMs;
+      try {
+        const context = { ...replayed, budget: options.budget };
+        for (const question of history.questions) {
+          const queryImage = question.imagePath ? new Uint8Array(await readFile(question.imagePath)) : null;
+          for (const method of methods) {
+            const started = performance.now();
+            const retrieval = await method.retrieve(context, question, queryImage);
+            const latency = performance.now() - started;
+            scores.get(method.name)?.push(scoreQuestion(question, retrieval, replayed.idsOf, latency));
+            if (retrieval.warnings.length > 0) warnings.get(method.name)?.push(...retrieval.warnings);
+            tick(`${history.id}: ${method.name}`);
+          }
+        }
+      } finally {
+        await replayed.memory.close();
+      }
+    }
+  } finally {
+    if (!options.workDir) rmSync(dir, { recursive: true, force: true });
+  }
+  const peakRssMb = process.resourceUsage().maxRSS / 1024;
+  return methods.map((method) => {
+    const questions = scores.get(method.name) ?? [];
+    return {
+      dataset: dataset.name,
+      method: method.name,
+      description: method.description,
+      config: {
+        profile: options.models.profile,
+        models: {
+          text: options.models.text.id,
+          image: options.models.image?.id ?? null,
+          imageReaders: options.models.imageReaders.map((reader) => reader.id),
+        },
+        budget: options.budget,
+        search: options.search,
+        limit: options.limit ?? null,
+        date: new Date().toISOString(),
+        machine: { cpu: cpus()[0]?.model ?? "unknown", cores: cpus().length, node: process.version },
+      },
+      ingest,
+      peakRssMb,
+      summary: summarise(questions),
+      byCategory: summariseByCategory(questions),
+      notes: dataset.notes,
+      warnings: summariseWarnings(warnings.get(method.name) ?? []),
+      questions,
+    };
+  });
+}
+
+/** Warnings repeat per question; report each distinct kind once with its count. */
+function summariseWarnings(warnings: readonly string[]): string[] {
+  const counts = new Map<string, number>();
+  for (const warning of warnings) {
+    const kind = warning.replace(/\d+/g, "N");
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
+  return [...counts.entries()].map(([kind, count]) => `${kind} (×${count})`);
+}
