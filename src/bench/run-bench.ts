@@ -4,6 +4,12 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Budget, SearchConfig } from "../config.ts";
 import type { Models } from "../models/provider.ts";
+import {
+  type AnswerAssessment,
+  type AnswerJudge,
+  type AnswerSummary,
+  summariseAnswers,
+} from "./answer/answer-judge.ts";
 import type { BenchDataset } from "./dataset.ts";
 import type { BenchMethod } from "./method.ts";
 import { type MetricSummary, type QuestionScore, scoreQuestion, summarise, summariseByCategory } from "./metrics.ts";
@@ -34,6 +40,12 @@ export interface BenchResult {
   readonly notes: readonly string[];
   readonly warnings: readonly string[];
   readonly questions: readonly QuestionScore[];
+  /** Present when an answerer and judge were configured (`--answer`). */
+  readonly answers?: {
+    readonly overall: AnswerSummary;
+    readonly byCategory: Readonly<Record<string, AnswerSummary>>;
+    readonly assessments: readonly AnswerAssessment[];
+  };
 }
 
 export interface RunBenchOptions {
@@ -46,6 +58,8 @@ export interface RunBenchOptions {
   /** Called once per unit of work: a session ingested or a question answered by one method. */
   readonly onProgress?: (event: { readonly total: number; readonly label: string }) => void;
   readonly workDir?: string;
+  /** Answers from each pack and judges the answer (needs an OpenAI-compatible endpoint). */
+  readonly answerJudge?: AnswerJudge;
 }
 
 /**
@@ -58,6 +72,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
   const dir = options.workDir ?? mkdtempSync(join(tmpdir(), `cairn-bench-${dataset.name}-`));
   const scores = new Map(methods.map((method) => [method.name, [] as QuestionScore[]]));
   const warnings = new Map(methods.map((method) => [method.name, [] as string[]]));
+  const assessments = new Map(methods.map((method) => [method.name, [] as AnswerAssessment[]]));
   const total = dataset.histories.reduce(
     (sum, history) => sum + history.sessions.length + history.questions.length * methods.length,
     0,
@@ -84,6 +99,15 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
             const latency = performance.now() - started;
             scores.get(method.name)?.push(scoreQuestion(question, retrieval, replayed.idsOf, latency));
             if (retrieval.warnings.length > 0) warnings.get(method.name)?.push(...retrieval.warnings);
+            if (options.answerJudge) {
+              const assessment = await options.answerJudge.assess(
+                context,
+                question,
+                retrieval,
+                queryImage ?? undefined,
+              );
+              assessments.get(method.name)?.push(assessment);
+            }
             tick(`${history.id}: ${method.name}`);
           }
         }
@@ -121,8 +145,13 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
       notes: dataset.notes,
       warnings: summariseWarnings(warnings.get(method.name) ?? []),
       questions,
+      ...(options.answerJudge ? { answers: answerSummary(assessments.get(method.name) ?? []) } : {}),
     };
   });
+}
+
+function answerSummary(list: AnswerAssessment[]): NonNullable<BenchResult["answers"]> {
+  return { ...summariseAnswers(list), assessments: list };
 }
 
 /** Warnings repeat per question; report each distinct kind once with its count. */

@@ -77,6 +77,19 @@ export function createOpenAIModels(options: OpenAIModelsOptions): Models {
   });
 }
 
+/**
+ * One chat model on an OpenAI-compatible endpoint, on its own (e.g. the answerer and the judge of
+ * the benchmark, which may differ from whatever embeds the memory).
+ */
+export function createOpenAIChat(
+  options: Pick<OpenAIModelsOptions, "baseUrl" | "apiKey" | "fetch" | "timeoutMs" | "maxRetries"> & { model: string },
+): { readonly chat: ChatModel; close(): Promise<void> } {
+  // The shared configuration also describes an embedder; a chat-only client never calls it.
+  const config = resolveConfig({ ...options, textModel: options.model, textDimensions: 1, chatModel: options.model });
+  const client = createClient(config);
+  return { chat: createChatModel(client, options.model), close: async () => client.close() };
+}
+
 // ─── Configuration ──────────────────────────────────────────────────────────────────────────────
 
 interface Config {

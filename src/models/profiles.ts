@@ -1,8 +1,23 @@
 import { ConfigError } from "../errors.ts";
 import { createHashModels } from "./hash-provider.ts";
-import type { Models } from "./provider.ts";
+import type { ChatModel, Models } from "./provider.ts";
 
 export type ProfileName = "hash" | "local" | "openai";
+
+/**
+ * A chat model on the configured OpenAI-compatible endpoint, named by an environment variable
+ * (e.g. `CAIRN_OPENAI_CHAT_MODEL` for answers, `CAIRN_OPENAI_JUDGE_MODEL` for judging).
+ */
+export async function createEndpointChat(
+  variable: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ readonly chat: ChatModel; close(): Promise<void> }> {
+  const baseUrl = env.CAIRN_OPENAI_BASE_URL ?? env.OPENAI_BASE_URL;
+  const model = env[variable];
+  if (!baseUrl || !model) throw new ConfigError(`this needs CAIRN_OPENAI_BASE_URL and ${variable}`);
+  const { createOpenAIChat } = await import("./openai-provider.ts");
+  return createOpenAIChat({ baseUrl, apiKey: env.CAIRN_OPENAI_API_KEY ?? env.OPENAI_API_KEY, model });
+}
 
 /**
  * Builds a profile's models for surfaces that take a name (CLI, service). The SDK takes a
