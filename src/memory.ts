@@ -14,6 +14,7 @@ import { assemblePack } from "./evidence/assemble-pack.ts";
 import type { EvidencePack } from "./evidence/evidence-pack.ts";
 import { type AcceptedImage, intakeImage } from "./ingest/image-intake.ts";
 import { type ImageInput, parseSessionInput, type SessionInput } from "./ingest/session-input.ts";
+import { EmbeddingCache } from "./models/embedding-cache.ts";
 import type { Models } from "./models/provider.ts";
 import { type Scope, validateScope } from "./scope.ts";
 import type {
@@ -106,6 +107,7 @@ export class Memory {
   readonly searchConfig: SearchConfig;
   readonly limits: IngestLimits;
   readonly #options: MemoryOptions;
+  readonly #queryEmbeddings = new EmbeddingCache(256);
   #closed = false;
 
   private constructor(store: Store, options: MemoryOptions) {
@@ -302,7 +304,9 @@ export class Memory {
     const warnings: string[] = [];
 
     const embedStarted = performance.now();
-    const queryVector = queryText ? (await this.models.text.embed([queryText]))[0] : undefined;
+    const queryVector = queryText
+      ? await this.#queryEmbeddings.get(queryText, async (text) => (await this.models.text.embed([text]))[0])
+      : undefined;
     let queryImage: { hash: string; vector: Float32Array | null } | null = null;
     if (image) {
       const accepted = await intakeImage(image, "query.image", { limits: this.limits });

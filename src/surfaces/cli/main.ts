@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { CairnError } from "../../errors.ts";
+import { bench, benchHelp } from "./commands/bench.ts";
 import { demo } from "./commands/demo.ts";
 import { forget, forgetHelp } from "./commands/forget.ts";
 import { ingest, ingestHelp } from "./commands/ingest.ts";
@@ -14,6 +15,7 @@ Commands:
   ${searchHelp.replaceAll("\n", "\n  ")}
   ${showHelp}
   ${forgetHelp.replaceAll("\n", "\n  ")}
+  ${benchHelp.replaceAll("\n", "\n  ")}
   cairn demo   build the example memory from examples/ and run a few searches
 
 Options for every command:
@@ -50,6 +52,14 @@ export async function main(argv: string[]): Promise<number> {
       all: { type: "boolean" },
       yes: { type: "boolean" },
       "save-images": { type: "string" },
+      dataset: { type: "string" },
+      method: { type: "string" },
+      limit: { type: "string" },
+      budget: { type: "string" },
+      data: { type: "string" },
+      out: { type: "string" },
+      benchmarks: { type: "string" },
+      answer: { type: "boolean" },
     },
   });
   if (values.help) {
@@ -80,6 +90,8 @@ export async function main(argv: string[]): Promise<number> {
         all: values.all,
         yes: values.yes,
       });
+    case "bench":
+      return bench(options, values, argv);
     case "demo":
       return demo(options);
     default:

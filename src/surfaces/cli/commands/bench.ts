@@ -1,0 +1,145 @@
+import { resolve } from "node:path";
+import { type AnswerJudge, createAnswerJudge } from "../../../bench/answer/answer-judge.ts";
+import { type DatasetName, datasetNames, loadDataset, resolveDataDir } from "../../../bench/datasets/index.ts";
+import { selectMethods } from "../../../bench/methods/index.ts";
+import type { MetricSummary } from "../../../bench/metrics.ts";
+import { writeReport } from "../../../bench/report/index.ts";
+import { type BenchResult, runBench } from "../../../bench/run-bench.ts";
+import { type Budget, defaultBudget, defaultSearchConfig } from "../../../config.ts";
+import { InputError } from "../../../errors.ts";
+import { createEndpointChat, createModels } from "../../../models/profiles.ts";
+import { type CommonOptions, output } from "../context.ts";
+import { type Progress, startProgress } from "../progress.ts";
+import { positiveInteger } from "./search.ts";
+
+export const benchHelp = `cairn bench --dataset locomo|mem-gallery|lcmp|all --method NAME[,NAME]|all [--limit N]
+  [--budget rawNodes=12,images=8,textTokens=12000] [--data DIR] [--out DIR] [--benchmarks FILE] [--answer]
+  Replays a dataset query-blind and scores each method's evidence; writes JSON, JSONL, SVG plots and BENCHMARKS.md.
+  --answer also answers from each pack with CAIRN_OPENAI_CHAT_MODEL and judges with CAIRN_OPENAI_JUDGE_MODEL
+  (default: the same model) on the endpoint CAIRN_OPENAI_BASE_URL.`;
+
+export interface BenchFlags {
+  readonly dataset?: string;
+  readonly method?: string;
+  readonly limit?: string;
+  readonly budget?: string;
+  readonly data?: string;
+  readonly out?: string;
+  readonly benchmarks?: string;
+  readonly answer?: boolean;
+}
+
+export async function bench(options: CommonOptions, flags: BenchFlags, argv: readonly string[]): Promise<number> {
+  const datasets = parseDatasets(flags.dataset);
+  const methods = selectMethods(flags.method ?? "all");
+  const budget = parseBudget(flags.budget);
+  const limit = flags.limit === undefined ? undefined : positiveInteger("--limit", flags.limit);
+  const dataDir = resolveDataDir(flags.data);
+  const outDir = resolve(flags.out ?? "bench/results");
+  const chats = flags.answer ? await openAnswerJudge(budget) : undefined;
+  const models = await createModels(options.profile);
+  const configuration = {
+    profile: options.profile,
+    budget,
+    search: defaultSearchConfig,
+    limit: limit ?? null,
+    dataDir,
+  };
+  // The harness prints the configuration it ran with, so a table can always be traced to its settings.
+  if (!options.json) process.stderr.write(`cairn bench: ${JSON.stringify(configuration)}\n`);
+  const results: BenchResult[] = [];
+  try {
+    for (const name of datasets) {
+      const dataset = await loadDataset(name, dataDir, { limit });
+      let progress: Progress | undefined;
+      results.push(
+        ...(await runBench({
+          dataset,
+          methods,
+          models,
+          budget,
+          search: defaultSearchConfig,
+          limit,
+          answerJudge: chats?.judge,
+          onProgress: ({ total, label }) => {
+            progress ??= startProgress(`bench ${name}`, total, { quiet: options.json });
+            progress.tick(label);
+          },
+        })),
+      );
+      progress?.stop();
+    }
+  } finally {
+    await models.close();
+    await chats?.close();
+  }
+  const command = `npx cairn ${argv.join(" ")}`;
+  const report = await writeReport(results, {
+    outDir,
+    benchmarksFile: resolve(flags.benchmarks ?? "BENCHMARKS.md"),
+    commands: [command],
+  });
+  const summary = results.map(({ dataset, method, summary }) => ({ dataset, method, ...summary }));
+  output(options, { configuration, results: summary, files: report.files }, () => renderTable(results, report.files));
+  return 0;
+}
+
+async function openAnswerJudge(budget: Budget): Promise<{ judge: AnswerJudge; close(): Promise<void> }> {
+  const answerer = await createEndpointChat("CAIRN_OPENAI_CHAT_MODEL");
+  const judgeModel = process.env.CAIRN_OPENAI_JUDGE_MODEL
+    ? await createEndpointChat("CAIRN_OPENAI_JUDGE_MODEL")
+    : answerer;
+  return {
+    judge: createAnswerJudge({ answerer: answerer.chat, judge: judgeModel.chat, maxImages: budget.images }),
+    close: async () => {
+      await answerer.close();
+      if (judgeModel !== answerer) await judgeModel.close();
+    },
+  };
+}
+
+function parseDatasets(value: string | undefined): DatasetName[] {
+  if (!value) throw new InputError("--dataset", `give a dataset: ${datasetNames.join(", ")} or all`);
+  if (value === "all") return [...datasetNames];
+  return value.split(",").map((name) => {
+    if (!datasetNames.includes(name as DatasetName)) {
+      throw new InputError("--dataset", `unknown dataset ${name} (${datasetNames.join(", ")}, all)`);
+    }
+    return name as DatasetName;
+  });
+}
+
+/** `rawNodes=12,images=8,textTokens=12000`; dimensions not named keep their defaults. */
+function parseBudget(value: string | undefined): Budget {
+  if (!value) return defaultBudget;
+  const budget: Record<string, number> = { ...defaultBudget };
+  for (const part of value.split(",")) {
+    const [key, number] = part.split("=");
+    if (!key || !(key in defaultBudget) || number === undefined) {
+      throw new InputError("--budget", `expected rawNodes=N,images=N,textTokens=N, got ${part}`);
+    }
+    budget[key] = positiveInteger(`--budget ${key}`, number);
+  }
+  return budget as unknown as Budget;
+}
+
+function renderTable(results: readonly BenchResult[], files: readonly string[]): string {
+  const format = (value: number | null) => (value === null ? "  -  " : value.toFixed(3));
+  const columns: [string, (summary: MetricSummary) => string][] = [
+    ["turn R", (summary) => format(summary.recallTurn)],
+    ["sess R", (summary) => format(summary.recallSession)],
+    ["img R", (summary) => format(summary.recallImage)],
+    ["route", (summary) => format(summary.routeHit)],
+    ["MRR", (summary) => format(summary.mrr)],
+    ["tokens", (summary) => summary.textTokensMean.toFixed(0).padStart(5)],
+    ["p95 ms", (summary) => summary.latencyP95Ms.toFixed(1).padStart(6)],
+  ];
+  const lines = [
+    `${"dataset".padEnd(12)} ${"method".padEnd(13)} ${columns.map(([name]) => name.padStart(6)).join(" ")}`,
+  ];
+  for (const result of results) {
+    const cells = columns.map(([, cell]) => cell(result.summary).padStart(6));
+    lines.push(`${result.dataset.padEnd(12)} ${result.method.padEnd(13)} ${cells.join(" ")}`);
+  }
+  return [...lines, "", `wrote ${files.length} files (results, plots, BENCHMARKS.md)`].join("\n");
+}
