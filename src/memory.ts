@@ -23,7 +23,6 @@ import type {
   Entry,
   ForgetResult,
   ForgetTarget,
-  Ranked,
   RawNode,
   RawNodeWrite,
   ScopeStats,
@@ -313,7 +312,12 @@ export class Memory {
       const embedder = this.models.image;
       if (!embedder)
         warnings.push(`the ${this.models.profile} profile has no image embedder: the query image was not used`);
-      const vector = embedder ? ((await embedder.embedImages([accepted.data]))[0] ?? null) : null;
+      const vector = embedder
+        ? ((await this.#queryEmbeddings.get(
+            `image:${embedder.id}:${accepted.hash}`,
+            async () => (await embedder.embedImages([accepted.data]))[0],
+          )) ?? null)
+        : null;
       queryImage = { hash: accepted.hash, vector };
     }
     const embedMs = performance.now() - embedStarted;
