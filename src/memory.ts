@@ -303,15 +303,21 @@ export class Memory {
     const warnings: string[] = [];
 
     const embedStarted = performance.now();
-    const queryVector = queryText
-      ? await this.#queryEmbeddings.get(queryText, async (text) => (await this.models.text.embed([text]))[0])
-      : undefined;
+    const channels = options.channels ?? allChannels;
+    // Embed only for channels that use vectors: BM25 alone needs no model call.
+    const needsTextVector = channels.includes("dense") || channels.includes("image");
+    const queryVector =
+      queryText && needsTextVector
+        ? await this.#queryEmbeddings.get(queryText, async (text) => (await this.models.text.embed([text]))[0])
+        : undefined;
     let queryImage: { hash: string; vector: Float32Array | null } | null = null;
     if (image) {
       const accepted = await intakeImage(image, "query.image", { limits: this.limits });
-      const embedder = this.models.image;
-      if (!embedder)
+      const embedder = channels.includes("image") ? this.models.image : undefined;
+      if (!channels.includes("image")) warnings.push("the query image was not used: the image channel is off");
+      else if (!embedder) {
         warnings.push(`the ${this.models.profile} profile has no image embedder: the query image was not used`);
+      }
       const vector = embedder
         ? ((await this.#queryEmbeddings.get(
             `image:${embedder.id}:${accepted.hash}`,
@@ -332,7 +338,7 @@ export class Memory {
           imageText: this.imageTextSpace.name,
           image: this.imageSpace?.name ?? null,
         },
-        channels: options.channels ?? allChannels,
+        channels,
         filters,
         rrfK: this.searchConfig.rrfK,
         perChannel: this.searchConfig.perChannel,

@@ -25,6 +25,8 @@ export interface Retrieval {
   readonly textTokens: number;
   readonly images: number;
   readonly warnings: readonly string[];
+  /** Time spent embedding the query; latency is reported without it (the cache would favour later methods). */
+  readonly embedMs: number;
 }
 
 /**

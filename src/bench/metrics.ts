@@ -24,6 +24,7 @@ export interface QuestionScore {
   readonly imageHit: number | null;
   readonly textTokens: number;
   readonly images: number;
+  /** Retrieval time without query embedding. */
   readonly latencyMs: number;
   readonly emptyGold: boolean;
   /** The pack in dataset turn ids, best first (for paired comparisons between runs). */

@@ -96,7 +96,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
           for (const method of methods) {
             const started = performance.now();
             const retrieval = await method.retrieve(context, question, queryImage);
-            const latency = performance.now() - started;
+            const latency = performance.now() - started - retrieval.embedMs;
             scores.get(method.name)?.push(scoreQuestion(question, retrieval, replayed.idsOf, latency));
             if (retrieval.warnings.length > 0) warnings.get(method.name)?.push(...retrieval.warnings);
             if (options.answerJudge) {

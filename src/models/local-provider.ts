@@ -316,7 +316,7 @@ async function startTesseract(): Promise<TesseractWorker> {
   // The package holds `4.0.0/` (legacy + LSTM) and `4.0.0_best_int/` (LSTM only, what tesseract.js
   // itself downloads for OEM.LSTM_ONLY), each with a gzipped eng.traineddata.
   const langPath = path.join(path.dirname(require.resolve("@tesseract.js-data/eng")), "4.0.0_best_int");
-  return createWorker("eng", OEM.LSTM_ONLY, {
+  const worker = await createWorker("eng", OEM.LSTM_ONLY, {
     langPath,
     gzip: true,
     // The default cache writes eng.traineddata into the current directory.
@@ -325,6 +325,9 @@ async function startTesseract(): Promise<TesseractWorker> {
     // crash the process; the failure still rejects the job's promise, which is where we handle it.
     errorHandler: () => undefined,
   });
+  // Tesseract's diagnostics ("Image too small to scale!!") go to its debug file; keep them off stderr.
+  await worker.setParameters({ debug_file: "/dev/null" });
+  return worker;
 }
 
 /**

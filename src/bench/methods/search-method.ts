@@ -24,7 +24,9 @@ export function searchMethod(
   };
 }
 
-export function fromPack(pack: Pick<EvidencePack, "items" | "budget" | "warnings">): Retrieval {
+export function fromPack(
+  pack: Pick<EvidencePack, "items" | "budget" | "warnings"> & { timings?: EvidencePack["timings"] },
+): Retrieval {
   const selected = pack.items.map((item) => item.rawNodeId);
   return {
     selected,
@@ -35,5 +37,6 @@ export function fromPack(pack: Pick<EvidencePack, "items" | "budget" | "warnings
     textTokens: pack.budget.used.textTokens,
     images: pack.budget.used.images,
     warnings: pack.warnings,
+    embedMs: pack.timings?.embedMs ?? 0,
   };
 }

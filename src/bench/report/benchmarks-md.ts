@@ -109,8 +109,8 @@ const columns: readonly [string, (summary: MetricSummary) => string][] = [
   ["Image hit rate", (summary) => share(summary.imageHitRate)],
   ["Mean text tokens", (summary) => integer(summary.textTokensMean)],
   ["Mean images", (summary) => decimal(summary.imagesMean, 2)],
-  ["Latency p50 ms", (summary) => decimal(summary.latencyP50Ms, 1)],
-  ["Latency p95 ms", (summary) => decimal(summary.latencyP95Ms, 1)],
+  ["Search p50 ms", (summary) => decimal(summary.latencyP50Ms, 1)],
+  ["Search p95 ms", (summary) => decimal(summary.latencyP95Ms, 1)],
 ];
 
 function renderDataset(dataset: string, rows: readonly BenchResultSummary[], plots: readonly string[]): string[] {
