@@ -167,10 +167,12 @@ export class Memory {
     );
     // A turn that is only an image is represented in the dense text channel by what the image says.
     const turnTexts = session.turns.map((turn, index) => (turn.text ?? "").trim() || (imageTexts[index] ?? ""));
-    const embed = (texts: readonly string[]) =>
-      embedInBatches(this.models.text.maxBatchSize, texts, (batch) => this.models.text.embed(batch));
-    const textVectors = await embed(turnTexts);
-    const imageTextVectors = await embed(imageTexts);
+    // One pass through the embedder for both spaces: fewer round trips to the model worker.
+    const vectors = await embedInBatches(this.models.text.maxBatchSize, [...turnTexts, ...imageTexts], (batch) =>
+      this.models.text.embed(batch),
+    );
+    const textVectors = vectors.slice(0, turnTexts.length);
+    const imageTextVectors = vectors.slice(turnTexts.length);
     const imageVectors = await this.#embedImages([...images.unique.values()], warnings);
 
     const textSpace = this.textSpace;
