@@ -21,6 +21,8 @@ import type {
 import type { LexicalField, ScopedStore } from "../store.ts";
 import { toMatchExpression } from "./fts-query.ts";
 import type { SqliteStore } from "./sqlite-store.ts";
+import type { Neighbour } from "./vector-index.ts";
+import type { VectorRow } from "./vector-indexes.ts";
 
 /** Image vector rows use rowid = raw-node rowid × this + ordinal (at most 63 images per turn). */
 export const imageSlots = 64;
@@ -94,17 +96,20 @@ export class SqliteScopedStore implements ScopedStore {
     const journal = files.begin(newBlobs.map((blob) => blob.hash));
     try {
       for (const blob of newBlobs) files.put(blob.hash, blob.data, blob.thumbnail);
+      const vectors: VectorRow[] = [];
       // IMMEDIATE takes the write lock first, so the key check and the insert see the same state even
       // with concurrent writers; creating a new vector space inside it keeps a failed commit from
       // leaving an empty table behind.
-      return this.#db
+      const result = this.#db
         .transaction(() => {
           const existing = this.#sessionRowByKey(write.key);
           if (existing) return this.#duplicate(toSession(existing), write);
           const tables = write.spaces.map((space) => ({ space, table: this.#store.ensureSpace(space) }));
-          return this.#insertSession(write, tables);
+          return this.#insertSession(write, tables, vectors);
         })
         .immediate();
+      this.#store.vectorIndexes.afterCommit(this.#key, vectors);
+      return result;
     } catch (error) {
       if (error instanceof ConflictError) throw error;
       throw new StoreError("commitSession", error);
@@ -136,9 +141,11 @@ export class SqliteScopedStore implements ScopedStore {
       | undefined;
   }
 
+  /** `vectors` collects the vec0 rows written, for the ANN indexes once the transaction has committed. */
   #insertSession(
     write: SessionWrite,
     tables: { space: { name: string; kind: string }; table: string }[],
+    vectors: VectorRow[],
   ): CommitResult {
     const db = this.#db;
     const now = this.#store.now();
@@ -185,6 +192,11 @@ export class SqliteScopedStore implements ScopedStore {
       ]),
     );
     const cacheVector = db.prepare("INSERT OR IGNORE INTO blob_vectors (blob_hash, space, vector) VALUES (?, ?, ?)");
+    const tableOf = new Map(tables.map(({ space, table }) => [space.name, table]));
+    const insertVectorRow = (space: string, rowid: number, vector: Float32Array, meta: readonly unknown[]) => {
+      this.#vectorStatement(insertVector, space).run(BigInt(rowid), ...meta, vector);
+      vectors.push({ table: tableOf.get(space) ?? "", rowid, vector });
+    };
 
     const rawNodeIds: string[] = [];
     const rowids: number[] = [];
@@ -213,13 +225,11 @@ export class SqliteScopedStore implements ScopedStore {
         .join(" ");
       if (imageText.trim()) insertImageText.run(BigInt(rowid), `${this.#scopeToken} ${imageText}`);
       const meta = [this.#key, BigInt(sessionRowid), BigInt(node.timeMs), node.speaker ?? ""] as const;
-      for (const [space, vector] of Object.entries(node.textVectors)) {
-        this.#vectorStatement(insertVector, space).run(BigInt(rowid), ...meta, vector);
-      }
+      for (const [space, vector] of Object.entries(node.textVectors)) insertVectorRow(space, rowid, vector, meta);
       node.images.forEach((image, ordinal) => {
         insertImage.run(rowid, ordinal, image.hash, image.caption, image.derivedText, image.origin);
         for (const [space, vector] of Object.entries(node.imageVectors[ordinal] ?? {})) {
-          this.#vectorStatement(insertVector, space).run(BigInt(rowid * imageSlots + ordinal), ...meta, vector);
+          insertVectorRow(space, rowid * imageSlots + ordinal, vector, meta);
           if (image.hash)
             cacheVector.run(image.hash, space, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
         }
@@ -295,8 +305,9 @@ export class SqliteScopedStore implements ScopedStore {
     if (ids.length === 0) return [];
     const rows = this.#db
       .prepare(
+        // `+r.scope_key`: otherwise SQLite walks the scope's whole index (~15 ms at 100k) instead of the ids.
         `SELECT ${rawNodeColumns} FROM raw_nodes r JOIN sessions s ON s.rowid = r.session_rowid
-         WHERE r.scope_key = ? AND r.id IN (SELECT value FROM json_each(?))`,
+         WHERE +r.scope_key = ? AND r.id IN (SELECT value FROM json_each(?))`,
       )
       .all(this.#key, JSON.stringify(ids)) as RawNodeRow[];
     const byId = new Map(this.#withImages(rows).map((node) => [node.id, node]));
@@ -394,7 +405,11 @@ export class SqliteScopedStore implements ScopedStore {
     const terms = toMatchExpression(query);
     if (!terms) return [];
     const table = field === "text" ? "fts_text" : "fts_image_text";
-    const match = `${this.#scopeToken} AND (${terms})`;
+    // The scope token keeps ranking work proportional to this scope when others share the table. But
+    // FTS5's bm25 counts the documents of every phrase on every query, the token's too: a pass over
+    // the whole scope (~5 ms of ~11 at 100k). With no other scope stored it cannot exclude anything,
+    // so it is left out; the raw_nodes join below keeps results scoped either way.
+    const match = this.#otherScopesStored() ? `${this.#scopeToken} AND (${terms})` : terms;
     const filter = this.#filterSql(options.filters, "r");
     const rows = this.#db
       .prepare(
@@ -406,6 +421,23 @@ export class SqliteScopedStore implements ScopedStore {
     return rows.map((row) => ({ id: row.id, score: -row.rank }));
   }
 
+  /** Two index seeks (keys sort around this one), so it costs microseconds at any size. */
+  #otherScopesStored(): boolean {
+    return (
+      this.#db
+        .prepare(
+          "SELECT EXISTS (SELECT 1 FROM raw_nodes WHERE scope_key < ?) OR EXISTS (SELECT 1 FROM raw_nodes WHERE scope_key > ?)",
+        )
+        .pluck()
+        .get(this.#key, this.#key) === 1
+    );
+  }
+
+  /**
+   * Above the ANN threshold a partition is searched through its HNSW index (over-fetching when
+   * filters apply, since they are checked afterwards); below it, while its index is being built, or
+   * when filters leave too few candidates, vec0 scans the partition exactly.
+   */
   async searchVectors(
     spaceName: string,
     vector: Float32Array,
@@ -416,32 +448,58 @@ export class SqliteScopedStore implements ScopedStore {
     if (space.dimensions !== vector.length) {
       throw new StoreError("searchVectors", `space ${spaceName} is ${space.dimensions}-d, query is ${vector.length}-d`);
     }
-    const filter = this.#vectorFilterSql(options.filters);
     // Several images of one turn can match: fetch extra rows so `limit` distinct raw nodes remain.
-    const k = space.kind === "image" ? options.limit * 4 : options.limit;
+    const wanted = space.kind === "image" ? options.limit * 4 : options.limit;
+    const filtered = hasFilters(options.filters);
+    const indexes = this.#store.vectorIndexes;
+    const table = { table: space.table_name, kind: space.kind, dimensions: space.dimensions };
+    const neighbours = indexes.search(
+      table,
+      this.#key,
+      vector,
+      filtered ? wanted * indexes.options.filterOverFetch : wanted,
+    );
+    if (neighbours) {
+      const ranked = this.#rankNodes(space.kind, neighbours, options);
+      if (!filtered || ranked.length >= options.limit) return ranked;
+    }
+    const filter = this.#vectorFilterSql(options.filters);
     const rows = this.#db
       .prepare(
         `SELECT rowid, distance FROM ${space.table_name} WHERE embedding MATCH ? AND k = ? AND scope_key = ? ${filter.sql}`,
       )
-      .all(vector, k, this.#key, ...filter.params) as { rowid: number; distance: number }[];
-    const best = new Map<number, number>();
-    for (const row of rows) {
-      const nodeRowid = space.kind === "image" ? Math.floor(row.rowid / imageSlots) : row.rowid;
-      if (!best.has(nodeRowid)) best.set(nodeRowid, 1 - row.distance);
-    }
-    const ids = this.#idsForRowids([...best.keys()]);
-    return [...best.entries()]
-      .map(([rowid, score]) => ({ id: ids.get(rowid), score }))
-      .filter((ranked): ranked is Ranked => ranked.id !== undefined)
-      .slice(0, options.limit);
+      .all(vector, wanted, this.#key, ...filter.params) as { rowid: number; distance: number }[];
+    // vec0 applied the filters already.
+    const exact = rows.map((row) => ({ rowid: row.rowid, similarity: 1 - row.distance }));
+    return this.#rankNodes(space.kind, exact, { limit: options.limit });
   }
 
-  #idsForRowids(rowids: number[]): Map<number, string> {
-    if (rowids.length === 0) return new Map();
+  /**
+   * Vector hits → raw nodes, best first: a node scores its best vector; rowids that are not (or no
+   * longer) this scope's raw nodes, or that fail the filters, are dropped.
+   */
+  #rankNodes(
+    kind: "text" | "image",
+    neighbours: readonly Neighbour[],
+    options: { limit: number; filters?: SearchFilters },
+  ): Ranked[] {
+    const best = new Map<number, number>();
+    for (const { rowid, similarity } of neighbours) {
+      const nodeRowid = kind === "image" ? Math.floor(rowid / imageSlots) : rowid;
+      if (similarity > (best.get(nodeRowid) ?? Number.NEGATIVE_INFINITY)) best.set(nodeRowid, similarity);
+    }
+    if (best.size === 0) return [];
+    const filter = this.#filterSql(options.filters, "r");
+    // `+r.scope_key`: without it SQLite walks the whole scope's index instead of the rowid list.
     const rows = this.#db
-      .prepare("SELECT rowid, id FROM raw_nodes WHERE scope_key = ? AND rowid IN (SELECT value FROM json_each(?))")
-      .all(this.#key, JSON.stringify(rowids)) as { rowid: number; id: string }[];
-    return new Map(rows.map((row) => [row.rowid, row.id]));
+      .prepare(
+        `SELECT r.rowid, r.id FROM raw_nodes r WHERE r.rowid IN (SELECT value FROM json_each(?)) AND +r.scope_key = ? ${filter.sql}`,
+      )
+      .all(JSON.stringify([...best.keys()]), this.#key, ...filter.params) as { rowid: number; id: string }[];
+    return rows
+      .map((row) => ({ id: row.id, score: best.get(row.rowid) ?? 0 }))
+      .sort((left, right) => right.score - left.score)
+      .slice(0, options.limit);
   }
 
   #filterSql(filters: SearchFilters | undefined, alias: string): { sql: string; params: unknown[] } {
@@ -530,8 +588,11 @@ export class SqliteScopedStore implements ScopedStore {
     // Journal the blobs this forget may orphan: if the process dies after the commit, the next
     // open still deletes their files, so forgotten pixels never outlive their rows.
     const journal = files.begin(this.#blobsOf(target));
+    const removedVectors: { table: string; rowids: number[] }[] = [];
     try {
-      return this.#db.transaction(() => this.#forget(target)).immediate();
+      const result = this.#db.transaction(() => this.#forget(target, removedVectors)).immediate();
+      this.#store.vectorIndexes.afterForget(this.#key, removedVectors);
+      return result;
     } catch (error) {
       if (error instanceof NotFoundError) throw error;
       throw new StoreError("forget", error);
@@ -556,10 +617,17 @@ export class SqliteScopedStore implements ScopedStore {
     }
   }
 
-  #forget(target: ForgetTarget): ForgetResult {
+  /** `removedVectors` collects the vec0 rowids deleted per table, for the loaded ANN indexes. */
+  #forget(target: ForgetTarget, removedVectors: { table: string; rowids: number[] }[]): ForgetResult {
     const removedBlobs: string[] = [];
     const db = this.#db;
     const { nodeRowids, sessionRowids, subject } = this.#forgetTargets(target);
+    const spaces = this.#store.spaces();
+    // Inside the write lock and before any row goes: persisted ANN indexes of this scope are deleted.
+    this.#store.vectorIndexes.beforeForget(
+      this.#key,
+      spaces.map((space) => ({ table: space.table_name, kind: space.kind, dimensions: space.dimensions })),
+    );
     const nodes = JSON.stringify(nodeRowids);
     const blobHashes = (
       db
@@ -569,18 +637,19 @@ export class SqliteScopedStore implements ScopedStore {
         .all(nodes) as { blob_hash: string }[]
     ).map((row) => row.blob_hash);
 
-    const imageRowids = JSON.stringify(
-      (
-        db
-          .prepare(
-            "SELECT raw_node_rowid, ordinal FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))",
-          )
-          .all(nodes) as { raw_node_rowid: number; ordinal: number }[]
-      ).map((row) => row.raw_node_rowid * imageSlots + row.ordinal),
-    );
-    for (const space of this.#store.spaces()) {
-      const rowids = space.kind === "text" ? nodes : imageRowids;
-      db.prepare(`DELETE FROM ${space.table_name} WHERE rowid IN (SELECT value FROM json_each(?))`).run(rowids);
+    const imageRowids = (
+      db
+        .prepare(
+          "SELECT raw_node_rowid, ordinal FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))",
+        )
+        .all(nodes) as { raw_node_rowid: number; ordinal: number }[]
+    ).map((row) => row.raw_node_rowid * imageSlots + row.ordinal);
+    for (const space of spaces) {
+      const rowids = space.kind === "text" ? nodeRowids : imageRowids;
+      db.prepare(`DELETE FROM ${space.table_name} WHERE rowid IN (SELECT value FROM json_each(?))`).run(
+        JSON.stringify(rowids),
+      );
+      removedVectors.push({ table: space.table_name, rowids });
     }
     db.prepare("DELETE FROM fts_text WHERE rowid IN (SELECT value FROM json_each(?))").run(nodes);
     db.prepare("DELETE FROM fts_image_text WHERE rowid IN (SELECT value FROM json_each(?))").run(nodes);
@@ -765,4 +834,13 @@ function toSession(row: SessionRow): SessionRecord {
     contentHash: row.content_hash,
     createdAt: new Date(row.created_ms).toISOString(),
   };
+}
+
+function hasFilters(filters: SearchFilters | undefined): boolean {
+  return Boolean(
+    filters?.sessionKeys?.length ||
+      filters?.speakers?.length ||
+      filters?.timeFromMs !== undefined ||
+      filters?.timeToMs !== undefined,
+  );
 }

@@ -10,12 +10,15 @@ import type { ScopedStore, Store } from "../store.ts";
 import { BlobFiles } from "./blob-files.ts";
 import { migrate } from "./migrations.ts";
 import { SqliteScopedStore } from "./sqlite-scoped-store.ts";
+import { VectorIndexes, type VectorIndexOptions } from "./vector-indexes.ts";
 
 export interface SqliteStoreOptions {
   /** Folder holding `cairn.db` and the blob files; created if missing. */
   readonly path: string;
   readonly now?: () => number;
   readonly newId?: (prefix: string) => string;
+  /** Approximate vector search (HNSW indexes under `<path>/ann/`); defaults in `defaultVectorIndexOptions`. */
+  readonly vectorIndex?: Partial<VectorIndexOptions>;
 }
 
 interface SpaceRow {
@@ -35,11 +38,22 @@ export class SqliteStore implements Store {
   readonly files: BlobFiles;
   readonly now: () => number;
   readonly newId: (prefix: string) => string;
+  /** Derived ANN indexes over the vec0 tables, one per (space, scope). */
+  readonly vectorIndexes: VectorIndexes;
   #closed = false;
 
   private constructor(db: Database, files: BlobFiles, options: SqliteStoreOptions) {
     this.db = db;
     this.files = files;
+    this.vectorIndexes = new VectorIndexes(db, {
+      databasePath: join(options.path, "cairn.db"),
+      folder: join(options.path, "ann"),
+      spaceTable: (name) => {
+        const space = this.space(name);
+        return space && { table: space.table_name, kind: space.kind, dimensions: space.dimensions };
+      },
+      options: options.vectorIndex,
+    });
     this.now = options.now ?? Date.now;
     this.newId = options.newId ?? randomId;
   }
@@ -111,7 +125,11 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.db.close();
+    try {
+      await this.vectorIndexes.close();
+    } finally {
+      this.db.close();
+    }
   }
 
   #assertOpen(): void {
