@@ -113,6 +113,8 @@ export async function runConfig(config: PerfConfig, command: string): Promise<Pe
     };
   } finally {
     await memory.close();
+    // Memory leaves models it was handed open; the local profile's worker threads would keep the process alive.
+    await models.close();
     if (!config.keepStore) rmSync(config.workDir, { recursive: true, force: true });
   }
 }
