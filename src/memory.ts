@@ -156,7 +156,13 @@ export class Memory {
     const session = parseSessionInput(input, this.limits);
     const warnings: string[] = [];
     const images = await this.#intakeImages(session, options);
-    const derivedText = await this.#readImages([...images.unique.values()], warnings);
+    // Pixels already stored were read and embedded when they first arrived: reuse that work.
+    const known = await scoped.knownImages([...images.unique.keys()], this.imageSpace?.name ?? null);
+    const derivedText = await this.#readImages(
+      [...images.unique.values()].filter((image) => !known.get(image.hash)?.derivedText),
+      warnings,
+    );
+    for (const [hash, { derivedText: text }] of known) if (text) derivedText.set(hash, text);
     const sessionTimeMs = Date.parse(session.time);
 
     const imageTexts = session.turns.map((_, index) =>
@@ -173,7 +179,11 @@ export class Memory {
     );
     const textVectors = vectors.slice(0, turnTexts.length);
     const imageTextVectors = vectors.slice(turnTexts.length);
-    const imageVectors = await this.#embedImages([...images.unique.values()], warnings);
+    const imageVectors = await this.#embedImages(
+      [...images.unique.values()].filter((image) => !known.get(image.hash)?.vector),
+      warnings,
+    );
+    for (const [hash, { vector }] of known) if (vector) imageVectors.set(hash, vector);
 
     const textSpace = this.textSpace;
     const imageTextSpace = this.imageTextSpace;

@@ -56,4 +56,13 @@ export interface ScopedStore {
   forget(target: ForgetTarget): Promise<ForgetResult>;
   listAudit(options?: { limit?: number; offset?: number }): Promise<AuditEvent[]>;
   stats(): Promise<ScopeStats>;
+  /**
+   * What is already derived from these images' pixels: the image vector in `imageSpace` and the
+   * image-derived text (OCR, captions from a model). Both depend only on the bytes, so a write of a
+   * known image reuses them instead of running the models again. Unknown hashes are omitted.
+   */
+  knownImages(
+    hashes: readonly string[],
+    imageSpace: string | null,
+  ): Promise<Map<string, { vector: Float32Array | null; derivedText: string | null }>>;
 }

@@ -799,6 +799,25 @@ export class SqliteScopedStore implements ScopedStore {
     }));
   }
 
+  async knownImages(
+    hashes: readonly string[],
+    imageSpace: string | null,
+  ): Promise<Map<string, { vector: Float32Array | null; derivedText: string | null }>> {
+    const vectorOf = this.#db.prepare("SELECT vector FROM blob_vectors WHERE blob_hash = ? AND space = ?").pluck();
+    const textOf = this.#db
+      .prepare("SELECT derived_text FROM raw_node_images WHERE blob_hash = ? AND derived_text IS NOT NULL LIMIT 1")
+      .pluck();
+    const known = new Map<string, { vector: Float32Array | null; derivedText: string | null }>();
+    for (const hash of hashes) {
+      if (!this.#store.hasBlob(hash)) continue;
+      const bytes = imageSpace ? (vectorOf.get(hash, imageSpace) as Buffer | undefined) : undefined;
+      // Copy: the Buffer may be a view into a pooled allocation.
+      const vector = bytes ? new Float32Array(new Uint8Array(bytes).buffer) : null;
+      known.set(hash, { vector, derivedText: (textOf.get(hash) as string | undefined) ?? null });
+    }
+    return known;
+  }
+
   async stats(): Promise<ScopeStats> {
     const count = (sql: string) => (this.#db.prepare(sql).get(this.#key) as { n: number }).n;
     return {
