@@ -1,8 +1,205 @@
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { createRequire } from "node:module";
+import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { InputError } from "../../errors.ts";
 import type { Memory } from "../../memory.ts";
 import type { Scope } from "../../scope.ts";
+import { evidenceContent, rawNodeContent } from "./content.ts";
+import {
+  addSessionInput,
+  addSessionOutput,
+  forgetInput,
+  forgetOutput,
+  getRawNodeInput,
+  listSessionsInput,
+  searchInput,
+  searchOutput,
+} from "./schemas.ts";
+import { jsonResult, resourceResult, toolResult } from "./tool-result.ts";
 
-/** An MCP server whose tools and resources act on one scope of `memory`. */
-export function createMcpServer(_memory: Memory, _scope: Scope): McpServer {
-  return new McpServer({ name: "cairn", version: "0.1.0" });
+const { version } = createRequire(import.meta.url)("../../../package.json") as { version: string };
+
+const instructions = `Cairn is this user's long-term memory of past conversations, including their images.
+Call cairn_search before answering questions about the past; its evidence is the original turns with provenance
+(session, turn, time, speaker) and the original images. Store finished sessions with cairn_add_session.`;
+
+/**
+ * An MCP server whose tools and resources act on one scope of `memory`; the scope is fixed by
+ * whoever starts the server (CLI flags, or the API key over HTTP), never by the tool arguments.
+ * The caller owns `memory` and closes it.
+ *
+ * @example
+ * const server = createMcpServer(memory, { tenant: "acme", user: "ana" });
+ * await server.connect(new StdioServerTransport());
+ */
+export function createMcpServer(memory: Memory, scope: Scope): McpServer {
+  const server = new McpServer({ name: "cairn", version }, { instructions });
+
+  server.registerTool(
+    "cairn_add_session",
+    {
+      title: "Remember a session",
+      description:
+        "Stores one conversation session (turns with text and images) in long-term memory. Images go as base64 `data`. " +
+        "Storing the identical session again changes nothing (duplicate: true).",
+      inputSchema: addSessionInput,
+      outputSchema: addSessionOutput,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    ({ session }) =>
+      toolResult(async () => {
+        const result = await memory.addSession(scope, sessionForScope(session, scope));
+        return jsonResult(
+          result,
+          result.duplicate
+            ? `session ${result.sessionKey} was already stored`
+            : `stored session ${result.sessionKey} as ${result.rawNodeIds.length} raw node(s)`,
+        );
+      }),
+  );
+
+  server.registerTool(
+    "cairn_search",
+    {
+      title: "Search memory",
+      description:
+        "Finds evidence in long-term memory for a text and/or image query. Returns the original turns with their " +
+        "provenance and the original images (as image content), under a budget of turns, images and text tokens.",
+      inputSchema: searchInput,
+      outputSchema: searchOutput,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    ({ text, image, budget, filters, channels, vision, images }) =>
+      toolResult(async () => {
+        const pack = await memory.search(
+          scope,
+          { text, image },
+          { budget: definedOnly(budget ?? {}), filters, channels, vision },
+        );
+        return {
+          content: await evidenceContent(memory, scope, pack, images ?? "original"),
+          structuredContent: pack as unknown as Record<string, unknown>,
+        };
+      }),
+  );
+
+  server.registerTool(
+    "cairn_get_raw_node",
+    {
+      title: "Read a raw node",
+      description: "One original turn by id, with its provenance and images.",
+      inputSchema: getRawNodeInput,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    ({ id, images }) =>
+      toolResult(async () => {
+        const node = await memory.getRawNode(scope, id);
+        return {
+          content: await rawNodeContent(memory, scope, node, images ?? "original"),
+          structuredContent: node as unknown as Record<string, unknown>,
+        };
+      }),
+  );
+
+  server.registerTool(
+    "cairn_list_sessions",
+    {
+      title: "List sessions",
+      description: "The stored sessions of this user, newest first.",
+      inputSchema: listSessionsInput,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    ({ limit, offset }) =>
+      toolResult(async () => {
+        const sessions = await memory.listSessions(scope, { limit: limit ?? 50, offset: offset ?? 0 });
+        return jsonResult({ sessions });
+      }),
+  );
+
+  server.registerTool(
+    "cairn_forget",
+    {
+      title: "Forget",
+      description:
+        "Deletes a session or a single raw node and everything derived from it (vectors, entries, images no longer " +
+        "referenced). The deletion is audited. Give exactly one of session or rawNode.",
+      inputSchema: forgetInput,
+      outputSchema: forgetOutput,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    },
+    ({ session, rawNode }) =>
+      toolResult(async () => {
+        if ((session === undefined) === (rawNode === undefined))
+          throw new InputError("forget", "give exactly one of session or rawNode");
+        const result = await memory.forget(scope, session !== undefined ? { session } : { rawNode: rawNode as string });
+        return jsonResult(result, `forgot ${result.sessions} session(s), ${result.rawNodes} raw node(s)`);
+      }),
+  );
+
+  server.registerResource(
+    "raw-node",
+    new ResourceTemplate("cairn://raw-nodes/{id}", { list: undefined }),
+    {
+      title: "Raw node",
+      description: "One original turn (text, images, provenance) as JSON",
+      mimeType: "application/json",
+    },
+    (uri, variables) =>
+      resourceResult(async () => {
+        const node = await memory.getRawNode(scope, single(variables.id));
+        return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(node, null, 2) }] };
+      }),
+  );
+
+  server.registerResource(
+    "blob",
+    new ResourceTemplate("cairn://blobs/{hash}", { list: undefined }),
+    { title: "Image", description: "The original bytes of a stored image, by its SHA-256" },
+    (uri, variables) =>
+      resourceResult(async () => {
+        const blob = await memory.getBlob(scope, single(variables.hash));
+        return {
+          contents: [{ uri: uri.href, mimeType: blob.mediaType, blob: Buffer.from(blob.data).toString("base64") }],
+        };
+      }),
+  );
+
+  return server;
+}
+
+/**
+ * Over MCP an image arrives as bytes: the server must not read its own disk or reach the network on
+ * a remote caller's behalf. The scope comes from the server, so a session naming another is refused.
+ */
+function sessionForScope(session: Record<string, unknown>, scope: Scope): Record<string, unknown> {
+  const { user, tenant, agent, ...body } = session;
+  for (const [field, value] of Object.entries({ tenant, user, agent })) {
+    if (value !== undefined && value !== scope[field as keyof Scope]) {
+      throw new InputError(
+        `session.${field}`,
+        `this server is scoped to ${field} ${scope[field as keyof Scope] ?? "(none)"}`,
+      );
+    }
+  }
+  const turns = Array.isArray(body.turns) ? body.turns : [];
+  for (const [turnIndex, turn] of turns.entries()) {
+    const images = (turn as { images?: unknown })?.images;
+    if (!Array.isArray(images)) continue;
+    for (const [imageIndex, image] of images.entries()) {
+      const field = `turns[${turnIndex}].images[${imageIndex}]`;
+      if (image && typeof image === "object" && "path" in image)
+        throw new InputError(`${field}.path`, "local paths are not accepted over MCP: send the bytes as base64 `data`");
+      if (image && typeof image === "object" && "url" in image)
+        throw new InputError(`${field}.url`, "URLs are not fetched over MCP: send the bytes as base64 `data`");
+    }
+  }
+  return body;
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+}
+
+function single(value: string | string[] | undefined): string {
+  const text = Array.isArray(value) ? value[0] : value;
+  return decodeURIComponent(text ?? "");
 }
