@@ -4,6 +4,7 @@ import { bench, benchHelp } from "./commands/bench.ts";
 import { demo } from "./commands/demo.ts";
 import { forget, forgetHelp } from "./commands/forget.ts";
 import { ingest, ingestHelp } from "./commands/ingest.ts";
+import { mcp, mcpHelp } from "./commands/mcp.ts";
 import { search, searchHelp } from "./commands/search.ts";
 import { show, showHelp } from "./commands/show.ts";
 import { commonOptionSpec, commonOptions } from "./context.ts";
@@ -16,6 +17,7 @@ Commands:
   ${showHelp}
   ${forgetHelp.replaceAll("\n", "\n  ")}
   ${benchHelp.replaceAll("\n", "\n  ")}
+  ${mcpHelp.replaceAll("\n", "\n  ")}
   cairn demo   build the example memory from examples/ and run a few searches
 
 Options for every command:
@@ -94,6 +96,8 @@ export async function main(argv: string[]): Promise<number> {
       return bench(options, values, argv);
     case "demo":
       return demo(options);
+    case "mcp":
+      return mcp(options);
     default:
       process.stderr.write(`unknown command ${command}\n\n${usage}\n`);
       return 2;
