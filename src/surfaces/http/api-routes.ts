@@ -1,0 +1,223 @@
+import { z } from "zod";
+import { validateScope } from "../../scope.ts";
+import { blobResponse } from "./blob-response.ts";
+import { defineRoute, type Route, type RouteDoc } from "./route.ts";
+import {
+  forgetBody,
+  hashParam,
+  idParam,
+  multipartSessionBody,
+  pageQuery,
+  responses,
+  searchBody,
+  sessionBody,
+} from "./schemas.ts";
+import { toSessionInput } from "./session-upload.ts";
+
+const errors = {
+  400: { description: "invalid input", schema: responses.error },
+  401: { description: "missing or unknown API key", schema: responses.error },
+  403: { description: "the API key is bound to another tenant or user", schema: responses.error },
+};
+const notFound = { 404: { description: "no such id in this scope", schema: responses.error } };
+
+/** The REST API under /v1: thin translations to the SDK, scoped by the request's key. */
+export function apiRoutes(info: { version: string }): Route[] {
+  return [
+    defineRoute(
+      {
+        method: "get",
+        path: "/v1/health",
+        summary: "Liveness; needs no key",
+        tag: "service",
+        scoped: false,
+        responses: { 200: { description: "the service is up", schema: responses.health } },
+      },
+      ({ c }) => c.json({ status: "ok", version: info.version, store: "sqlite" }),
+    ),
+    defineRoute(
+      {
+        method: "post",
+        path: "/v1/sessions",
+        summary: "Add a session (JSON with base64 images, or multipart with file parts)",
+        tag: "sessions",
+        scoped: true,
+        body: sessionBody,
+        multipart: multipartSessionBody,
+        responses: {
+          201: { description: "stored", schema: responses.addSession },
+          200: {
+            description: "the identical session was already stored (duplicate: true)",
+            schema: responses.addSession,
+          },
+          ...errors,
+          409: { description: "the session id is taken by other content", schema: responses.error },
+          413: { description: "body larger than the server's limit", schema: responses.error },
+          415: { description: "not JSON or multipart/form-data", schema: responses.error },
+        },
+      },
+      async ({ c, memory, scope, body, files }) => {
+        const result = await memory.addSession(scope, await toSessionInput(body, files, scope));
+        return c.json(result, result.duplicate ? 200 : 201);
+      },
+    ),
+    defineRoute(
+      {
+        method: "get",
+        path: "/v1/sessions",
+        summary: "List sessions, newest first",
+        tag: "sessions",
+        scoped: true,
+        query: pageQuery,
+        responses: { 200: { description: "a page of sessions", schema: responses.sessions }, ...errors },
+      },
+      async ({ c, memory, scope, query }) => c.json({ sessions: await memory.listSessions(scope, query) }),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        path: "/v1/sessions/:id",
+        summary: "A session and its raw nodes",
+        tag: "sessions",
+        scoped: true,
+        params: idParam,
+        responses: { 200: { description: "the session", schema: responses.session }, ...errors, ...notFound },
+      },
+      async ({ c, memory, scope, params }) => {
+        // The SDK has no getSession yet; the scoped store enforces the same isolation.
+        const session = await memory.store.forScope(validateScope(scope)).getSession(params.id);
+        return c.json({ session, rawNodes: await memory.listRawNodes(scope, session.id) });
+      },
+    ),
+    defineRoute(
+      {
+        method: "post",
+        path: "/v1/search",
+        summary: "Tri-path search answered with a budgeted evidence pack",
+        tag: "search",
+        scoped: true,
+        body: searchBody,
+        responses: {
+          200: { description: "the evidence pack", schema: responses.evidencePack },
+          ...errors,
+          413: { description: "body larger than the server's limit", schema: responses.error },
+          415: { description: "not JSON", schema: responses.error },
+        },
+      },
+      async ({ c, memory, scope, body }) => {
+        const { text, image, ...options } = body;
+        return c.json(await memory.search(scope, { text, image }, options));
+      },
+    ),
+    defineRoute(
+      {
+        method: "get",
+        path: "/v1/raw-nodes/:id",
+        summary: "One raw node: original text, image references, provenance",
+        tag: "evidence",
+        scoped: true,
+        params: idParam,
+        responses: { 200: { description: "the raw node", schema: responses.rawNode }, ...errors, ...notFound },
+      },
+      async ({ c, memory, scope, params }) => c.json(await memory.getRawNode(scope, params.id)),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        path: "/v1/blobs/:hash",
+        summary: "The original image bytes (immutable: ETag is the SHA-256)",
+        tag: "evidence",
+        scoped: true,
+        params: hashParam,
+        responses: {
+          200: { description: "the image", contentType: "image/*" },
+          304: { description: "not modified (If-None-Match matched)" },
+          ...errors,
+          ...notFound,
+        },
+      },
+      async ({ c, memory, scope, params }) => blobResponse(c, await memory.getBlob(scope, params.hash), params.hash),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        path: "/v1/blobs/:hash/thumbnail",
+        summary: "A 256 px WebP thumbnail of the image",
+        tag: "evidence",
+        scoped: true,
+        params: hashParam,
+        responses: {
+          200: { description: "the thumbnail", contentType: "image/webp" },
+          304: { description: "not modified (If-None-Match matched)" },
+          ...errors,
+          ...notFound,
+        },
+      },
+      async ({ c, memory, scope, params }) =>
+        blobResponse(c, await memory.getBlob(scope, params.hash, { thumbnail: true }), `${params.hash}.thumbnail`),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        path: "/v1/entries",
+        summary: "List entries (fields grow over time: render unknown ones generically)",
+        tag: "entries",
+        scoped: true,
+        query: pageQuery,
+        responses: { 200: { description: "a page of entries", schema: responses.entries }, ...errors },
+      },
+      async ({ c, memory, scope, query }) => c.json({ entries: await memory.listEntries(scope, query) }),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        path: "/v1/audit",
+        summary: "The audit trail of this scope (writes and forgets)",
+        tag: "service",
+        scoped: true,
+        query: pageQuery,
+        responses: { 200: { description: "a page of audit events", schema: responses.audit }, ...errors },
+      },
+      async ({ c, memory, scope, query }) => c.json({ events: await memory.listAudit(scope, query) }),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        path: "/v1/stats",
+        summary: "Counts of what this scope holds",
+        tag: "service",
+        scoped: true,
+        responses: { 200: { description: "the counts", schema: responses.stats }, ...errors },
+      },
+      async ({ c, memory, scope }) => c.json(await memory.stats(scope)),
+    ),
+    defineRoute(
+      {
+        method: "post",
+        path: "/v1/forget",
+        summary: "Delete a session, a raw node or everything of this scope, with all that derives from it",
+        tag: "sessions",
+        scoped: true,
+        body: forgetBody,
+        responses: {
+          200: { description: "what was deleted; audited", schema: responses.forget },
+          ...errors,
+          ...notFound,
+          415: { description: "not JSON", schema: responses.error },
+        },
+      },
+      async ({ c, memory, scope, body }) => c.json(await memory.forget(scope, body)),
+    ),
+  ];
+}
+
+/** Documented for the OpenAPI document; the app mounts the MCP handler itself (all methods). */
+export const mcpRouteDocs: RouteDoc[] = (["post", "get", "delete"] as const).map((method) => ({
+  method,
+  path: "/mcp",
+  summary: "MCP over streamable HTTP (stateless), authenticated and scoped like the REST API",
+  tag: "mcp",
+  scoped: true,
+  ...(method === "post" ? { body: z.record(z.unknown()).describe("a JSON-RPC message") } : {}),
+  responses: { 200: { description: "a JSON-RPC response", schema: z.record(z.unknown()) }, ...errors },
+}));

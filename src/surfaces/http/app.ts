@@ -1,0 +1,71 @@
+import { readFileSync } from "node:fs";
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { KeyStore } from "../../auth/key-store.ts";
+import type { Memory } from "../../memory.ts";
+import { dashboardRoutes } from "../dashboard/routes.ts";
+import { handleMcpHttp } from "../mcp/http.ts";
+import { apiRoutes, mcpRouteDocs } from "./api-routes.ts";
+import { errorResponse, HttpError } from "./errors.ts";
+import { buildOpenApi } from "./openapi.ts";
+import { resolveScope } from "./request-scope.ts";
+
+/** Large enough for a 20 MiB image (the default image limit) sent as base64 in JSON. */
+export const defaultMaxBodyBytes = 32 * 1024 * 1024;
+
+export type HttpLogEvent = { readonly type: "unexpected"; readonly error: unknown };
+
+export interface AppOptions {
+  readonly memory: Memory;
+  /** null = --no-auth: the scope comes from X-Cairn-Tenant / X-Cairn-User headers. */
+  readonly keys: KeyStore | null;
+  /** Requests with a larger body answer 413 before the SDK sees them. Default 32 MiB. */
+  readonly maxBodyBytes?: number;
+  readonly log?: (event: HttpLogEvent) => void;
+}
+
+const version = (
+  JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
+
+/**
+ * The HTTP surface: REST under /v1, its OpenAPI document, MCP at /mcp and the dashboard at /.
+ *
+ * @example
+ * const app = createApp({ memory, keys: await KeyStore.open({ path: ".cairn" }) });
+ * const response = await app.request("/v1/health");
+ */
+export function createApp(options: AppOptions): Hono {
+  const { memory, keys } = options;
+  const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
+  const log = options.log ?? (() => {});
+  const routes = apiRoutes({ version });
+  const openApi = buildOpenApi([...routes, ...mcpRouteDocs], { version });
+
+  const app = new Hono();
+  app.onError((error, c) => {
+    const { status, body } = errorResponse(error, (unexpected) => log({ type: "unexpected", error: unexpected }));
+    return c.json(body, status);
+  });
+  app.notFound((c) => {
+    const { status, body } = errorResponse(new HttpError("no_route", `no route ${c.req.method} ${c.req.path}`));
+    return c.json(body, status);
+  });
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: () => {
+        throw new HttpError("too_large", `the request body is larger than the server's limit of ${maxBodyBytes} bytes`);
+      },
+    }),
+  );
+
+  for (const route of routes) route.register(app, { memory, keys });
+  app.get("/openapi.json", (c) => c.json(openApi));
+  app.on(["GET", "POST", "DELETE"], "/mcp", (c) =>
+    handleMcpHttp(c.req.raw, memory, resolveScope(c.req.raw.headers, keys)),
+  );
+  app.route("/", dashboardRoutes());
+  return app;
+}

@@ -1,0 +1,42 @@
+import type { KeyStore } from "../../auth/key-store.ts";
+import { InputError } from "../../errors.ts";
+import { type Scope, validateScope } from "../../scope.ts";
+import { HttpError } from "./errors.ts";
+
+export const userHeader = "x-cairn-user";
+export const agentHeader = "x-cairn-agent";
+export const tenantHeader = "x-cairn-tenant";
+
+/**
+ * The scope a request acts in. With keys: the tenant (and user, if bound) come from the key, a
+ * different user named by the request is refused. Without keys (`--no-auth`): from headers, with
+ * `default` for both. REST and MCP resolve it here, so both see the same rules.
+ */
+export function resolveScope(headers: Headers, keys: KeyStore | null): Scope {
+  const namedUser = headers.get(userHeader) ?? undefined;
+  const agent = headers.get(agentHeader) ?? undefined;
+  if (keys === null) {
+    return validateScope({
+      tenant: headers.get(tenantHeader) ?? "default",
+      user: namedUser ?? "default",
+      ...(agent === undefined ? {} : { agent }),
+    });
+  }
+  const authorization = headers.get("authorization");
+  const token = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
+  if (!token) throw new HttpError("unauthorized", "missing API key: send Authorization: Bearer <key>");
+  const record = keys.verify(token);
+  if (!record) throw new HttpError("unauthorized", "unknown or revoked API key");
+  const tenantNamed = headers.get(tenantHeader);
+  if (tenantNamed !== null && tenantNamed !== record.tenant) {
+    throw new HttpError("forbidden", "this API key is bound to another tenant", { field: "X-Cairn-Tenant" });
+  }
+  if (record.user !== null && namedUser !== undefined && namedUser !== record.user) {
+    throw new HttpError("forbidden", "this API key is bound to another user", { field: "X-Cairn-User" });
+  }
+  const user = record.user ?? namedUser;
+  if (user === undefined) {
+    throw new InputError("X-Cairn-User", "this API key is not bound to a user: name one with the X-Cairn-User header");
+  }
+  return validateScope({ tenant: record.tenant, user, ...(agent === undefined ? {} : { agent }) });
+}

@@ -1,0 +1,54 @@
+import { InputError } from "../../errors.ts";
+import type { ImageInput, SessionInput, TurnInput } from "../../ingest/session-input.ts";
+import type { Scope } from "../../scope.ts";
+import type { SessionBody } from "./schemas.ts";
+
+/**
+ * Turns an uploaded session into the SDK's input: file-part references become bytes, and a `user`
+ * in the body must be the request's own (the scope comes from the key, never from the body).
+ */
+export async function toSessionInput(
+  body: SessionBody,
+  files: ReadonlyMap<string, File>,
+  scope: Scope,
+): Promise<SessionInput> {
+  const { user, ...session } = body;
+  if (user !== undefined && user !== scope.user) {
+    throw new InputError(
+      "body.user",
+      `is ${user} but this request acts as user ${scope.user} (from the key or X-Cairn-User)`,
+    );
+  }
+  const turns: TurnInput[] = [];
+  for (const [turnIndex, { images, ...turn }] of session.turns.entries()) {
+    if (!images) {
+      turns.push(turn);
+      continue;
+    }
+    const inputs: ImageInput[] = [];
+    for (const [imageIndex, image] of images.entries()) {
+      inputs.push(await toImageInput(image, files, `body.turns[${turnIndex}].images[${imageIndex}]`));
+    }
+    turns.push({ ...turn, images: inputs });
+  }
+  return { ...session, turns };
+}
+
+async function toImageInput(
+  image: NonNullable<SessionBody["turns"][number]["images"]>[number],
+  files: ReadonlyMap<string, File>,
+  field: string,
+): Promise<ImageInput> {
+  const caption = image.caption === undefined ? {} : { caption: image.caption };
+  if (image.file !== undefined) {
+    const file = files.get(image.file);
+    if (!file) throw new InputError(`${field}.file`, `no file part named ${image.file} in the upload`);
+    return { data: new Uint8Array(await file.arrayBuffer()), ...caption };
+  }
+  if (image.data !== undefined) {
+    return { data: image.data, ...(image.mediaType === undefined ? {} : { mediaType: image.mediaType }), ...caption };
+  }
+  if (image.url !== undefined) return { url: image.url, ...caption };
+  // The schema guarantees exactly one source; what is left is a caption-only image.
+  return { unavailable: image.unavailable as string, caption: image.caption ?? "" };
+}
