@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { describe, it } from "node:test";
+import { describe, it, type TestContext } from "node:test";
 import { getRequestListener } from "@hono/node-server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -16,7 +16,7 @@ import { call, callFailing, images, kayakSession, texts, toolNames } from "./sup
  * `handleMcpHttp` behind a real socket, without the HTTP app: the scope comes from a test header
  * here (the app resolves it from the API key).
  */
-async function serveMcp(t: { after: (fn: () => Promise<void>) => void }) {
+async function serveMcp(t: TestContext) {
   const memory = await Memory.open({ path: join(tempDir(t), "store"), models: createHashModels(), ownsModels: true });
   const server = createServer(
     getRequestListener((request) =>
