@@ -3,21 +3,23 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { KeyStore } from "../../src/auth/key-store.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
+import { type RunningServer, startServer } from "../../src/surfaces/http/server.ts";
 import { drawPng, tempDir } from "../support/fixtures.ts";
-import { startInterimServer } from "./support/interim-server.ts";
 
 const chromiumPath = process.env.CAIRN_CHROMIUM ?? "/usr/bin/chromium";
 const skip = existsSync(chromiumPath)
   ? false
   : `Chromium not found at ${chromiumPath} (install Debian's chromium, or set CAIRN_CHROMIUM)`;
 const artifacts = new URL("../../test-artifacts/", import.meta.url);
-const scope = { tenant: "default", user: "default" };
+const scope = { tenant: "acme", user: "ana" };
 
 describe("dashboard in Chromium", { skip }, () => {
   let memory: Memory;
-  let server: { url: string; close(): Promise<void> };
+  let server: RunningServer;
+  let apiKey: string;
   let browser: Browser;
   let page: Page;
   const problems: string[] = [];
@@ -32,7 +34,9 @@ describe("dashboard in Chromium", { skip }, () => {
       time: "2024-04-02T09:00:00Z",
       turns: [{ speaker: "<b>Mallory</b>", text: `<img src="x" onerror="document.title='pwned'"> hello` }],
     });
-    server = await startInterimServer(memory);
+    const keys = await KeyStore.open({ path: join(dir, "store") });
+    apiKey = keys.create({ tenant: scope.tenant, user: scope.user }).key;
+    server = await startServer({ memory, keys, host: "127.0.0.1", port: 0 });
     browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox"], headless: true });
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     page.on("console", (message) => {
@@ -43,14 +47,26 @@ describe("dashboard in Chromium", { skip }, () => {
 
   after(async () => {
     await browser?.close();
+    // The server owns the memory and the key store and closes them.
     await server?.close();
-    await memory?.close();
     for (const cleanup of cleanups) cleanup();
   });
 
-  it("loads with the stats header, the timeline and stored text shown as text", async () => {
+  it("asks for an API key, and loads with it: stats header, timeline, stored text shown as text", async () => {
     await page.goto(server.url);
     await page.waitForSelector("body[data-ready=true]");
+    await page.waitForSelector("#global-status[data-kind=error]");
+    assert.match((await page.textContent("#global-status")) ?? "", /API key/);
+    assert.equal(await page.locator("#connection[open]").count(), 1, "the connection settings open by themselves");
+    // The browser logs each refused request; only what follows the key must be clean.
+    problems.length = 0;
+    await page.fill("#api-key", apiKey);
+    await page.click("#connection-form button[type=submit]");
+    await page.waitForFunction(() => document.querySelector("[data-stat=sessions]")?.textContent === "1");
+    assert.equal(
+      await page.evaluate(() => JSON.parse(localStorage.getItem("cairn.dashboard.connection") ?? "{}").apiKey),
+      apiKey,
+    );
     assert.equal(await page.textContent("[data-stat=sessions]"), "1");
     assert.match((await page.textContent("#timeline")) ?? "", /hostile/);
     await page.click("#timeline .timeline-session");
@@ -125,6 +141,27 @@ describe("dashboard in Chromium", { skip }, () => {
     mkdirSync(artifacts, { recursive: true });
     await page.screenshot({ path: new URL("dashboard.png", artifacts).pathname, fullPage: true });
     assert.deepEqual(problems, [], "no console errors or uncaught exceptions");
+  });
+});
+
+describe("dashboard without auth", { skip }, () => {
+  it("works with empty connection fields when the server runs --no-auth", async (t) => {
+    const dir = tempDir(t, "cairn-dashboard-open-");
+    const memory = await Memory.open({ path: join(dir, "store"), models: createHashModels() });
+    await memory.addSession(
+      { tenant: "default", user: "default" },
+      { session: "open", time: "2024-01-01T00:00:00Z", turns: [{ speaker: "Ana", text: "no keys here" }] },
+    );
+    const server = await startServer({ memory, keys: null, host: "127.0.0.1", port: 0 });
+    t.after(() => server.close());
+    const browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox"], headless: true });
+    t.after(() => browser.close());
+    const page = await browser.newPage();
+    await page.goto(server.url);
+    await page.waitForSelector("body[data-ready=true]");
+    assert.equal(await page.textContent("[data-stat=sessions]"), "1");
+    assert.equal(await page.locator("#global-status[data-kind=error]").count(), 0);
+    assert.match((await page.textContent("#timeline")) ?? "", /open/);
   });
 });
 
