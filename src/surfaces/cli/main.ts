@@ -4,8 +4,10 @@ import { bench, benchHelp } from "./commands/bench.ts";
 import { demo } from "./commands/demo.ts";
 import { forget, forgetHelp } from "./commands/forget.ts";
 import { ingest, ingestHelp } from "./commands/ingest.ts";
+import { keys, keysHelp } from "./commands/keys.ts";
 import { mcp, mcpHelp } from "./commands/mcp.ts";
 import { search, searchHelp } from "./commands/search.ts";
+import { serve, serveHelp } from "./commands/serve.ts";
 import { show, showHelp } from "./commands/show.ts";
 import { commonOptionSpec, commonOptions } from "./context.ts";
 
@@ -18,6 +20,8 @@ Commands:
   ${forgetHelp.replaceAll("\n", "\n  ")}
   ${benchHelp.replaceAll("\n", "\n  ")}
   ${mcpHelp.replaceAll("\n", "\n  ")}
+  ${serveHelp.replaceAll("\n", "\n  ")}
+  ${keysHelp.replaceAll("\n", "\n  ")}
   cairn demo   build the example memory from examples/ and run a few searches
 
 Options for every command:
@@ -62,6 +66,11 @@ export async function main(argv: string[]): Promise<number> {
       out: { type: "string" },
       benchmarks: { type: "string" },
       answer: { type: "boolean" },
+      host: { type: "string" },
+      port: { type: "string" },
+      "no-auth": { type: "boolean" },
+      "max-body-mb": { type: "string" },
+      demo: { type: "boolean" },
     },
   });
   if (values.help) {
@@ -98,6 +107,19 @@ export async function main(argv: string[]): Promise<number> {
       return demo(options);
     case "mcp":
       return mcp(options);
+    case "serve":
+      return serve(options, {
+        host: values.host,
+        port: values.port,
+        noAuth: values["no-auth"],
+        maxBodyMb: values["max-body-mb"],
+        demo: values.demo,
+      });
+    case "keys":
+      return keys(options, positionals, {
+        tenantGiven: rest.some((arg) => arg === "--tenant" || arg.startsWith("--tenant=")),
+        userGiven: rest.some((arg) => arg === "--user" || arg.startsWith("--user=")),
+      });
     default:
       process.stderr.write(`unknown command ${command}\n\n${usage}\n`);
       return 2;

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { EvidencePack } from "../../../evidence/evidence-pack.ts";
+import type { Memory } from "../../../memory.ts";
 import { type CommonOptions, openMemory, output, scopeOf } from "../context.ts";
 import { renderPack } from "../render.ts";
 import { ingestFile } from "./ingest.ts";
@@ -16,12 +17,22 @@ const questions: { title: string; text?: string; image?: string }[] = [
   { title: "image → image: a new photo of the same bike finds the original", image: "queries/bike-again.png" },
 ];
 
+/** The scope the example memory lives in: tenant `demo`, user `ana`. */
+export function demoOptions(options: CommonOptions): CommonOptions {
+  return { ...options, tenant: "demo", user: "ana", agent: undefined };
+}
+
+/** Ingests `examples/demo.jsonl` into the demo scope (idempotent: stored sessions are skipped). */
+export async function buildDemoMemory(memory: Memory, options: CommonOptions, display: { progress: boolean }) {
+  return ingestFile(memory, demoOptions(options), join(examples, "demo.jsonl"), display);
+}
+
 /** Builds the example memory from `examples/` (idempotent) and prints a few evidence packs. */
 export async function demo(options: CommonOptions): Promise<number> {
-  const scoped: CommonOptions = { ...options, tenant: "demo", user: "ana", agent: undefined };
+  const scoped = demoOptions(options);
   const memory = await openMemory(scoped);
   try {
-    const summary = await ingestFile(memory, scoped, join(examples, "demo.jsonl"), { progress: !options.json });
+    const summary = await buildDemoMemory(memory, scoped, { progress: !options.json });
     const packs: { title: string; pack: EvidencePack }[] = [];
     for (const question of questions) {
       const image = question.image ? { data: await readFile(join(examples, question.image)) } : undefined;

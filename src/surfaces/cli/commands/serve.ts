@@ -1,0 +1,98 @@
+import { isIP } from "node:net";
+import { KeyStore } from "../../../auth/key-store.ts";
+import { ConfigError, InputError } from "../../../errors.ts";
+import { defaultMaxBodyBytes } from "../../http/app.ts";
+import { startServer } from "../../http/server.ts";
+import { type CommonOptions, openMemory } from "../context.ts";
+import { buildDemoMemory, demoOptions } from "./demo.ts";
+
+export const serveHelp = `cairn serve [--host 127.0.0.1] [--port 7700] [--no-auth] [--max-body-mb 32] [--demo]
+  HTTP API under /v1 (OpenAPI at /openapi.json), MCP at /mcp, dashboard at /. Every request needs an API key
+  (cairn keys create) unless --no-auth, which is refused on a non-loopback host. --demo loads the example
+  memory (tenant demo, user ana) when it is not there yet. Stops cleanly on SIGINT/SIGTERM.`;
+
+export interface ServeFlags {
+  readonly host?: string;
+  readonly port?: string;
+  readonly noAuth?: boolean;
+  readonly maxBodyMb?: string;
+  readonly demo?: boolean;
+}
+
+export function isLoopback(host: string): boolean {
+  if (host === "localhost" || host === "::1") return true;
+  return isIP(host) === 4 && host.startsWith("127.");
+}
+
+/** Serves until SIGINT or SIGTERM, then finishes in-flight requests and closes the store. */
+export async function serve(options: CommonOptions, flags: ServeFlags): Promise<number> {
+  const host = flags.host ?? "127.0.0.1";
+  const port = Number(flags.port ?? 7700);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InputError("--port", "must be 0-65535");
+  const maxBodyBytes = flags.maxBodyMb === undefined ? defaultMaxBodyBytes : Number(flags.maxBodyMb) * 1024 * 1024;
+  if (!Number.isFinite(maxBodyBytes) || maxBodyBytes <= 0) throw new InputError("--max-body-mb", "must be positive");
+  if (flags.noAuth && !isLoopback(host)) {
+    throw new InputError(
+      "--no-auth",
+      `refused on ${host}: without keys anyone who reaches the port reads every tenant. Bind 127.0.0.1, or create a key with cairn keys create --tenant T --db ${options.db}`,
+    );
+  }
+
+  const keys = flags.noAuth ? null : await KeyStore.open({ path: options.db });
+  if (keys && keys.activeCount() === 0) {
+    keys.close();
+    throw new ConfigError(
+      `no API keys in ${options.db}: create one with \`cairn keys create --tenant T [--user U] --db ${options.db}\`, or run with --no-auth on a loopback host`,
+    );
+  }
+  const memory = await openMemory(options).catch((error) => {
+    keys?.close();
+    throw error;
+  });
+  try {
+    if (flags.demo && (await memory.listSessions(demoOptions(options), { limit: 1 })).length === 0) {
+      const summary = await buildDemoMemory(memory, options, { progress: false });
+      process.stdout.write(`loaded the example memory: ${summary.added} session(s) (tenant demo, user ana)\n`);
+    }
+  } catch (error) {
+    await memory.close();
+    keys?.close();
+    throw error;
+  }
+
+  const server = await startServer({
+    memory,
+    keys,
+    host,
+    port,
+    maxBodyBytes,
+    log: (event) => process.stderr.write(`cairn serve: unexpected error: ${describe(event.error)}\n`),
+  }).catch(async (error) => {
+    await memory.close();
+    keys?.close();
+    throw error;
+  });
+  process.stdout.write(
+    [
+      `Cairn listening on ${server.url} (store ${options.db}, profile ${options.profile})`,
+      flags.noAuth
+        ? "AUTH IS OFF (--no-auth): the scope comes from X-Cairn-Tenant / X-Cairn-User headers"
+        : "auth: Authorization: Bearer <key> (cairn keys create)",
+      `API ${server.url}/v1  OpenAPI ${server.url}/openapi.json  MCP ${server.url}/mcp  dashboard ${server.url}/`,
+      "",
+    ].join("\n"),
+  );
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  process.stdout.write(`${signal}: finishing in-flight requests, then closing the store\n`);
+  await server.close();
+  process.stdout.write("stopped\n");
+  return 0;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
