@@ -1,0 +1,66 @@
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { describe, it } from "node:test";
+import { promisify } from "node:util";
+import { tempDir } from "../support/fixtures.ts";
+import { kayakSession, toolNames } from "./support.ts";
+
+const bin = join(import.meta.dirname, "../../bin/cairn.js");
+const inspectorPackage = createRequire(import.meta.url).resolve("@modelcontextprotocol/inspector-cli/package.json");
+const inspectorBuild = join(dirname(inspectorPackage), "build");
+
+/**
+ * The MCP Inspector CLI as an outside client of `cairn mcp`. It runs from its own build folder:
+ * 1.0.3 finds its package.json through a path relative to the working directory.
+ */
+async function inspect(db: string, args: string[]): Promise<Record<string, unknown>> {
+  const server = [process.execPath, bin, "mcp", "--db", db, "--profile", "hash"];
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [join(inspectorBuild, "cli.js"), "--cli", ...server, ...args],
+    { cwd: inspectorBuild, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+  );
+  return JSON.parse(stdout.slice(stdout.indexOf("{")));
+}
+
+describe("cairn mcp with the MCP Inspector CLI", () => {
+  it("lists the tools, stores a session, and searches it with the image in the answer", async (t) => {
+    const db = join(tempDir(t), "store");
+    const listed = (await inspect(db, ["--method", "tools/list"])) as { tools: { name: string }[] };
+    assert.deepEqual(listed.tools.map((tool) => tool.name).sort(), toolNames);
+
+    const { session, data } = await kayakSession();
+    const added = (await inspect(db, [
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "cairn_add_session",
+      "--tool-arg",
+      `session=${JSON.stringify(session)}`,
+    ])) as { isError?: boolean; structuredContent: { rawNodeIds: string[] } };
+    assert.notEqual(added.isError, true, JSON.stringify(added));
+    assert.equal(added.structuredContent.rawNodeIds.length, 2);
+
+    const found = (await inspect(db, [
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "cairn_search",
+      "--tool-arg",
+      "text=kayak",
+      'budget={"rawNodes":2,"images":1}',
+    ])) as {
+      content: { type: string; text?: string; data?: string; mimeType?: string }[];
+      structuredContent: { items: { provenance: { sessionKey: string; turn: number } }[] };
+    };
+    assert.equal(found.structuredContent.items.length, 2, "both turns, within the budget");
+    assert.deepEqual(
+      found.structuredContent.items.map((item) => item.provenance.sessionKey),
+      ["s1", "s1"],
+    );
+    const image = found.content.find((block) => block.type === "image");
+    assert.deepEqual(image, { type: "image", data, mimeType: "image/png" });
+  });
+});
