@@ -1,0 +1,47 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { KeyStore } from "../../src/auth/key-store.ts";
+import { Memory } from "../../src/memory.ts";
+import { createHashModels } from "../../src/models/hash-provider.ts";
+import { startServer } from "../../src/surfaces/http/server.ts";
+import { tempDir } from "../support/fixtures.ts";
+import { call, images, kayakSession } from "./support.ts";
+
+function client(url: string, key?: string) {
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+    requestInit: key ? { headers: { Authorization: `Bearer ${key}` } } : {},
+  });
+  return { client: new Client({ name: "cairn-test", version: "1.0.0" }), transport };
+}
+
+describe("MCP through the real HTTP service at /mcp", () => {
+  it("authenticates with an API key and scopes the tools to the key's user", async (t) => {
+    const dir = tempDir(t);
+    const memory = await Memory.open({ path: join(dir, "store"), models: createHashModels(), ownsModels: true });
+    const keys = await KeyStore.open({ path: dir });
+    const server = await startServer({ memory, keys, port: 0 });
+    t.after(() => server.close());
+    const ana = keys.create({ tenant: "acme", user: "ana" }).key;
+    const ben = keys.create({ tenant: "acme", user: "ben" }).key;
+
+    const anonymous = client(server.url);
+    await assert.rejects(anonymous.client.connect(anonymous.transport), /401|auth|Unauthorized/i);
+
+    const asAna = client(server.url, ana);
+    await asAna.client.connect(asAna.transport);
+    t.after(() => asAna.client.close());
+    const { session, data } = await kayakSession();
+    await call(asAna.client, "cairn_add_session", { session });
+    const found = await call(asAna.client, "cairn_search", { text: "kayak" });
+    assert.equal(images(found.content)[0]?.data, data);
+
+    const asBen = client(server.url, ben);
+    await asBen.client.connect(asBen.transport);
+    t.after(() => asBen.client.close());
+    const nothing = await call(asBen.client, "cairn_search", { text: "kayak" });
+    assert.deepEqual((nothing.structuredContent as { items: unknown[] }).items, []);
+  });
+});
