@@ -11,6 +11,8 @@ export interface TestServer {
   readonly dir: string;
   readonly keys: KeyStore | null;
   readonly memory: Memory;
+  /** The key store; fails the test when the server runs without keys. */
+  keyStore(): KeyStore;
   readonly server: RunningServer;
   /** fetch against the server with optional bearer key, JSON body and extra headers. */
   request(
@@ -46,6 +48,10 @@ export async function startTestServer(
     keys,
     memory,
     server,
+    keyStore() {
+      if (!keys) throw new Error("this test server runs with --no-auth");
+      return keys;
+    },
     request(path, init = {}) {
       const headers: Record<string, string> = { ...init.headers };
       if (init.key) headers.authorization = `Bearer ${init.key}`;
