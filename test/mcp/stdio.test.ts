@@ -75,6 +75,13 @@ describe("cairn mcp over stdio with the SDK client", () => {
     const thumbnails = await call(client, "cairn_search", { text: "kayak", images: "thumbnail" });
     assert.equal(images(thumbnails.content)[0]?.mimeType, "image/webp");
 
+    const { resources } = await client.listResources();
+    assert.deepEqual(resources.map((resource) => resource.uri).sort(), [
+      `cairn://blobs/${hash}`,
+      ...stored.rawNodeIds.map((id) => `cairn://raw-nodes/${id}`).sort(),
+    ]);
+    assert.ok(resources.some((resource) => resource.name === "orange kayak on blue water"));
+
     const blob = await client.readResource({ uri: `cairn://blobs/${hash}` });
     const [blobContent] = blob.contents;
     assert.ok(blobContent && "blob" in blobContent);

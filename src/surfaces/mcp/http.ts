@@ -1,7 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Memory } from "../../memory.ts";
 import type { Scope } from "../../scope.ts";
-import { createMcpServer } from "./server.ts";
+import { createMcpServer, type McpServerOptions } from "./server.ts";
 
 /**
  * MCP over streamable HTTP, stateless: every POST gets its own server and transport and a plain JSON
@@ -11,7 +11,12 @@ import { createMcpServer } from "./server.ts";
  * @example
  * app.all("/mcp", (c) => handleMcpHttp(c.req.raw, memory, scopeOfRequest(c)));
  */
-export async function handleMcpHttp(request: Request, memory: Memory, scope: Scope): Promise<Response> {
+export async function handleMcpHttp(
+  request: Request,
+  memory: Memory,
+  scope: Scope,
+  options: McpServerOptions = {},
+): Promise<Response> {
   // Without sessions there is no stream to resume (GET) and nothing to end (DELETE); clients accept 405 for both.
   if (request.method !== "POST") {
     return Response.json(
@@ -23,7 +28,7 @@ export async function handleMcpHttp(request: Request, memory: Memory, scope: Sco
       { status: 405, headers: { Allow: "POST" } },
     );
   }
-  const server = createMcpServer(memory, scope);
+  const server = createMcpServer(memory, scope, options);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,

@@ -1,9 +1,11 @@
 import { createRequire } from "node:module";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { Resource } from "@modelcontextprotocol/sdk/types.js";
 import { InputError } from "../../errors.ts";
 import type { Memory } from "../../memory.ts";
 import type { Scope } from "../../scope.ts";
-import { evidenceContent, rawNodeContent } from "./content.ts";
+import type { RawNode } from "../../store/records.ts";
+import { blobUri, evidenceContent, rawNodeContent, rawNodeUri } from "./content.ts";
 import {
   addSessionInput,
   addSessionOutput,
@@ -14,7 +16,14 @@ import {
   searchInput,
   searchOutput,
 } from "./schemas.ts";
-import { jsonResult, resourceResult, toolResult } from "./tool-result.ts";
+import { jsonResult, logToStderr, type McpLogEvent, resourceResult, toolResult } from "./tool-result.ts";
+
+export type { McpLogEvent };
+
+export interface McpServerOptions {
+  /** Where unexpected failures go (typed events); default stderr. */
+  readonly log?: (event: McpLogEvent) => void;
+}
 
 const { version } = createRequire(import.meta.url)("../../../package.json") as { version: string };
 
@@ -31,7 +40,8 @@ Call cairn_search before answering questions about the past; its evidence is the
  * const server = createMcpServer(memory, { tenant: "acme", user: "ana" });
  * await server.connect(new StdioServerTransport());
  */
-export function createMcpServer(memory: Memory, scope: Scope): McpServer {
+export function createMcpServer(memory: Memory, scope: Scope, options: McpServerOptions = {}): McpServer {
+  const log = options.log ?? logToStderr;
   const server = new McpServer({ name: "cairn", version }, { instructions });
 
   server.registerTool(
@@ -46,7 +56,7 @@ export function createMcpServer(memory: Memory, scope: Scope): McpServer {
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     ({ session }) =>
-      toolResult(async () => {
+      toolResult("cairn_add_session", log, async () => {
         const result = await memory.addSession(scope, sessionForScope(session, scope));
         return jsonResult(
           result,
@@ -69,7 +79,7 @@ export function createMcpServer(memory: Memory, scope: Scope): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     ({ text, image, budget, filters, channels, vision, images }) =>
-      toolResult(async () => {
+      toolResult("cairn_search", log, async () => {
         const pack = await memory.search(
           scope,
           { text, image },
@@ -91,7 +101,7 @@ export function createMcpServer(memory: Memory, scope: Scope): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     ({ id, images }) =>
-      toolResult(async () => {
+      toolResult("cairn_get_raw_node", log, async () => {
         const node = await memory.getRawNode(scope, id);
         return {
           content: await rawNodeContent(memory, scope, node, images ?? "original"),
@@ -104,12 +114,12 @@ export function createMcpServer(memory: Memory, scope: Scope): McpServer {
     "cairn_list_sessions",
     {
       title: "List sessions",
-      description: "The stored sessions of this user, newest first.",
+      description: "The stored sessions of this user in time order, oldest first (limit default 50, offset to page).",
       inputSchema: listSessionsInput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     ({ limit, offset }) =>
-      toolResult(async () => {
+      toolResult("cairn_list_sessions", log, async () => {
         const sessions = await memory.listSessions(scope, { limit: limit ?? 50, offset: offset ?? 0 });
         return jsonResult({ sessions });
       }),
@@ -127,7 +137,7 @@ export function createMcpServer(memory: Memory, scope: Scope): McpServer {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },
     ({ session, rawNode }) =>
-      toolResult(async () => {
+      toolResult("cairn_forget", log, async () => {
         if ((session === undefined) === (rawNode === undefined))
           throw new InputError("forget", "give exactly one of session or rawNode");
         const result = await memory.forget(scope, session !== undefined ? { session } : { rawNode: rawNode as string });
@@ -137,7 +147,9 @@ export function createMcpServer(memory: Memory, scope: Scope): McpServer {
 
   server.registerResource(
     "raw-node",
-    new ResourceTemplate("cairn://raw-nodes/{id}", { list: undefined }),
+    new ResourceTemplate("cairn://raw-nodes/{id}", {
+      list: async () => ({ resources: (await recentRawNodes(memory, scope)).map(rawNodeResource) }),
+    }),
     {
       title: "Raw node",
       description: "One original turn (text, images, provenance) as JSON",
@@ -152,7 +164,9 @@ export function createMcpServer(memory: Memory, scope: Scope): McpServer {
 
   server.registerResource(
     "blob",
-    new ResourceTemplate("cairn://blobs/{hash}", { list: undefined }),
+    new ResourceTemplate("cairn://blobs/{hash}", {
+      list: async () => ({ resources: blobResources(await recentRawNodes(memory, scope)) }),
+    }),
     { title: "Image", description: "The original bytes of a stored image, by its SHA-256" },
     (uri, variables) =>
       resourceResult(async () => {
@@ -193,6 +207,46 @@ function sessionForScope(session: Record<string, unknown>, scope: Scope): Record
     }
   }
   return body;
+}
+
+/** Listing offers the latest sessions only: a long memory is searched, not browsed. */
+const listedSessions = 20;
+
+async function recentRawNodes(memory: Memory, scope: Scope): Promise<RawNode[]> {
+  const { sessions } = await memory.stats(scope);
+  const recent = await memory.listSessions(scope, {
+    limit: listedSessions,
+    offset: Math.max(0, sessions - listedSessions),
+  });
+  const nodes: RawNode[] = [];
+  for (const session of recent.reverse()) nodes.push(...(await memory.listRawNodes(scope, session.id)));
+  return nodes;
+}
+
+function rawNodeResource(node: RawNode): Resource {
+  const text = node.text.length > 120 ? `${node.text.slice(0, 119)}…` : node.text;
+  return {
+    uri: rawNodeUri(node.id),
+    name: `${node.sessionKey} turn ${node.turn}`,
+    description: [node.time, node.speaker, text].filter(Boolean).join(" · "),
+    mimeType: "application/json",
+  };
+}
+
+function blobResources(nodes: readonly RawNode[]): Resource[] {
+  const seen = new Map<string, Resource>();
+  for (const node of nodes) {
+    for (const image of node.images) {
+      if (!image.hash || seen.has(image.hash)) continue;
+      seen.set(image.hash, {
+        uri: blobUri(image.hash),
+        name: image.caption ?? `image ${image.hash.slice(0, 12)}`,
+        description: `${node.sessionKey} turn ${node.turn}, ${image.width}×${image.height}`,
+        mimeType: image.mediaType ?? undefined,
+      });
+    }
+  }
+  return [...seen.values()];
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

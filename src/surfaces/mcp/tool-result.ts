@@ -1,14 +1,26 @@
 import { type CallToolResult, ErrorCode, McpError, type ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import { CairnError } from "../../errors.ts";
 
+/** What the MCP surface reports to its host; the default writes to stderr. */
+export type McpLogEvent = { readonly type: "unexpected"; readonly tool: string; readonly error: unknown };
+
+export function logToStderr(event: McpLogEvent): void {
+  const error = event.error as Error | undefined;
+  process.stderr.write(`cairn mcp: unexpected failure in ${event.tool}: ${error?.stack ?? String(event.error)}\n`);
+}
+
 /**
  * Runs a tool body and turns Cairn's typed errors into MCP tool errors (`isError`), so the calling
  * model sees what to fix (`input`, `not_found`, ...) instead of a protocol failure. Anything else is
- * unexpected: it is logged to stderr (never stdout, which carries the protocol over stdio) and
- * reported as a tool error without internals. The typed error also travels in `_meta["cairn/error"]`
+ * unexpected: it goes to `log` (stderr by default, never stdout, which carries the protocol over
+ * stdio) and is reported as a tool error without internals. The typed error also travels in `_meta["cairn/error"]`
  * (not in `structuredContent`: clients check that against the tool's output schema even on errors).
  */
-export async function toolResult(run: () => Promise<CallToolResult>): Promise<CallToolResult> {
+export async function toolResult(
+  tool: string,
+  log: (event: McpLogEvent) => void,
+  run: () => Promise<CallToolResult>,
+): Promise<CallToolResult> {
   try {
     return await run();
   } catch (error) {
@@ -20,7 +32,7 @@ export async function toolResult(run: () => Promise<CallToolResult>): Promise<Ca
         _meta: { "cairn/error": { code: error.code, message: error.message, ...(field ? { field } : {}) } },
       };
     }
-    process.stderr.write(`cairn mcp: unexpected failure in a tool: ${(error as Error)?.stack ?? String(error)}\n`);
+    log({ type: "unexpected", tool, error });
     return {
       isError: true,
       content: [
