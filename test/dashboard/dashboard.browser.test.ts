@@ -97,7 +97,7 @@ describe("dashboard in Chromium", { skip }, () => {
 
   it("finds the new session by text and shows its image, channels, budget and route", async () => {
     await page.fill("#search-text", "red kayak");
-    await page.click("#search-form button[type=submit]");
+    await page.press("#search-text", "Enter");
     await page.waitForSelector("#search-results .evidence-item");
     const first = page.locator("#search-results .evidence-item").first();
     assert.match((await first.textContent()) ?? "", /red kayak waiting/);
@@ -140,6 +140,57 @@ describe("dashboard in Chromium", { skip }, () => {
 
     mkdirSync(artifacts, { recursive: true });
     await page.screenshot({ path: new URL("dashboard.png", artifacts).pathname, fullPage: true });
+    assert.deepEqual(problems, [], "no console errors or uncaught exceptions");
+  });
+
+  it("shows fields the API gains later: a route trace and entry pages, versions and relations", async () => {
+    const [first, second] = (await memory.listEntries(scope)).map((entry) => entry.id);
+    const [session] = await memory.listSessions(scope);
+    assert.ok(first && second && session);
+    const [node] = await memory.listRawNodes(scope, session.id);
+    assert.ok(node);
+    await page.route("**/v1/entries*", async (route) => {
+      const response = await route.fetch();
+      const body = (await response.json()) as { entries: Record<string, unknown>[] };
+      for (const entry of body.entries) {
+        if (entry.id !== first) continue;
+        Object.assign(entry, {
+          page: "Boats",
+          latest: true,
+          previousVersion: second,
+          relations: [{ kind: "update", entry: second }],
+        });
+      }
+      await route.fulfill({ response, json: body });
+    });
+    await page.route("**/v1/search", async (route) => {
+      const response = await route.fetch();
+      const pack = (await response.json()) as Record<string, unknown>;
+      pack.route = {
+        pagesScored: [
+          { page: "Boats", score: 0.91 },
+          { page: "Food", score: 0.12 },
+        ],
+        entriesChosen: [first],
+        rawNodesExpanded: [node.id],
+      };
+      await route.fulfill({ response, json: pack });
+    });
+    await page.reload();
+    await page.waitForSelector("body[data-ready=true]");
+    const entry = page.locator(`#entry-${first}`);
+    assert.match((await entry.textContent()) ?? "", /Boats/);
+    assert.ok((await entry.locator(".badge-on", { hasText: /^latest$/ }).count()) >= 1, "the latest flag shows");
+    await entry.locator(`a[href="#entry=${second}"]`).first().click();
+    await page.waitForSelector(`#entry-${second}.highlighted`);
+
+    await page.fill("#search-text", "kayak");
+    await page.press("#search-text", "Enter");
+    const route = page.locator("#search-results .route");
+    await route.waitFor();
+    assert.match((await route.textContent()) ?? "", /pages scored.*Boats.*0\.91/s);
+    assert.equal(await route.locator(`a[href="#raw-node=${node.id}"]`).count(), 1);
+    await page.unrouteAll();
     assert.deepEqual(problems, [], "no console errors or uncaught exceptions");
   });
 });

@@ -7,7 +7,7 @@ import { h, replace, setStatus, timeElement } from "./dom.js";
 import { fieldList, idLink } from "./render.js";
 
 const pageSize = 50;
-const shownFields = ["id", "sessionId", "routingText", "timeStart", "timeEnd", "pointers", "createdAt"];
+const shownFields = ["id", "status", "latest", "sessionId", "routingText", "timeStart", "timeEnd", "pointers"];
 
 export function createEntries(api) {
   const list = document.getElementById("entries");
@@ -46,7 +46,17 @@ export function createEntries(api) {
     const pointers = Array.isArray(entry.pointers) ? entry.pointers : [];
     return h(
       "li",
-      { id: `entry-${entry.id}`, class: "entry", tabindex: -1 },
+      { id: `entry-${entry.id}`, class: "entry", tabindex: -1, dataset: { status: entry.status ?? "" } },
+      entry.status !== undefined || entry.latest !== undefined
+        ? h(
+            "p",
+            { class: "entry-flags" },
+            entry.status
+              ? h("span", { class: entry.status === "active" ? "badge badge-on" : "badge" }, entry.status)
+              : null,
+            entry.latest === true ? [" ", h("span", { class: "badge badge-on" }, "latest")] : null,
+          )
+        : null,
       entry.routingText ? h("p", { class: "routing-text" }, entry.routingText) : null,
       h(
         "p",

@@ -6,7 +6,7 @@ const idKinds = [
   { prefix: "rn_", route: "raw-node", label: "raw node" },
   { prefix: "ent_", route: "entry", label: "entry" },
 ];
-const idPattern = /^[a-z]{2,8}_[A-Za-z0-9]{6,64}$/;
+const idPattern = /^[a-z]{2,8}_[A-Za-z0-9_-]{6,64}$/;
 const isoPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/;
 
 /** The address inside this page of a record id (`ses_…`, `rn_…`, `ent_…`), or null for other ids. */
@@ -38,7 +38,12 @@ export function humanize(key) {
 export function genericValue(value, key = "", depth = 0) {
   if (value === null || value === undefined) return h("span", { class: "muted" }, "—");
   if (typeof value === "boolean") {
-    return h("span", { class: value ? "badge badge-on" : "badge" }, value ? (key ? humanize(key) : "yes") : "no");
+    const name = key ? humanize(key) : "";
+    return h(
+      "span",
+      { class: value ? "badge badge-on" : "badge" },
+      value ? name || "yes" : name ? `not ${name}` : "no",
+    );
   }
   if (typeof value === "number") return h("span", { class: "number" }, formatNumber(value));
   if (typeof value === "string") {
@@ -94,15 +99,17 @@ export function imageThumbnail(api, image) {
   }
   const img = h("img", { alt: label, width: 96, height: 96, loading: "lazy", decoding: "async", class: "thumb-img" });
   img.dataset.hash = image.hash;
-  api
-    .imageUrl(image.hash, { thumbnail: true })
-    .then((url) => {
-      img.src = url;
-    })
-    .catch(() => {
-      img.alt = `${label} (thumbnail failed to load)`;
-      img.classList.add("broken");
-    });
+  whenNearView(img, () =>
+    api
+      .imageUrl(image.hash, { thumbnail: true })
+      .then((url) => {
+        img.src = url;
+      })
+      .catch(() => {
+        img.alt = `${label} (thumbnail failed to load)`;
+        img.classList.add("broken");
+      }),
+  );
   const button = h(
     "button",
     {
@@ -114,6 +121,35 @@ export function imageThumbnail(api, image) {
     img,
   );
   return h("figure", { class: "thumb" }, button, image.caption ? h("figcaption", {}, image.caption) : null);
+}
+
+/**
+ * Thumbnails are fetched by script (they need the auth headers), so `loading="lazy"` cannot defer
+ * them: fetch each one only when it comes near the viewport, or a session of 500 images asks for 500 at once.
+ */
+const pending = new WeakMap();
+const nearView =
+  "IntersectionObserver" in window
+    ? new IntersectionObserver(
+        (observed) => {
+          for (const { target, isIntersecting } of observed) {
+            if (!isIntersecting) continue;
+            nearView.unobserve(target);
+            pending.get(target)?.();
+            pending.delete(target);
+          }
+        },
+        { rootMargin: "600px" },
+      )
+    : null;
+
+function whenNearView(element, load) {
+  if (!nearView) {
+    load();
+    return;
+  }
+  pending.set(element, load);
+  nearView.observe(element);
 }
 
 /** Opens the dialog with the original image and what is known about it. */
