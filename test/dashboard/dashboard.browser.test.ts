@@ -124,6 +124,19 @@ describe("dashboard in Chromium", { skip }, () => {
     assert.equal(await page.locator("#image-dialog[open]").count(), 0);
   });
 
+  it("searches by an uploaded image alone", async () => {
+    const png = await drawPng({ shape: "square", color: "#e33", background: "#fd0", size: 160 });
+    await page.fill("#search-text", "");
+    await page.setInputFiles("#search-image", { name: "query.png", mimeType: "image/png", buffer: png });
+    await page.click("#search-form button[type=submit]");
+    await page.waitForSelector("#search-results .pack-summary img.query-image");
+    assert.ok((await naturalWidth(page, "#search-results img.query-image")) > 0, "the query image is shown");
+    const first = page.locator("#search-results .evidence-item").first();
+    assert.match((await first.textContent()) ?? "", /red kayak waiting/);
+    assert.ok((await first.locator(".channel-table th", { hasText: "image pixels" }).count()) === 1);
+    await page.setInputFiles("#search-image", []);
+  });
+
   it("lists the add in the audit log and links entries back to their raw nodes", async () => {
     const sessions = await memory.listSessions(scope);
     const added = sessions.find((session) => session.key.startsWith("dashboard-"));

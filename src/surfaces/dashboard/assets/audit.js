@@ -1,7 +1,7 @@
 /** The audit log: every add and forget, newest first. */
 import { describeError } from "./api.js";
 import { h, replace, setStatus, timeElement } from "./dom.js";
-import { fieldList, genericValue } from "./render.js";
+import { fieldList, genericValue, humanize } from "./render.js";
 
 const pageSize = 50;
 
@@ -45,7 +45,7 @@ export function createAudit(api) {
           h("td", {}, timeElement(event.time)),
           h("td", {}, h("span", { class: `badge action-${event.action.replace(/[^a-z0-9-]/gi, "")}` }, event.action)),
           h("td", {}, genericValue(event.subject)),
-          h("td", {}, fieldList(event.details ?? {}) ?? h("span", { class: "muted" }, "—")),
+          h("td", {}, details(event.details ?? {})),
         ),
       ),
     );
@@ -53,4 +53,16 @@ export function createAudit(api) {
 
   more.addEventListener("click", loadMore);
   return { load };
+}
+
+/** Details can be long (maintenance decisions list candidates and features): a one-line summary opens to all of it. */
+function details(record) {
+  const list = fieldList(record);
+  if (!list) return h("span", { class: "muted" }, "—");
+  const summary = Object.entries(record)
+    .filter(([, value]) => value !== null && typeof value !== "object")
+    .slice(0, 3)
+    .map(([key, value]) => `${humanize(key)}: ${value}`)
+    .join(" · ");
+  return h("details", { class: "audit-details" }, h("summary", {}, summary || "details"), list);
 }

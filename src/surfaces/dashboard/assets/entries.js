@@ -75,7 +75,7 @@ export function createEntries(api) {
           pointers.map((pointer) => h("li", {}, idLink(pointer))),
         ),
       ),
-      fieldList(entry, shownFields),
+      fieldList(entry, shownFields, 0, { omitEmpty: true }),
       h("p", { class: "entry-id muted" }, h("code", { class: "id" }, entry.id)),
     );
   }

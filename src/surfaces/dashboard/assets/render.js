@@ -72,9 +72,15 @@ export function genericValue(value, key = "", depth = 0) {
   return h("span", {}, String(value));
 }
 
-/** A `<dl>` of an object's fields, leaving out `skip` (the fields a panel already shows its own way). */
-export function fieldList(record, skip = [], depth = 0) {
-  const entries = Object.entries(record ?? {}).filter(([key]) => !skip.includes(key));
+/**
+ * A `<dl>` of an object's fields, leaving out `skip` (the fields a panel already shows its own way)
+ * and, with `omitEmpty`, fields that are null or empty lists.
+ */
+export function fieldList(record, skip = [], depth = 0, options = {}) {
+  const isEmpty = (value) => value === null || value === undefined || (Array.isArray(value) && value.length === 0);
+  const entries = Object.entries(record ?? {}).filter(
+    ([key, value]) => !skip.includes(key) && !(options.omitEmpty && isEmpty(value)),
+  );
   if (entries.length === 0) return null;
   return h(
     "dl",
