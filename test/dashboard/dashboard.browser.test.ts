@@ -37,7 +37,7 @@ describe("dashboard in Chromium", { skip }, () => {
     const keys = await KeyStore.open({ path: join(dir, "store") });
     apiKey = keys.create({ tenant: scope.tenant, user: scope.user }).key;
     server = await startServer({ memory, keys, host: "127.0.0.1", port: 0 });
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox"], headless: true });
+    browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-dev-shm-usage"], headless: true });
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     page.on("console", (message) => {
       if (message.type() === "error") problems.push(`console: ${message.text()}`);
@@ -218,7 +218,7 @@ describe("dashboard without auth", { skip }, () => {
     );
     const server = await startServer({ memory, keys: null, host: "127.0.0.1", port: 0 });
     t.after(() => server.close());
-    const browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox"], headless: true });
+    const browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-dev-shm-usage"], headless: true });
     t.after(() => browser.close());
     const page = await browser.newPage();
     await page.goto(server.url);
