@@ -1,28 +1,14 @@
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { describe, it } from "node:test";
-import { promisify } from "node:util";
 import { tempDir } from "../support/fixtures.ts";
-import { kayakSession, toolNames } from "./support.ts";
+import { inspector, kayakSession, toolNames } from "./support.ts";
 
 const bin = join(import.meta.dirname, "../../bin/cairn.js");
-const inspectorPackage = createRequire(import.meta.url).resolve("@modelcontextprotocol/inspector-cli/package.json");
-const inspectorBuild = join(dirname(inspectorPackage), "build");
 
-/**
- * The MCP Inspector CLI as an outside client of `cairn mcp`. It runs from its own build folder:
- * 1.0.3 finds its package.json through a path relative to the working directory.
- */
-async function inspect(db: string, args: string[]): Promise<Record<string, unknown>> {
-  const server = [process.execPath, bin, "mcp", "--db", db, "--profile", "hash"];
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    [join(inspectorBuild, "cli.js"), "--cli", ...server, ...args],
-    { cwd: inspectorBuild, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
-  );
-  return JSON.parse(stdout.slice(stdout.indexOf("{")));
+/** The MCP Inspector CLI as an outside client of `cairn mcp`. */
+function inspect(db: string, args: string[]) {
+  return inspector([process.execPath, bin, "mcp", "--db", db, "--profile", "hash"], args);
 }
 
 describe("cairn mcp with the MCP Inspector CLI", () => {

@@ -8,7 +8,7 @@ import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { startServer } from "../../src/surfaces/http/server.ts";
 import { tempDir } from "../support/fixtures.ts";
-import { call, images, kayakSession } from "./support.ts";
+import { call, images, inspector, kayakSession } from "./support.ts";
 
 function client(url: string, key?: string) {
   const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
@@ -43,5 +43,15 @@ describe("MCP through the real HTTP service at /mcp", () => {
     t.after(() => asBen.client.close());
     const nothing = await call(asBen.client, "cairn_search", { text: "kayak" });
     assert.deepEqual((nothing.structuredContent as { items: unknown[] }).items, []);
+
+    // An outside client over HTTP: the MCP Inspector CLI with the key in a header.
+    const listed = (await inspector(
+      [`${server.url}/mcp`, "--transport", "http", "--header", `Authorization: Bearer ${ana}`],
+      ["--method", "tools/call", "--tool-name", "cairn_list_sessions"],
+    )) as { structuredContent: { sessions: { key: string }[] } };
+    assert.deepEqual(
+      listed.structuredContent.sessions.map((record) => record.key),
+      ["s1"],
+    );
   });
 });

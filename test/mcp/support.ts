@@ -1,4 +1,8 @@
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { drawPng } from "../support/fixtures.ts";
@@ -49,3 +53,20 @@ export const toolNames = [
   "cairn_list_sessions",
   "cairn_search",
 ];
+
+const inspectorPackage = createRequire(import.meta.url).resolve("@modelcontextprotocol/inspector-cli/package.json");
+const inspectorBuild = join(dirname(inspectorPackage), "build");
+
+/**
+ * Runs the MCP Inspector CLI (`--cli`) against a server command or URL and parses its JSON answer.
+ * It runs from its own build folder: 1.0.3 finds its package.json through a path relative to the
+ * working directory.
+ */
+export async function inspector(target: string[], args: string[]): Promise<Record<string, unknown>> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [join(inspectorBuild, "cli.js"), "--cli", ...target, ...args],
+    { cwd: inspectorBuild, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+  );
+  return JSON.parse(stdout.slice(stdout.indexOf("{")));
+}
