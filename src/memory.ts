@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { allChannels, retrieveTriPath, type TopChannel } from "./channels/tri-path.ts";
 import {
   type Budget,
@@ -8,10 +8,23 @@ import {
   type IngestLimits,
   type SearchConfig,
 } from "./config.ts";
-import { buildRoutingText } from "./entries/routing-text.ts";
-import { InputError } from "./errors.ts";
+import { ConfigError, InputError } from "./errors.ts";
 import { assemblePack } from "./evidence/assemble-pack.ts";
 import type { EvidencePack } from "./evidence/evidence-pack.ts";
+import { checkIndex, type IndexViolation } from "./index/check.ts";
+import { buildIncomingEntries } from "./index/incoming.ts";
+import { ChatJudge, ComparatorJudge, type RelationJudge } from "./index/judge.ts";
+import { type MaintenancePolicy, planMaintenance, Ramu } from "./index/ramu.ts";
+import { emptyPlan, replayIndex } from "./index/replay-index.ts";
+import {
+  defaultMaintenanceConfig,
+  type IndexState,
+  type IndexUtilisation,
+  IndexVersionConflict,
+  type MaintenanceConfig,
+  type MaintenancePlan,
+} from "./index/types.ts";
+import { measure } from "./index/working-index.ts";
 import { type AcceptedImage, intakeImage } from "./ingest/image-intake.ts";
 import { type ImageInput, parseSessionInput, type SessionInput } from "./ingest/session-input.ts";
 import { EmbeddingCache } from "./models/embedding-cache.ts";
@@ -31,7 +44,7 @@ import type {
   VectorSpace,
 } from "./store/records.ts";
 import { SqliteStore } from "./store/sqlite/sqlite-store.ts";
-import type { Store } from "./store/store.ts";
+import type { ScopedStore, Store } from "./store/store.ts";
 
 export interface MemoryOptions {
   /** Folder of the embedded store (created on first use). Ignored when `store` is given. */
@@ -44,6 +57,10 @@ export interface MemoryOptions {
   readonly budget?: Partial<Budget>;
   readonly search?: Partial<SearchConfig>;
   readonly limits?: Partial<IngestLimits>;
+  /** Bounds of the active index and RAMU's settings (DESIGN §4 defaults). */
+  readonly maintenance?: Partial<MaintenanceConfig>;
+  /** The relation judge: the model-free comparator by default; `"chat"` uses `models.chat` (an LLM judge). */
+  readonly judge?: "comparator" | "chat" | RelationJudge;
   /** Let `addSession` fetch `url` images. Off by default. */
   readonly allowRemoteImages?: boolean;
   readonly fetch?: typeof fetch;
@@ -58,10 +75,21 @@ export interface AddSessionResult {
   readonly sessionId: string;
   readonly sessionKey: string;
   readonly rawNodeIds: readonly string[];
-  readonly entryId: string;
+  /** Index entries this session created or changed. */
+  readonly entryIds: readonly string[];
+  /** What maintenance did: one index action per segment, and capacity fallbacks taken. */
+  readonly maintenance: { readonly actions: readonly string[]; readonly overflowRepairs: number };
   /** The identical session was already stored; nothing was written. */
   readonly duplicate: boolean;
   readonly warnings: readonly string[];
+}
+
+export interface IndexCheck {
+  readonly violations: readonly IndexViolation[];
+  readonly rawNodes: number;
+  /** Entries of every status. */
+  readonly entries: number;
+  readonly utilisation: IndexUtilisation;
 }
 
 export interface SearchQuery {
@@ -105,6 +133,8 @@ export class Memory {
   readonly budget: Budget;
   readonly searchConfig: SearchConfig;
   readonly limits: IngestLimits;
+  readonly maintenance: MaintenanceConfig;
+  readonly #policy: MaintenancePolicy;
   readonly #options: MemoryOptions;
   readonly #queryEmbeddings = new EmbeddingCache(256);
   #closed = false;
@@ -115,6 +145,12 @@ export class Memory {
     this.budget = Object.freeze({ ...defaultBudget, ...options.budget });
     this.searchConfig = Object.freeze({ ...defaultSearchConfig, ...options.search });
     this.limits = Object.freeze({ ...defaultIngestLimits, ...options.limits });
+    this.maintenance = Object.freeze({
+      ...defaultMaintenanceConfig,
+      ...options.maintenance,
+      bounds: Object.freeze({ ...defaultMaintenanceConfig.bounds, ...options.maintenance?.bounds }),
+    });
+    this.#policy = new Ramu(this.maintenance, resolveJudge(options.judge, options.models));
     this.#options = options;
   }
 
@@ -213,7 +249,27 @@ export class Memory {
       }),
     }));
 
-    const result = await scoped.commitSession({
+    const spaces = { text: textSpace.name, image: imageSpace?.name ?? null };
+    const incoming = buildIncomingEntries(
+      session.session,
+      rawNodes.map((node, index) => ({
+        ref: `@${index}`,
+        speaker: node.speaker,
+        text: node.text,
+        imageText: node.images.flatMap((image) =>
+          [image.caption, image.derivedText].filter((text): text is string => !!text),
+        ),
+        timeMs: node.timeMs,
+        vector: node.textVectors[textSpace.name] ?? null,
+        imageVectors: imageSpace
+          ? node.imageVectors.flatMap((vectors) =>
+              vectors[imageSpace.name] ? [vectors[imageSpace.name] as Float32Array] : [],
+            )
+          : [],
+      })),
+      { segmentMaxNodes: this.maintenance.segmentMaxNodes, dimensions: textSpace.dimensions },
+    );
+    const write = {
       key: session.session,
       timeMs: sessionTimeMs,
       source: session.source ?? null,
@@ -221,24 +277,58 @@ export class Memory {
       blobs: [...images.unique.values()].map(({ origin: _origin, ...blob }) => blob),
       rawNodes,
       spaces: imageSpace ? [textSpace, imageTextSpace, imageSpace] : [textSpace, imageTextSpace],
-      entry: {
-        routingText: buildRoutingText(
-          rawNodes.map((node) => ({
-            speaker: node.speaker,
-            text: node.text,
-            captions: node.images.map((image) => image.caption ?? "").filter(Boolean),
-          })),
-        ),
-      },
-    });
-    return {
-      sessionId: result.session.id,
-      sessionKey: result.session.key,
-      rawNodeIds: result.rawNodeIds,
-      entryId: result.entryId,
-      duplicate: result.duplicate,
-      warnings,
     };
+    await this.#ensureIndex(scoped);
+    // Optimistic concurrency: plan against the index as read, commit only if nobody changed it since.
+    let plan: MaintenancePlan | null = null;
+    for (let attempt = 1; ; attempt++) {
+      plan = (await scoped.findSessionByKey(session.session))
+        ? emptyPlan()
+        : await planMaintenance(await scoped.readIndex({ activeOnly: true }), incoming, this.#policy, {
+            bounds: this.maintenance.bounds,
+            newId: newEntryId,
+            nowMs: Date.now(),
+          });
+      try {
+        const result = await scoped.commitSession({ ...write, index: { plan, spaces } });
+        warnings.push(...(result.duplicate ? [] : plan.warnings));
+        return {
+          sessionId: result.session.id,
+          sessionKey: result.session.key,
+          rawNodeIds: result.rawNodeIds,
+          entryIds: result.entryIds,
+          maintenance: result.duplicate
+            ? { actions: [], overflowRepairs: 0 }
+            : { actions: plan.audits.map((audit) => audit.action), overflowRepairs: plan.overflowRepairs },
+          duplicate: result.duplicate,
+          warnings,
+        };
+      } catch (error) {
+        if (!(error instanceof IndexVersionConflict) || attempt >= maxPlanAttempts) throw error;
+      }
+    }
+  }
+
+  /** A store migrated from before the maintained index replays its sessions through maintenance once. */
+  async #ensureIndex(scoped: ScopedStore): Promise<void> {
+    if (await scoped.indexNeedsRebuild()) await this.rebuildIndex(scoped.scope);
+  }
+
+  /**
+   * Rebuilds a scope's active index by replaying its sessions in time order through maintenance
+   * (query-blind, as if they had just arrived). Used after a migration or a change of bounds.
+   */
+  async rebuildIndex(scope: Scope, policy: MaintenancePolicy = this.#policy): Promise<IndexState> {
+    const scoped = this.store.forScope(validateScope(scope));
+    const state = await replayIndex(scoped, policy, {
+      config: this.maintenance,
+      spaces: { text: this.textSpace.name, image: this.imageSpace?.name ?? null },
+      dimensions: this.textSpace.dimensions,
+      newId: newEntryId,
+    });
+    if (!policy.bounded || policy.name !== this.#policy.name) return state.state;
+    await scoped.rebuildIndex(state.plan, { text: this.textSpace.name, image: this.imageSpace?.name ?? null });
+    return state.state;
   }
 
   async #intakeImages(session: SessionInput, options: AddSessionOptions) {
@@ -412,6 +502,27 @@ export class Memory {
     return this.store.forScope(validateScope(scope)).listEntries(options);
   }
 
+  /**
+   * Verifies DESIGN invariants 2 and 6 on this scope's stored index: every raw node reachable from
+   * an active entry or a recorded fallback, links sound, every maintenance action audited, bounds held.
+   */
+  async checkIndex(scope: Scope): Promise<IndexCheck> {
+    const scoped = this.store.forScope(validateScope(scope));
+    const state = await scoped.readIndex({ activeOnly: false });
+    const rawNodeIds: string[] = [];
+    for (const session of await scoped.listSessions({ limit: -1 })) {
+      for (const node of await scoped.listRawNodes({ sessionId: session.id })) rawNodeIds.push(node.id);
+    }
+    const audits = await scoped.listAudit({ limit: -1 });
+    const violations = checkIndex({ entries: state.entries, rawNodeIds, audits, bounds: this.maintenance.bounds });
+    return {
+      violations,
+      rawNodes: rawNodeIds.length,
+      entries: state.entries.size,
+      utilisation: measure(state.entries, this.maintenance.bounds),
+    };
+  }
+
   async listAudit(scope: Scope, options?: { limit?: number; offset?: number }): Promise<AuditEvent[]> {
     return this.store.forScope(validateScope(scope)).listAudit(options);
   }
@@ -467,6 +578,21 @@ function contentHash(session: SessionInput, images: TurnImage[][]): string {
     })),
   };
   return createHash("sha256").update(JSON.stringify(canonical)).digest("hex");
+}
+
+const maxPlanAttempts = 8;
+
+function newEntryId(): string {
+  return `ent_${randomBytes(12).toString("base64url")}`;
+}
+
+function resolveJudge(judge: MemoryOptions["judge"], models: Models): RelationJudge {
+  if (judge === undefined || judge === "comparator") return new ComparatorJudge();
+  if (judge === "chat") {
+    if (!models.chat) throw new ConfigError(`judge "chat" needs a chat model; the ${models.profile} profile has none`);
+    return new ChatJudge(models.chat);
+  }
+  return judge;
 }
 
 function validateBudget(budget: Budget): Budget {

@@ -1,3 +1,5 @@
+import type { MaintenancePlan } from "../index/types.ts";
+
 /** Plain records crossing the Store seam. Times are ISO-8601 strings at the edge, epoch ms inside. */
 
 /**
@@ -54,14 +56,31 @@ export interface BlobRecord {
   readonly height: number;
 }
 
+/** An entry of the maintained active index, as callers see it. */
 export interface Entry {
   readonly id: string;
-  readonly sessionId: string;
+  /** active: in the index; superseded / merged / overflow: reachable through `predecessor` links or `host`. */
+  readonly status: "active" | "superseded" | "merged" | "overflow";
+  readonly page: number | null;
   readonly routingText: string;
+  readonly tokens: number;
+  /** Session keys (the caller's ids) the entry's raw nodes came from. */
+  readonly sessions: readonly string[];
   readonly timeStart: string;
   readonly timeEnd: string;
+  /** Raw-node ids the entry points at directly. */
   readonly pointers: readonly string[];
+  /** The earlier state this entry updates (a version chain). */
+  readonly predecessor: string | null;
+  /** For merged and overflow entries: the active entry through which they are reached. */
+  readonly host: string | null;
+  readonly lastAction: string;
+  readonly relation: string | null;
+  /** True for the active end of a version chain. */
+  readonly latest: boolean;
+  readonly entities: readonly string[];
   readonly createdAt: string;
+  readonly updatedAt: string;
 }
 
 export interface AuditEvent {
@@ -115,13 +134,18 @@ export interface SessionWrite {
   readonly blobs: readonly BlobWrite[];
   readonly rawNodes: readonly RawNodeWrite[];
   readonly spaces: readonly VectorSpace[];
-  readonly entry: { readonly routingText: string };
+  /** The maintenance plan for the active index, applied in the same transaction (against its base version). */
+  readonly index: {
+    readonly plan: MaintenancePlan;
+    readonly spaces: { readonly text: string; readonly image: string | null };
+  };
 }
 
 export interface CommitResult {
   readonly session: SessionRecord;
   readonly rawNodeIds: readonly string[];
-  readonly entryId: string;
+  /** Index entries this session created or changed (none for a duplicate). */
+  readonly entryIds: readonly string[];
   /** True when an identical session was already stored: nothing was written. */
   readonly duplicate: boolean;
 }

@@ -1,3 +1,4 @@
+import type { IndexState, MaintenancePlan } from "../index/types.ts";
 import type { Scope } from "../scope.ts";
 import type {
   AuditEvent,
@@ -52,7 +53,16 @@ export interface ScopedStore {
     vector: Float32Array,
     options: { limit: number; filters?: SearchFilters },
   ): Promise<Ranked[]>;
-  listEntries(options?: { limit?: number; offset?: number }): Promise<Entry[]>;
+  /** Entries of the active index (all statuses unless `status` is given), oldest first. */
+  listEntries(options?: { limit?: number; offset?: number; status?: Entry["status"] }): Promise<Entry[]>;
+  /** The maintained index: active entries only (what maintenance plans against), or every entry. */
+  readIndex(options: { activeOnly: boolean }): Promise<IndexState>;
+  /** True when the store was migrated from a version without a maintained index and must replay it. */
+  indexNeedsRebuild(): Promise<boolean>;
+  /** Replaces the scope's index with the result of `plan` applied to an empty index, atomically. */
+  rebuildIndex(plan: MaintenancePlan, spaces: { text: string; image: string | null }): Promise<void>;
+  /** Stored text vectors of raw nodes in one space; missing ids are omitted. */
+  getTextVectors(space: string, rawNodeIds: readonly string[]): Promise<Map<string, Float32Array>>;
   forget(target: ForgetTarget): Promise<ForgetResult>;
   listAudit(options?: { limit?: number; offset?: number }): Promise<AuditEvent[]>;
   stats(): Promise<ScopeStats>;

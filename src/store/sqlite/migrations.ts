@@ -110,6 +110,55 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 2,
+    name: "maintained active index: entries with status, pages, relation links and pointers",
+    // v1 had one routing entry per session; the maintained index replaces it. Scopes that already
+    // hold sessions are marked for a rebuild, which replays them through maintenance on first use.
+    sql: `
+      DROP TABLE entry_pointers;
+      DROP TABLE entries;
+      CREATE TABLE index_entries (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        scope_key TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('active', 'superseded', 'merged', 'overflow')),
+        page INTEGER,
+        digest TEXT NOT NULL,
+        routing_text TEXT NOT NULL,
+        tokens INTEGER NOT NULL,
+        space TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        vector_weight INTEGER NOT NULL,
+        image_space TEXT,
+        image_vector BLOB,
+        image_weight INTEGER NOT NULL,
+        sessions TEXT NOT NULL,
+        time_start_ms INTEGER NOT NULL,
+        time_end_ms INTEGER NOT NULL,
+        predecessor TEXT,
+        host TEXT,
+        last_action TEXT NOT NULL,
+        relation TEXT,
+        created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL
+      );
+      CREATE INDEX index_entries_by_scope ON index_entries (scope_key, status);
+      CREATE TABLE index_pointers (
+        entry_rowid INTEGER NOT NULL REFERENCES index_entries (rowid),
+        raw_node_rowid INTEGER NOT NULL REFERENCES raw_nodes (rowid),
+        ordinal INTEGER NOT NULL,
+        PRIMARY KEY (entry_rowid, raw_node_rowid)
+      ) WITHOUT ROWID;
+      CREATE INDEX index_pointers_by_node ON index_pointers (raw_node_rowid);
+      CREATE TABLE index_state (
+        scope_key TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        needs_rebuild INTEGER NOT NULL DEFAULT 0
+      ) WITHOUT ROWID;
+      INSERT INTO index_state (scope_key, version, needs_rebuild) SELECT DISTINCT scope_key, 0, 1 FROM sessions;
+    `,
+  },
 ];
 
 export function migrate(db: Database, now: () => number): number {

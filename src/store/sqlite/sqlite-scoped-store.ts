@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Statement } from "better-sqlite3";
-import { buildRoutingText } from "../../entries/routing-text.ts";
 import { ConflictError, NotFoundError, StoreError } from "../../errors.ts";
+import { type IndexState, IndexVersionConflict, type MaintenancePlan } from "../../index/types.ts";
 import type { Scope } from "../../scope.ts";
 import type {
   AuditEvent,
@@ -20,6 +20,7 @@ import type {
 } from "../records.ts";
 import type { LexicalField, ScopedStore } from "../store.ts";
 import { toMatchExpression } from "./fts-query.ts";
+import { applyPlan, forgetFromIndex, forgetWholeIndex, indexVersion, readIndex, toPublicEntry } from "./index-rows.ts";
 import type { SqliteStore } from "./sqlite-store.ts";
 import type { Neighbour } from "./vector-index.ts";
 import type { VectorRow } from "./vector-indexes.ts";
@@ -111,7 +112,7 @@ export class SqliteScopedStore implements ScopedStore {
       this.#store.vectorIndexes.afterCommit(this.#key, vectors);
       return result;
     } catch (error) {
-      if (error instanceof ConflictError) throw error;
+      if (error instanceof ConflictError || error instanceof IndexVersionConflict) throw error;
       throw new StoreError("commitSession", error);
     } finally {
       files.settle(journal, (hash) => this.#store.hasBlob(hash));
@@ -127,12 +128,7 @@ export class SqliteScopedStore implements ScopedStore {
         "SELECT r.id FROM raw_nodes r JOIN sessions s ON s.rowid = r.session_rowid WHERE s.id = ? ORDER BY r.turn",
       )
       .all(existing.id) as { id: string }[];
-    const entry = this.#db
-      .prepare(
-        "SELECT e.id FROM entries e JOIN sessions s ON s.rowid = e.session_rowid WHERE e.scope_key = ? AND s.id = ?",
-      )
-      .get(this.#key, existing.id) as { id: string } | undefined;
-    return { session: existing, rawNodeIds: nodes.map((node) => node.id), entryId: entry?.id ?? "", duplicate: true };
+    return { session: existing, rawNodeIds: nodes.map((node) => node.id), entryIds: [], duplicate: true };
   }
 
   #sessionRowByKey(key: string): SessionRow | undefined {
@@ -236,30 +232,26 @@ export class SqliteScopedStore implements ScopedStore {
       });
     }
 
-    const entryId = this.#store.newId("ent");
-    const times = write.rawNodes.map((node) => node.timeMs);
-    const entryRowid = Number(
-      db
-        .prepare(
-          `INSERT INTO entries (id, scope_key, session_rowid, routing_text, time_start_ms, time_end_ms, created_ms)
-           VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(entryId, this.#key, sessionRowid, write.entry.routingText, Math.min(...times), Math.max(...times), now)
-        .lastInsertRowid,
-    );
-    const insertPointer = db.prepare("INSERT INTO entry_pointers (entry_rowid, raw_node_rowid) VALUES (?, ?)");
-    for (const rowid of rowids) insertPointer.run(entryRowid, rowid);
+    // The index changes of this session land with it, or not at all.
+    applyPlan(db, this.#key, write.index.plan, write.index.spaces, (pointer) => {
+      const position = pointer.startsWith("@") ? Number(pointer.slice(1)) : Number.NaN;
+      const rowid = Number.isInteger(position) ? rowids[position] : this.#rawNodeRowid(pointer);
+      if (rowid === undefined) throw new StoreError("commitSession", `index pointer ${pointer} names no raw node`);
+      return rowid;
+    });
+    for (const audit of write.index.plan.audits) this.#audit(audit.action, audit.subject, audit.details);
+    const entryIds = [...new Set(write.index.plan.ops.map((op) => (op.op === "put" ? op.entry.id : op.entryId)))];
 
     this.#audit("session.add", sessionId, {
       sessionKey: write.key,
       rawNodes: rawNodeIds.length,
       images: imageCount,
       blobs: write.blobs.length,
-      entry: entryId,
+      entries: entryIds,
     });
     const session = this.#sessionById(sessionId);
     if (!session) throw new StoreError("commitSession", "session vanished inside its own transaction");
-    return { session, rawNodeIds, entryId, duplicate: false };
+    return { session, rawNodeIds, entryIds, duplicate: false };
   }
 
   #vectorStatement(statements: Map<string, BetterSqlite3Statement>, space: string): BetterSqlite3Statement {
@@ -553,34 +545,70 @@ export class SqliteScopedStore implements ScopedStore {
     return { sql: clauses.map((clause) => `AND ${clause}`).join(" "), params };
   }
 
-  async listEntries(options: { limit?: number; offset?: number } = {}): Promise<Entry[]> {
-    const rows = this.#db
-      .prepare(
-        `SELECT e.rowid, e.id, s.id AS session_id, e.routing_text, e.time_start_ms, e.time_end_ms, e.created_ms
-         FROM entries e JOIN sessions s ON s.rowid = e.session_rowid
-         WHERE e.scope_key = ? ORDER BY e.time_start_ms, e.rowid LIMIT ? OFFSET ?`,
-      )
-      .all(this.#key, options.limit ?? -1, options.offset ?? 0) as {
-      rowid: number;
-      id: string;
-      session_id: string;
-      routing_text: string;
-      time_start_ms: number;
-      time_end_ms: number;
-      created_ms: number;
-    }[];
-    const pointers = this.#db.prepare(
-      "SELECT r.id FROM entry_pointers p JOIN raw_nodes r ON r.rowid = p.raw_node_rowid WHERE p.entry_rowid = ? ORDER BY r.rowid",
-    );
-    return rows.map((row) => ({
-      id: row.id,
-      sessionId: row.session_id,
-      routingText: row.routing_text,
-      timeStart: new Date(row.time_start_ms).toISOString(),
-      timeEnd: new Date(row.time_end_ms).toISOString(),
-      pointers: (pointers.all(row.rowid) as { id: string }[]).map((pointer) => pointer.id),
-      createdAt: new Date(row.created_ms).toISOString(),
-    }));
+  async listEntries(options: { limit?: number; offset?: number; status?: Entry["status"] } = {}): Promise<Entry[]> {
+    const state = readIndex(this.#db, this.#key, { activeOnly: options.status === "active" });
+    const entries = [...state.entries.values()].filter((entry) => !options.status || entry.status === options.status);
+    const offset = options.offset ?? 0;
+    return entries
+      .sort((a, b) => a.timeStartMs - b.timeStartMs || a.id.localeCompare(b.id))
+      .slice(offset, options.limit === undefined ? undefined : offset + options.limit)
+      .map(toPublicEntry);
+  }
+
+  async readIndex(options: { activeOnly: boolean }): Promise<IndexState> {
+    return readIndex(this.#db, this.#key, options);
+  }
+
+  async indexNeedsRebuild(): Promise<boolean> {
+    const row = this.#db.prepare("SELECT needs_rebuild FROM index_state WHERE scope_key = ?").pluck().get(this.#key);
+    return row === 1;
+  }
+
+  async rebuildIndex(plan: MaintenancePlan, spaces: { text: string; image: string | null }): Promise<void> {
+    try {
+      this.#db
+        .transaction(() => {
+          forgetWholeIndex(this.#db, this.#key);
+          // Versions only grow, so a plan made before the rebuild can never apply after it.
+          const version = indexVersion(this.#db, this.#key) + 1;
+          this.#db
+            .prepare(
+              `INSERT INTO index_state (scope_key, version, needs_rebuild) VALUES (?, ?, 0)
+               ON CONFLICT (scope_key) DO UPDATE SET version = excluded.version, needs_rebuild = 0`,
+            )
+            .run(this.#key, version);
+          applyPlan(this.#db, this.#key, { ...plan, baseVersion: version }, spaces, (pointer) => {
+            const rowid = this.#rawNodeRowid(pointer);
+            if (rowid === undefined) throw new StoreError("rebuildIndex", `index pointer ${pointer} names no raw node`);
+            return rowid;
+          });
+          for (const audit of plan.audits) this.#audit(audit.action, audit.subject, audit.details);
+          this.#audit("index.rebuild", "index", { entries: plan.ops.length, result: {} });
+        })
+        .immediate();
+    } catch (error) {
+      throw new StoreError("rebuildIndex", error);
+    }
+  }
+
+  async getTextVectors(space: string, rawNodeIds: readonly string[]): Promise<Map<string, Float32Array>> {
+    const table = this.#store.spaces().find((row) => row.name === space)?.table_name;
+    const out = new Map<string, Float32Array>();
+    if (!table) return out;
+    const select = this.#db.prepare(`SELECT embedding FROM ${table} WHERE rowid = ?`).pluck();
+    for (const id of rawNodeIds) {
+      const rowid = this.#rawNodeRowid(id);
+      if (rowid === undefined) continue;
+      const blob = select.get(BigInt(rowid)) as Buffer | undefined;
+      if (blob) out.set(id, new Float32Array(new Uint8Array(blob).buffer));
+    }
+    return out;
+  }
+
+  #rawNodeRowid(id: string): number | undefined {
+    return this.#db.prepare("SELECT rowid FROM raw_nodes WHERE scope_key = ? AND id = ?").pluck().get(this.#key, id) as
+      | number
+      | undefined;
   }
 
   async forget(target: ForgetTarget): Promise<ForgetResult> {
@@ -655,14 +683,16 @@ export class SqliteScopedStore implements ScopedStore {
     db.prepare("DELETE FROM fts_image_text WHERE rowid IN (SELECT value FROM json_each(?))").run(nodes);
     db.prepare("DELETE FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))").run(nodes);
 
-    const touchedEntries = (
-      db
-        .prepare(
-          "SELECT DISTINCT entry_rowid FROM entry_pointers WHERE raw_node_rowid IN (SELECT value FROM json_each(?))",
-        )
-        .all(nodes) as { entry_rowid: number }[]
-    ).map((row) => row.entry_rowid);
-    db.prepare("DELETE FROM entry_pointers WHERE raw_node_rowid IN (SELECT value FROM json_each(?))").run(nodes);
+    // Entries derived from these raw nodes are re-derived from what remains, or removed.
+    const index =
+      "all" in target
+        ? { removed: forgetWholeIndex(db, this.#key), rebuilt: 0 }
+        : forgetFromIndex(
+            db,
+            this.#key,
+            nodeRowids,
+            (name) => spaces.find((space) => space.name === name)?.table_name ?? null,
+          );
     const touchedSessions = JSON.stringify(
       (
         db
@@ -679,7 +709,7 @@ export class SqliteScopedStore implements ScopedStore {
                         WHERE r.session_rowid = sessions.rowid)
        WHERE rowid IN (SELECT value FROM json_each(?))`,
     ).run(touchedSessions);
-    const entriesDeleted = this.#rebuildEntries(touchedEntries);
+    const entriesDeleted = index.removed;
     db.prepare("DELETE FROM sessions WHERE rowid IN (SELECT value FROM json_each(?))").run(
       JSON.stringify(sessionRowids),
     );
@@ -696,6 +726,7 @@ export class SqliteScopedStore implements ScopedStore {
       sessions: sessionRowids.length,
       rawNodes: nodeRowids.length,
       entries: entriesDeleted,
+      entriesRederived: index.rebuilt,
       blobsDeleted: removedBlobs.length,
     };
     const auditId = this.#audit("forget", subject, details);
@@ -741,43 +772,6 @@ export class SqliteScopedStore implements ScopedStore {
       .get(this.#key, target.rawNode) as { rowid: number } | undefined;
     if (!row) throw new NotFoundError("raw node", target.rawNode);
     return { nodeRowids: [row.rowid], sessionRowids: [], subject: target.rawNode };
-  }
-
-  /** Entries that lost pointers are rebuilt from what remains (their text may quote forgotten nodes) or removed. */
-  #rebuildEntries(entryRowids: number[]): number {
-    const db = this.#db;
-    let deleted = 0;
-    for (const entryRowid of entryRowids) {
-      const remaining = db
-        .prepare(
-          `SELECT r.rowid, r.speaker, r.text, r.time_ms FROM entry_pointers p JOIN raw_nodes r ON r.rowid = p.raw_node_rowid
-           WHERE p.entry_rowid = ? ORDER BY r.rowid`,
-        )
-        .all(entryRowid) as { rowid: number; speaker: string | null; text: string; time_ms: number }[];
-      if (remaining.length === 0) {
-        db.prepare("DELETE FROM entries WHERE rowid = ?").run(entryRowid);
-        deleted++;
-        continue;
-      }
-      const captions = db.prepare(
-        "SELECT caption FROM raw_node_images WHERE raw_node_rowid = ? AND caption IS NOT NULL",
-      );
-      const routingText = buildRoutingText(
-        remaining.map((node) => ({
-          speaker: node.speaker,
-          text: node.text,
-          captions: (captions.all(node.rowid) as { caption: string }[]).map((row) => row.caption),
-        })),
-      );
-      const times = remaining.map((node) => node.time_ms);
-      db.prepare("UPDATE entries SET routing_text = ?, time_start_ms = ?, time_end_ms = ? WHERE rowid = ?").run(
-        routingText,
-        Math.min(...times),
-        Math.max(...times),
-        entryRowid,
-      );
-    }
-    return deleted;
   }
 
   async listAudit(options: { limit?: number; offset?: number } = {}): Promise<AuditEvent[]> {
@@ -826,7 +820,7 @@ export class SqliteScopedStore implements ScopedStore {
       images: count(
         "SELECT count(*) AS n FROM raw_node_images i JOIN raw_nodes r ON r.rowid = i.raw_node_rowid WHERE r.scope_key = ?",
       ),
-      entries: count("SELECT count(*) AS n FROM entries WHERE scope_key = ?"),
+      entries: count("SELECT count(*) AS n FROM index_entries WHERE scope_key = ? AND status = 'active'"),
       auditEvents: count("SELECT count(*) AS n FROM audit_events WHERE scope_key = ?"),
     };
   }

@@ -1,0 +1,221 @@
+import { renderRoutingText } from "./digest.ts";
+import { ComparatorJudge, type Judgement, type JudgeView, type RelationJudge } from "./judge.ts";
+import type { IndexBounds, IndexEntry, IndexState, MaintenanceConfig, MaintenancePlan } from "./types.ts";
+import { entrySimilarity, type IncomingEntry, WorkingIndex } from "./working-index.ts";
+
+/** A maintenance policy: how an incoming entry changes the index. RAMU is Cairn's; baselines sit beside it. */
+export interface MaintenancePolicy {
+  readonly name: string;
+  /** Whether the policy keeps the index within its bounds (the no-maintenance baseline does not). */
+  readonly bounded: boolean;
+  apply(index: WorkingIndex, incoming: IncomingEntry, incomingView: JudgeView): Promise<void>;
+}
+
+/** A page left empty is opened for an entry less similar than this to every page with room. */
+const openPageSimilarity = 0.45;
+
+/**
+ * Plans the index changes for one session's incoming entries, in order, under `policy`.
+ * Pure with respect to storage: the returned ops are applied by the store in the same
+ * transaction as the session, or by `applyOps` in memory.
+ */
+export async function planMaintenance(
+  state: IndexState,
+  incoming: readonly IncomingEntry[],
+  policy: MaintenancePolicy,
+  options: { readonly bounds: IndexBounds; readonly newId: () => string; readonly nowMs: number },
+): Promise<MaintenancePlan> {
+  const index = new WorkingIndex(state, options.bounds, options.newId, options.nowMs);
+  for (const entry of incoming) {
+    await policy.apply(index, entry, incomingView(index, entry));
+  }
+  index.placeOnPages(openPageSimilarity);
+  return {
+    baseVersion: state.version,
+    ops: index.ops,
+    audits: index.audits,
+    warnings: index.warnings,
+    overflowRepairs: index.overflowRepairs,
+  };
+}
+
+function incomingView(index: WorkingIndex, incoming: IncomingEntry): JudgeView {
+  // The judge sees the same compact text the entry would carry.
+  const routing = renderRoutingText(
+    incoming.digest,
+    { startMs: incoming.timeStartMs, endMs: incoming.timeEndMs },
+    index.maxEntryTokens,
+  );
+  return {
+    id: "incoming",
+    routingText: routing.text,
+    digest: incoming.digest,
+    vector: incoming.vector,
+    imageVector: incoming.imageVector,
+    timeStartMs: incoming.timeStartMs,
+    timeEndMs: incoming.timeEndMs,
+  };
+}
+
+/**
+ * C3M RAMU (Eq. 2–3): top-K candidates by similarity, a relation and confidence for each, then
+ * Merge / Update / Add / Keep for the most confident one under threshold δ. At a bound, only
+ * confirmed-safe redundancy is consolidated; otherwise an entry moves to the pointer-preserving
+ * overflow fallback under its most similar active entry.
+ */
+export class Ramu implements MaintenancePolicy {
+  readonly name = "ramu";
+  readonly bounded = true;
+  readonly #config: MaintenanceConfig;
+  readonly #judge: RelationJudge;
+
+  constructor(config: MaintenanceConfig, judge: RelationJudge = new ComparatorJudge()) {
+    this.#config = config;
+    this.#judge = judge;
+  }
+
+  async apply(index: WorkingIndex, incoming: IncomingEntry, view: JudgeView): Promise<void> {
+    const candidates = index
+      .active()
+      .map((entry) => ({ entry, similarity: entrySimilarity(incoming, entry) }))
+      .sort((a, b) => b.similarity - a.similarity || a.entry.id.localeCompare(b.entry.id))
+      .slice(0, this.#config.candidates);
+    const judged: { entry: IndexEntry; similarity: number; judgement: Judgement }[] = [];
+    for (const candidate of candidates) {
+      const judgement = await this.#judge.judge(view, toView(candidate.entry));
+      if (judgement.warning) index.warnings.push(judgement.warning);
+      judged.push({ ...candidate, judgement });
+    }
+    const best = judged.reduce<(typeof judged)[number] | null>(
+      (top, item) => (!top || item.judgement.confidence > top.judgement.confidence ? item : top),
+      null,
+    );
+    const delta = this.#config.delta;
+    const record = {
+      sessions: incoming.sessions,
+      pointers: incoming.pointers,
+      judge: this.#judge.id,
+      delta,
+      candidates: judged.map(({ entry, similarity, judgement }) => ({
+        entry: entry.id,
+        similarity: Math.round(similarity * 1000) / 1000,
+        relation: judgement.relation,
+        confidence: judgement.confidence,
+      })),
+      relation: best?.judgement.relation ?? null,
+      confidence: best?.judgement.confidence ?? null,
+      features: best?.judgement.features ?? null,
+    };
+    if (best && best.judgement.relation === "same" && best.judgement.confidence >= delta) {
+      const host = index.absorb(best.entry.id, incoming, { lastAction: "merge", relation: "same" });
+      index.audit("index.merge", host.id, { ...record, target: best.entry.id, result: { entry: host.id } });
+    } else if (best && best.judgement.relation === "update" && best.judgement.confidence >= delta) {
+      const predecessor = best.entry;
+      index.put({ ...predecessor, status: "superseded", page: null, lastAction: "superseded" });
+      const successor = index.create(incoming, {
+        lastAction: "update",
+        relation: "update",
+        predecessor: predecessor.id,
+        page: predecessor.page,
+      });
+      index.audit("index.update", successor.id, {
+        ...record,
+        target: predecessor.id,
+        result: { entry: successor.id, predecessor: predecessor.id, latest: successor.id },
+      });
+    } else {
+      const action = judged.length === 0 ? "add" : "keep";
+      const entry = index.create(incoming, { lastAction: action, relation: best?.judgement.relation ?? null });
+      index.audit(`index.${action}`, entry.id, {
+        ...record,
+        target: best?.entry.id ?? null,
+        result: { entry: entry.id },
+      });
+    }
+    await this.enforceBounds(index);
+  }
+
+  /** While over a bound: consolidate a confirmed-safe redundant pair, else take the overflow fallback. */
+  async enforceBounds(index: WorkingIndex): Promise<void> {
+    for (let reason = index.overBounds(); reason; reason = index.overBounds()) {
+      const active = index.active();
+      if (active.length < 2) {
+        index.warnings.push(`the index is over its ${reason} bound with a single entry; nothing left to repair`);
+        return;
+      }
+      const pairs = closestPairs(active, 8);
+      let consolidated = false;
+      for (const { a, b, similarity } of pairs) {
+        const [older, newer] = a.timeStartMs <= b.timeStartMs ? [a, b] : [b, a];
+        const judgement = await this.#judge.judge(toView(newer), toView(older));
+        if (judgement.warning) index.warnings.push(judgement.warning);
+        if (judgement.relation !== "same" || judgement.confidence < this.#config.delta) continue;
+        index.put({ ...index.get(newer.id), status: "merged", host: older.id, page: null, lastAction: "consolidated" });
+        const host = index.absorb(older.id, newer, { lastAction: "consolidate", relation: "same" });
+        index.audit("index.consolidate", host.id, {
+          reason,
+          pair: [older.id, newer.id],
+          similarity: Math.round(similarity * 1000) / 1000,
+          relation: judgement.relation,
+          confidence: judgement.confidence,
+          features: judgement.features,
+          delta: this.#config.delta,
+          result: { entry: host.id, merged: newer.id },
+        });
+        consolidated = true;
+        break;
+      }
+      if (consolidated) continue;
+      overflow(index, pairs[0] as Pair, reason);
+    }
+  }
+}
+
+interface Pair {
+  readonly a: IndexEntry;
+  readonly b: IndexEntry;
+  readonly similarity: number;
+}
+
+/**
+ * The fallback: the older entry of the most similar pair leaves the active bounds but keeps
+ * every pointer, reachable through its partner. No routing text is merged, so no distinction is erased.
+ */
+export function overflow(index: WorkingIndex, pair: Pair, reason: string): void {
+  const [victim, host] = pair.a.timeEndMs <= pair.b.timeEndMs ? [pair.a, pair.b] : [pair.b, pair.a];
+  index.put({ ...victim, status: "overflow", host: host.id, page: null, lastAction: "overflow" });
+  index.overflowRepairs++;
+  index.audit("index.overflow", victim.id, {
+    reason,
+    host: host.id,
+    similarity: Math.round(pair.similarity * 1000) / 1000,
+    pointers: victim.pointers.length,
+    result: { entry: victim.id, status: "overflow", reachableThrough: host.id },
+  });
+}
+
+export function closestPairs(entries: readonly IndexEntry[], limit: number): Pair[] {
+  const pairs: Pair[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    for (let j = i + 1; j < entries.length; j++) {
+      const a = entries[i] as IndexEntry;
+      const b = entries[j] as IndexEntry;
+      pairs.push({ a, b, similarity: entrySimilarity(a, b) });
+    }
+  }
+  return pairs
+    .sort((x, y) => y.similarity - x.similarity || x.a.id.localeCompare(y.a.id) || x.b.id.localeCompare(y.b.id))
+    .slice(0, limit);
+}
+
+export function toView(entry: IndexEntry): JudgeView {
+  return {
+    id: entry.id,
+    routingText: entry.routingText,
+    digest: entry.digest,
+    vector: entry.vector,
+    imageVector: entry.imageVector,
+    timeStartMs: entry.timeStartMs,
+    timeEndMs: entry.timeEndMs,
+  };
+}

@@ -1,0 +1,95 @@
+import type { ScopedStore } from "../store/store.ts";
+import { applyOps } from "./check.ts";
+import { buildIncomingEntries, type IncomingNode } from "./incoming.ts";
+import { type MaintenancePolicy, planMaintenance } from "./ramu.ts";
+import type { IndexOp, IndexState, MaintenanceAudit, MaintenanceConfig, MaintenancePlan } from "./types.ts";
+
+/** A plan that changes nothing (for a session already stored). */
+export function emptyPlan(): MaintenancePlan {
+  return { baseVersion: null, ops: [], audits: [], warnings: [], overflowRepairs: 0 };
+}
+
+export interface ReplayedIndex {
+  /** The index after every session, in memory. */
+  readonly state: IndexState;
+  /** Every op and audit event of the replay, as one plan against an empty index. */
+  readonly plan: MaintenancePlan;
+  readonly sessions: number;
+  readonly rawNodes: number;
+  readonly actions: Readonly<Record<string, number>>;
+}
+
+/**
+ * Replays a scope's stored sessions in time order through a maintenance policy, query-blind,
+ * in memory. The store is only read. Used to rebuild the index and by the harness to compare
+ * maintenance policies over the same raw nodes and embeddings.
+ */
+export async function replayIndex(
+  scoped: ScopedStore,
+  policy: MaintenancePolicy,
+  options: {
+    readonly config: MaintenanceConfig;
+    readonly spaces: { readonly text: string; readonly image: string | null };
+    readonly dimensions: number;
+    readonly newId: () => string;
+  },
+): Promise<ReplayedIndex> {
+  const sessions = (await scoped.listSessions({ limit: -1 })).sort(
+    (a, b) => Date.parse(a.time) - Date.parse(b.time) || a.createdAt.localeCompare(b.createdAt),
+  );
+  let state: IndexState = { version: 0, entries: new Map() };
+  const ops: IndexOp[] = [];
+  const audits: MaintenanceAudit[] = [];
+  const warnings: string[] = [];
+  const actions: Record<string, number> = {};
+  let overflowRepairs = 0;
+  let rawNodes = 0;
+  for (const session of sessions) {
+    const nodes = await scoped.listRawNodes({ sessionId: session.id });
+    rawNodes += nodes.length;
+    const vectors = await scoped.getTextVectors(
+      options.spaces.text,
+      nodes.map((node) => node.id),
+    );
+    const hashes = [
+      ...new Set(nodes.flatMap((node) => node.images.flatMap((image) => (image.hash ? [image.hash] : [])))),
+    ];
+    const imageVectors = options.spaces.image ? await scoped.knownImages(hashes, options.spaces.image) : new Map();
+    const incomingNodes: IncomingNode[] = nodes.map((node) => ({
+      ref: node.id,
+      speaker: node.speaker,
+      text: node.text,
+      imageText: node.images.flatMap((image) =>
+        [image.caption, image.derivedText].filter((text): text is string => !!text),
+      ),
+      timeMs: Date.parse(node.time),
+      vector: vectors.get(node.id) ?? null,
+      imageVectors: node.images.flatMap((image) => {
+        const vector = image.hash ? imageVectors.get(image.hash)?.vector : null;
+        return vector ? [vector] : [];
+      }),
+    }));
+    const incoming = buildIncomingEntries(session.key, incomingNodes, {
+      segmentMaxNodes: options.config.segmentMaxNodes,
+      dimensions: options.dimensions,
+    });
+    const plan = await planMaintenance(state, incoming, policy, {
+      bounds: options.config.bounds,
+      newId: options.newId,
+      nowMs: Date.parse(session.time),
+    });
+    state = applyOps(state, plan.ops);
+    ops.push(...plan.ops);
+    audits.push(...plan.audits);
+    warnings.push(...plan.warnings);
+    overflowRepairs += plan.overflowRepairs;
+    for (const audit of plan.audits) actions[audit.action] = (actions[audit.action] ?? 0) + 1;
+  }
+  return {
+    state,
+    plan: { baseVersion: 0, ops, audits, warnings, overflowRepairs },
+    sessions: sessions.length,
+    rawNodes,
+    actions,
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * The bounded active index (C3M): compact entries grouped into pages, each pointing back to the
+ * raw nodes it was built from. Entries guide routing; raw nodes are the evidence. Maintenance
+ * (RAMU) only ever adds pointers or changes an entry's status: no path removes a pointer, so
+ * provenance (DESIGN invariant 2) holds by construction and `checkIndex` proves it on any store.
+ */
+
+export interface IndexBounds {
+  /** Active entries. */
+  readonly entries: number;
+  readonly pages: number;
+  /** Routing-text tokens over all active entries (o200k). */
+  readonly tokens: number;
+  /** Bytes of the active entries: routing text, vectors, pointers. */
+  readonly bytes: number;
+}
+
+export interface MaintenanceConfig {
+  readonly bounds: IndexBounds;
+  /** Candidate entries judged against an incoming one (C3M top-K). */
+  readonly candidates: number;
+  /** Relation confidence needed to Merge or Update (C3M δ). */
+  readonly delta: number;
+  /** A session is split into coherent segments of at most this many raw nodes, one incoming entry each. */
+  readonly segmentMaxNodes: number;
+}
+
+export const defaultIndexBounds: IndexBounds = Object.freeze({
+  entries: 36,
+  pages: 6,
+  tokens: 6_144,
+  bytes: 384 * 1024,
+});
+
+export const defaultMaintenanceConfig: MaintenanceConfig = Object.freeze({
+  bounds: defaultIndexBounds,
+  candidates: 5,
+  delta: 0.7,
+  segmentMaxNodes: 8,
+});
+
+export type Relation = "same" | "update" | "distinct" | "uncertain";
+
+/**
+ * - `active`: in the index, on a page, counted against the bounds.
+ * - `superseded`: an earlier state; reachable through its successor's `predecessor` link.
+ * - `merged`: consolidated into `host`, which holds all its pointers too.
+ * - `overflow`: the capacity fallback; pointers kept, reachable through `host` (no routing text is charged).
+ */
+export type EntryStatus = "active" | "superseded" | "merged" | "overflow";
+
+/** What routing text is rendered from. Mergeable: counts add, lists are capped. */
+export interface EntryDigest {
+  readonly speakers: readonly string[];
+  /** Entity mentions (names, capitalised phrases), lower-cased, with counts. */
+  readonly entities: Readonly<Record<string, number>>;
+  /** Content words with counts. */
+  readonly keywords: Readonly<Record<string, number>>;
+  /** Numbers and quantities mentioned (as written, normalised). */
+  readonly numbers: readonly string[];
+  /** Image captions and image-derived text. */
+  readonly imageText: readonly string[];
+  /** Short representative sentences, best first. */
+  readonly snippets: readonly string[];
+  /** Mentions of a change of state ("moved", "now", "no longer", ...). */
+  readonly stateCues: number;
+}
+
+export interface IndexEntry {
+  readonly id: string;
+  readonly status: EntryStatus;
+  /** Page of an active entry; null otherwise. */
+  readonly page: number | null;
+  readonly digest: EntryDigest;
+  readonly routingText: string;
+  readonly tokens: number;
+  /** Unit-length routing vector: the mean of its raw nodes' text vectors. */
+  readonly vector: Float32Array;
+  /** How many raw-node vectors `vector` averages (to merge means exactly). */
+  readonly vectorWeight: number;
+  readonly imageVector: Float32Array | null;
+  readonly imageWeight: number;
+  /** Raw-node ids this entry points at directly, in arrival order. */
+  readonly pointers: readonly string[];
+  readonly sessions: readonly string[];
+  readonly timeStartMs: number;
+  readonly timeEndMs: number;
+  /** Update link: the earlier state this entry supersedes. */
+  readonly predecessor: string | null;
+  /** For `merged` and `overflow` entries: the active entry that reaches them. */
+  readonly host: string | null;
+  /** How the entry came to be or last changed: add, keep, merge, update, consolidate, overflow. */
+  readonly lastAction: string;
+  /** Relation label recorded by the last judgement that touched the entry. */
+  readonly relation: Relation | null;
+  readonly createdMs: number;
+  readonly updatedMs: number;
+}
+
+/** One scope's index. `version` increases with every change, for optimistic concurrency. */
+export interface IndexState {
+  readonly version: number;
+  readonly entries: ReadonlyMap<string, IndexEntry>;
+}
+
+/** Raw nodes of an incoming segment that are not stored yet are named `@<position in session>`. */
+export type PointerRef = string;
+
+/** Store-level changes. Maintenance can put entries and add pointers; nothing removes a pointer. */
+export type IndexOp =
+  | { readonly op: "put"; readonly entry: IndexEntry }
+  | { readonly op: "link"; readonly entryId: string; readonly pointers: readonly PointerRef[] }
+  /** Only lossy baselines (MemRefine-style delete) emit this; the store refuses it. */
+  | { readonly op: "drop"; readonly entryId: string };
+
+export interface MaintenanceAudit {
+  readonly action: string;
+  readonly subject: string;
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
+export interface MaintenancePlan {
+  /**
+   * The index version the plan was made against; the store refuses it if the index changed since.
+   * Null for a plan that only creates new entries, which does not depend on the index's state.
+   */
+  readonly baseVersion: number | null;
+  readonly ops: readonly IndexOp[];
+  readonly audits: readonly MaintenanceAudit[];
+  readonly warnings: readonly string[];
+  /** Capacity fallbacks taken by this plan. */
+  readonly overflowRepairs: number;
+}
+
+export interface IndexUtilisation {
+  readonly entries: number;
+  readonly pages: number;
+  readonly tokens: number;
+  readonly bytes: number;
+  readonly bounds: IndexBounds;
+  /** Largest used/bound ratio over the four dimensions. */
+  readonly utilisation: number;
+  readonly pointers: number;
+  readonly inactive: { readonly superseded: number; readonly merged: number; readonly overflow: number };
+}
+
+/** The index changed since a plan was made against it: re-read and re-plan. */
+export class IndexVersionConflict extends Error {
+  constructor(expected: number, actual: number) {
+    super(`index version ${actual}, the plan was made against ${expected}`);
+  }
+}
