@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -176,5 +177,24 @@ describe("cairn mcp over stdio with the SDK client", () => {
     assert.equal(badScope.status, 2);
     assert.match(badScope.stderr, /scope\.user/);
     assert.equal(badScope.stdout, "");
+  });
+
+  it("routes stray stdout (console.log, worker output) to stderr once stdout is reserved for the protocol", () => {
+    const module = pathToFileURL(join(import.meta.dirname, "../../src/surfaces/mcp/stdio.ts")).href;
+    const script = `
+      import { Worker } from "node:worker_threads";
+      const { reserveStdoutForProtocol } = await import(${JSON.stringify(module)});
+      const output = reserveStdoutForProtocol();
+      console.log("noise from a library");
+      await new Promise((resolve) => new Worker("console.log('noise from a worker')", { eval: true }).on("exit", resolve));
+      output.write("protocol\\n");`;
+    const result = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    assert.equal(result.status, 0, result.stderr);
+    assert.equal(result.stdout, "protocol\n");
+    assert.match(result.stderr, /noise from a library/);
+    assert.match(result.stderr, /noise from a worker/);
   });
 });

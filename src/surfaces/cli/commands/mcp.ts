@@ -1,5 +1,5 @@
 import { validateScope } from "../../../scope.ts";
-import { serveStdio } from "../../mcp/stdio.ts";
+import { reserveStdoutForProtocol, serveStdio } from "../../mcp/stdio.ts";
 import { type CommonOptions, openMemory, scopeOf } from "../context.ts";
 
 export const mcpHelp = `cairn mcp [--tenant T --user U [--agent A]]
@@ -7,13 +7,12 @@ export const mcpHelp = `cairn mcp [--tenant T --user U [--agent A]]
   cairn_forget; resources cairn://raw-nodes/{id} and cairn://blobs/{hash}) for one scope.`;
 
 export async function mcp(options: CommonOptions): Promise<number> {
-  // stdout carries the protocol: anything a library prints with console.log would corrupt it.
-  for (const method of ["log", "info", "debug"] as const) console[method] = console.error;
   const scope = validateScope(scopeOf(options));
+  const output = reserveStdoutForProtocol();
   const memory = await openMemory(options);
   try {
     process.stderr.write(`cairn mcp: serving ${options.db} for ${scope.tenant}/${scope.user} over stdio\n`);
-    await serveStdio(memory, scope);
+    await serveStdio(memory, scope, { output });
     return 0;
   } finally {
     await memory.close();
