@@ -160,7 +160,7 @@ export const responses = {
       sessionId: z.string(),
       sessionKey: z.string(),
       rawNodeIds: z.array(z.string()),
-      entryId: z.string(),
+      entryIds: z.array(z.string()).describe("index entries this session created or changed"),
       duplicate: z.boolean(),
       warnings: z.array(z.string()),
     })
@@ -180,7 +180,7 @@ export const responses = {
     .passthrough()
     .describe("Evidence pack: original turns and images with provenance, channel ranks and budget use"),
   entries: z
-    .object({ entries: z.array(z.object({ id: z.string(), sessionId: z.string() }).passthrough()) })
+    .object({ entries: z.array(z.object({ id: z.string(), routingText: z.string() }).passthrough()) })
     .describe("Entry fields grow over time: clients render unknown fields generically"),
   audit: z.object({
     events: z.array(

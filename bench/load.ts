@@ -1,0 +1,347 @@
+/**
+ * Load test of the HTTP service against the SDK it wraps.
+ *
+ *   npm run bench:load                                    # hash profile, 16 clients, 60 s per phase
+ *   npm run bench:load -- --profile local --seconds 30 --clients 8
+ *
+ * 1. Pre-loads a synthetic corpus (bench/perf/corpus.ts) into a fresh store.
+ * 2. In-process phase: `--clients` concurrent loops call Memory.add/search directly for `--seconds`.
+ * 3. HTTP phase: a real `cairn serve` child process on loopback (API key auth on), the same loops
+ *    over fetch for `--seconds`.
+ * Both phases run the same mix (`--add-share` adds, the rest searches). Results go to
+ * `<out>/load.json` and `<out>/load.md`; the target is HTTP search p99 within 2× of in-process p99,
+ * with zero errors.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import cliProgress from "cli-progress";
+import { KeyStore } from "../src/auth/key-store.ts";
+import type { SessionInput } from "../src/ingest/session-input.ts";
+import { Memory } from "../src/memory.ts";
+import { createModels } from "../src/models/profiles.ts";
+import type { Scope } from "../src/scope.ts";
+import { type CorpusImage, generateQueries, generateSessions, makeImagePool } from "./perf/corpus.ts";
+import { Random } from "./perf/random.ts";
+import { percentile } from "./perf/stats.ts";
+
+const { values } = parseArgs({
+  options: {
+    profile: { type: "string", default: "hash" },
+    seconds: { type: "string", default: "60" },
+    clients: { type: "string", default: "16" },
+    preload: { type: "string", default: "10000" },
+    "add-share": { type: "string", default: "0.2" },
+    out: { type: "string", default: "bench/results" },
+  },
+});
+const config = {
+  profile: values.profile,
+  seconds: positive(values.seconds, "--seconds"),
+  clients: positive(values.clients, "--clients"),
+  preloadRawNodes: positive(values.preload, "--preload"),
+  addShare: Number(values["add-share"]),
+};
+if (!(config.addShare >= 0 && config.addShare <= 1)) fail("--add-share must be between 0 and 1");
+const out = resolve(values.out);
+const root = resolve(fileURLToPath(import.meta.url), "../..");
+const scope: Scope = { tenant: "load", user: "ana" };
+
+type Operation = "add" | "search";
+interface Sample {
+  readonly operation: Operation;
+  readonly ms: number;
+  readonly ok: boolean;
+}
+interface OperationStats {
+  readonly count: number;
+  readonly errors: number;
+  readonly perSecond: number;
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
+  readonly max: number;
+}
+interface PhaseResult {
+  readonly seconds: number;
+  readonly total: { readonly count: number; readonly errors: number; readonly perSecond: number };
+  readonly operations: Record<Operation, OperationStats>;
+  readonly firstErrors: readonly string[];
+}
+
+/** The same client loop for both phases; `run` performs one operation and throws on failure. */
+async function runPhase(
+  name: string,
+  run: (operation: Operation, client: number, random: Random) => Promise<void>,
+): Promise<PhaseResult> {
+  const samples: Sample[] = [];
+  const firstErrors: string[] = [];
+  const started = performance.now();
+  const deadline = started + config.seconds * 1000;
+  const bar = new cliProgress.SingleBar(
+    { format: `${name.padEnd(10)} {bar} {value}/{total} s | {ops} ops | {errors} errors`, hideCursor: true },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(config.seconds, 0, { ops: 0, errors: 0 });
+  const ticker = setInterval(() => {
+    bar.update(Math.min(config.seconds, Math.round((performance.now() - started) / 1000)), {
+      ops: samples.length,
+      errors: samples.filter((sample) => !sample.ok).length,
+    });
+  }, 500);
+  await Promise.all(
+    Array.from({ length: config.clients }, async (_, client) => {
+      const random = new Random(1000 + client);
+      while (performance.now() < deadline) {
+        const operation: Operation = random.chance(config.addShare) ? "add" : "search";
+        const begin = performance.now();
+        let ok = true;
+        try {
+          await run(operation, client, random);
+        } catch (error) {
+          ok = false;
+          if (firstErrors.length < 5) firstErrors.push(`${operation}: ${(error as Error).message}`);
+        }
+        samples.push({ operation, ms: performance.now() - begin, ok });
+      }
+    }),
+  );
+  clearInterval(ticker);
+  const seconds = (performance.now() - started) / 1000;
+  bar.update(config.seconds, { ops: samples.length, errors: samples.filter((sample) => !sample.ok).length });
+  bar.stop();
+  const stats = (operation: Operation): OperationStats => {
+    const own = samples.filter((sample) => sample.operation === operation);
+    const times = own.filter((sample) => sample.ok).map((sample) => sample.ms);
+    return {
+      count: own.length,
+      errors: own.length - times.length,
+      perSecond: own.length / seconds,
+      p50: percentile(times, 50),
+      p95: percentile(times, 95),
+      p99: percentile(times, 99),
+      max: times.length ? Math.max(...times) : Number.NaN,
+    };
+  };
+  const errors = samples.filter((sample) => !sample.ok).length;
+  return {
+    seconds,
+    total: { count: samples.length, errors, perSecond: samples.length / seconds },
+    operations: { add: stats("add"), search: stats("search") },
+    firstErrors,
+  };
+}
+
+/** p50/p99 of searches run one at a time (no concurrency), after the same warm-up. */
+async function sequentialSearches(
+  queries: readonly string[],
+  search: (query: string) => Promise<unknown>,
+): Promise<{ searches: number; p50: number; p99: number }> {
+  const times: number[] = [];
+  for (const query of queries.slice(50, 250)) {
+    const begin = performance.now();
+    await search(query);
+    times.push(performance.now() - begin);
+  }
+  return { searches: times.length, p50: percentile(times, 50), p99: percentile(times, 99) };
+}
+
+/** New sessions for the add operations: 4-8 turns, some with an image, keys unique per phase. */
+function sessionSource(images: readonly CorpusImage[], phase: string) {
+  const sessions = generateSessions({ rawNodes: 1_000_000, seed: 99, turnsPerSession: 6, imageShare: 0.1 }, images);
+  let next = 0;
+  return (): SessionInput => {
+    const session = sessions.next().value as SessionInput;
+    return { ...session, session: `${phase}-${next++}` };
+  };
+}
+
+function toJsonSession(session: SessionInput) {
+  return {
+    ...session,
+    turns: session.turns.map((turn) => ({
+      ...turn,
+      images: turn.images?.map((image) =>
+        "data" in image && image.data instanceof Uint8Array
+          ? { data: Buffer.from(image.data).toString("base64"), caption: image.caption }
+          : image,
+      ),
+    })),
+  };
+}
+
+async function startChildServer(db: string): Promise<{ url: string; child: ChildProcess; exited: Promise<number> }> {
+  const child = spawn(
+    process.execPath,
+    [join(root, "bin/cairn.js"), "serve", "--db", db, "--port", "0", "--profile", config.profile],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const exited = new Promise<number>((done) => child.once("exit", (code) => done(code ?? -1)));
+  let output = "";
+  const url = await new Promise<string>((done, reject) => {
+    child.stdout?.on("data", (chunk) => {
+      output += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) done(match[1] as string);
+    });
+    exited.then((code) => reject(new Error(`cairn serve exited with ${code}:\n${output}`)));
+  });
+  return { url, child, exited };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(os.tmpdir(), "cairn-load-"));
+  try {
+    const images = await makeImagePool(48);
+    const queries = generateQueries(500, 4321);
+    const models = await createModels(config.profile);
+    let memory = await Memory.open({ path: dir, models });
+
+    const preload = [...generateSessions({ rawNodes: config.preloadRawNodes, imageShare: 0.05 }, images)];
+    const loading = new cliProgress.SingleBar(
+      { format: "preload    {bar} {value}/{total} sessions", hideCursor: true },
+      cliProgress.Presets.shades_classic,
+    );
+    loading.start(preload.length, 0);
+    for (const session of preload) {
+      await memory.addSession(scope, session);
+      loading.increment();
+    }
+    loading.stop();
+    // Warm caches and wait for the ANN indexes (built in a worker) before timing anything.
+    for (const query of queries.slice(0, 50)) await memory.search(scope, query);
+    const indexes = (memory.store as { vectorIndexes?: { ready(space: string, scope: Scope): Promise<void> } })
+      .vectorIndexes;
+    for (const space of [memory.textSpace.name, memory.imageTextSpace.name]) await indexes?.ready(space, scope);
+    const inProcessAlone = await sequentialSearches(queries, (query) => memory.search(scope, query));
+
+    const inProcessSessions = sessionSource(images, "inproc");
+    const inProcess = await runPhase("in-process", async (operation, _client, random) => {
+      if (operation === "add") await memory.addSession(scope, inProcessSessions());
+      else await memory.search(scope, random.pick(queries));
+    });
+    await memory.close();
+
+    const keys = await KeyStore.open({ path: dir });
+    const { key } = keys.create({ tenant: scope.tenant, user: scope.user });
+    keys.close();
+    const server = await startChildServer(dir);
+    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    const post = async (path: string, body: unknown) => {
+      const response = await fetch(`${server.url}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+      const text = await response.text();
+      if (!response.ok) throw new Error(`${path} answered ${response.status}: ${text.slice(0, 200)}`);
+    };
+    for (const query of queries.slice(0, 50)) await post("/v1/search", { text: query });
+    const httpAlone = await sequentialSearches(queries, (query) => post("/v1/search", { text: query }));
+    const httpSessions = sessionSource(images, "http");
+    const http = await runPhase("http", async (operation, _client, random) => {
+      if (operation === "add") await post("/v1/sessions", toJsonSession(httpSessions()));
+      else await post("/v1/search", { text: random.pick(queries) });
+    });
+    server.child.kill("SIGTERM");
+    const serverExit = await server.exited;
+    await models.close();
+
+    memory = await Memory.open({ path: dir, models: await createModels("hash") });
+    const stored = await memory.stats(scope).catch(() => null);
+    await memory.close();
+
+    const ratio = http.operations.search.p99 / inProcess.operations.search.p99;
+    const result = {
+      command: `npm run bench:load${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
+      date: new Date().toISOString(),
+      machine: {
+        cpu: os.cpus()[0]?.model ?? "unknown",
+        cores: os.cpus().length,
+        node: process.version,
+        os: `${os.type()} ${os.release()}`,
+      },
+      config,
+      preloaded: { sessions: preload.length, rawNodes: config.preloadRawNodes },
+      /** One search at a time, no other load: the per-request cost of HTTP itself. */
+      alone: { inProcess: inProcessAlone, http: httpAlone },
+      inProcess,
+      http,
+      searchP99Ratio: ratio,
+      target: {
+        description: "HTTP search p99 within 2x of in-process search p99 at the same load, zero errors",
+        met: ratio <= 2 && http.total.errors === 0 && inProcess.total.errors === 0,
+      },
+      serverExitCode: serverExit,
+      storedAfter: stored,
+    };
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, "load.json"), `${JSON.stringify(result, null, 2)}\n`);
+    writeFileSync(join(out, "load.md"), renderMarkdown(result));
+    console.log(renderMarkdown(result));
+    if (!result.target.met) process.exitCode = 1;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function renderMarkdown(result: {
+  command: string;
+  date: string;
+  machine: { cpu: string; cores: number; node: string; os: string };
+  config: typeof config;
+  preloaded: { sessions: number; rawNodes: number };
+  alone: Record<"inProcess" | "http", { searches: number; p50: number; p99: number }>;
+  inProcess: PhaseResult;
+  http: PhaseResult;
+  searchP99Ratio: number;
+  target: { description: string; met: boolean };
+}): string {
+  const ms = (value: number) => (Number.isNaN(value) ? "—" : value < 10 ? value.toFixed(2) : value.toFixed(1));
+  const rows = (["inProcess", "http"] as const).flatMap((phase) =>
+    (["search", "add"] as const).map((operation) => {
+      const stats = result[phase].operations[operation];
+      return `| ${phase === "http" ? "HTTP" : "in-process"} | ${operation} | ${stats.count.toLocaleString("en-US")} | ${stats.perSecond.toFixed(1)} | ${ms(stats.p50)} | ${ms(stats.p95)} | ${ms(stats.p99)} | ${ms(stats.max)} | ${stats.errors} |`;
+    }),
+  );
+  const errors = [...result.inProcess.firstErrors, ...result.http.firstErrors];
+  return [
+    "# Cairn service load test",
+    "",
+    "Regenerated by `bench/load.ts`.",
+    "",
+    `- command: \`${result.command}\``,
+    `- machine: ${result.machine.cpu}, ${result.machine.cores} cores, ${result.machine.os}; node ${result.machine.node}`,
+    `- date: ${result.date}`,
+    `- profile ${result.config.profile}; ${result.preloaded.rawNodes.toLocaleString("en-US")} raw nodes pre-loaded in one scope; ` +
+      `${result.config.clients} concurrent clients for ${result.config.seconds} s per phase; ` +
+      `${Math.round(result.config.addShare * 100)}% adds (6±4-turn sessions, 10% of turns with an image), the rest text searches`,
+    "- in-process: the clients call `Memory` directly in one process. HTTP: a `cairn serve` child process with API-key auth, " +
+      "clients over `fetch` on loopback from the bench process (both share the same cores).",
+    "",
+    "| phase | operation | count | ops/s | p50 ms | p95 ms | p99 ms | max ms | errors |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...rows,
+    "",
+    `One search at a time, no other load (${result.alone.http.searches} searches): in-process p50 ${ms(result.alone.inProcess.p50)} ms / p99 ${ms(result.alone.inProcess.p99)} ms, ` +
+      `HTTP p50 ${ms(result.alone.http.p50)} ms / p99 ${ms(result.alone.http.p99)} ms.`,
+    "",
+    `Throughput: in-process ${result.inProcess.total.perSecond.toFixed(1)} ops/s, HTTP ${result.http.total.perSecond.toFixed(1)} ops/s.`,
+    "",
+    `Search p99 HTTP ÷ in-process: **${result.searchP99Ratio.toFixed(2)}** — target (${result.target.description}): **${result.target.met ? "met" : "NOT met"}**.`,
+    ...(errors.length ? ["", "First errors:", ...errors.map((error) => `- ${error}`)] : []),
+    "",
+  ].join("\n");
+}
+
+function positive(value: string, flag: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number <= 0) fail(`${flag} must be a positive integer`);
+  return number;
+}
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+
+await main();
