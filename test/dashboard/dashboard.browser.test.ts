@@ -37,8 +37,12 @@ describe("dashboard in Chromium", { skip }, () => {
     const keys = await KeyStore.open({ path: join(dir, "store") });
     apiKey = keys.create({ tenant: scope.tenant, user: scope.user }).key;
     server = await startServer({ memory, keys, host: "127.0.0.1", port: 0 });
-    browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-dev-shm-usage"], headless: true });
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: ["--no-sandbox", "--disable-dev-shm-usage"],
+      headless: true,
+    });
+    page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, locale: "en-US" });
     page.on("console", (message) => {
       if (message.type() === "error") problems.push(`console: ${message.text()}`);
     });
@@ -104,10 +108,16 @@ describe("dashboard in Chromium", { skip }, () => {
     const width = await naturalWidth(page, "#search-results .evidence-item img.thumb-img");
     assert.ok(width > 0, "the evidence image loaded");
     assert.ok((await first.locator(".channel-table tbody tr").count()) > 0, "channel ranks are shown");
-    assert.equal(await page.locator("#search-results .budget-table tbody tr").count(), 3);
-    const imagesUsed = await page.textContent(".budget-table tr[data-dimension=images] td");
-    assert.equal(imagesUsed, "1");
     const pack = await memory.search(scope, "red kayak");
+    const dimensions = Object.keys(pack.budget.limits);
+    assert.ok(dimensions.length >= 3);
+    assert.equal(await page.locator("#search-results .budget-table tbody tr").count(), dimensions.length);
+    for (const dimension of dimensions) {
+      const row = page.locator(`.budget-table tr[data-dimension=${dimension}] td`);
+      assert.equal(await row.nth(0).textContent(), String(pack.budget.used[dimension as "images"]), dimension);
+      assert.equal(await row.nth(1).textContent(), pack.budget.limits[dimension as "images"].toLocaleString("en-US"));
+    }
+    assert.equal(await page.textContent(".budget-table tr[data-dimension=images] td"), "1");
     const route = (pack as { route?: unknown }).route;
     if (route !== undefined && route !== null) {
       assert.ok(await page.locator("#search-results .route").isVisible(), "the route trace is shown");
@@ -135,6 +145,11 @@ describe("dashboard in Chromium", { skip }, () => {
     assert.match((await first.textContent()) ?? "", /red kayak waiting/);
     assert.ok((await first.locator(".channel-table th", { hasText: "image pixels" }).count()) === 1);
     await page.setInputFiles("#search-image", []);
+
+    await first.locator(".thumb-button").first().click();
+    await page.waitForSelector("#image-dialog[open] img.original");
+    await page.click("#image-dialog button:has-text('Close')");
+    assert.equal(await page.locator("#image-dialog[open]").count(), 0, "the Close button closes the dialog");
   });
 
   it("lists the add in the audit log and links entries back to their raw nodes", async () => {
@@ -218,9 +233,13 @@ describe("dashboard without auth", { skip }, () => {
     );
     const server = await startServer({ memory, keys: null, host: "127.0.0.1", port: 0 });
     t.after(() => server.close());
-    const browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox", "--disable-dev-shm-usage"], headless: true });
+    const browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: ["--no-sandbox", "--disable-dev-shm-usage"],
+      headless: true,
+    });
     t.after(() => browser.close());
-    const page = await browser.newPage();
+    const page = await browser.newPage({ locale: "en-US" });
     await page.goto(server.url);
     await page.waitForSelector("body[data-ready=true]");
     assert.equal(await page.textContent("[data-stat=sessions]"), "1");

@@ -1,7 +1,7 @@
 /** The search box and the evidence pack it answers with: items, channel ranks, budget, warnings, route. */
 import { describeError, fileToBase64 } from "./api.js";
 import { formatNumber, h, replace, setStatus } from "./dom.js";
-import { genericValue, humanize, idLink, imageThumbnail, provenanceList } from "./render.js";
+import { fieldList, genericValue, humanize, idLink, imageThumbnail, provenanceList } from "./render.js";
 
 const channelNames = {
   bm25: "BM25 words",
@@ -11,7 +11,7 @@ const channelNames = {
   imageTextDense: "image text (dense)",
   imageVector: "image pixels",
 };
-const dimensionNames = { rawNodes: "raw nodes", images: "images", textTokens: "text tokens" };
+const dimensionNames = { pages: "index pages", rawNodes: "raw nodes", images: "images", textTokens: "text tokens" };
 
 export function createSearch(api) {
   const form = document.getElementById("search-form");
@@ -36,6 +36,8 @@ export function createSearch(api) {
       if (value !== "") budget[dimension] = Number(value);
     }
     if (Object.keys(budget).length > 0) query.budget = budget;
+    const mode = String(data.get("mode") ?? "");
+    if (mode) query.mode = mode;
     const button = form.querySelector("button[type=submit]");
     button.disabled = true;
     setStatus(status, "Searching…");
@@ -103,6 +105,7 @@ function querySummary(pack, queryFile) {
       { class: "fields" },
       pack.query?.text ? [h("dt", {}, "query"), h("dd", {}, pack.query.text)] : null,
       pack.query?.image ? [h("dt", {}, "query image"), h("dd", {}, h("code", {}, pack.query.image.hash))] : null,
+      pack.mode ? [h("dt", {}, "mode"), h("dd", {}, pack.mode)] : null,
       h("dt", {}, "channels used"),
       h("dd", {}, channels || "none"),
       timings ? [h("dt", {}, "time"), h("dd", {}, timings)] : null,
@@ -227,6 +230,7 @@ function evidenceItem(api, item, index) {
       idLink(item.rawNodeId, "raw node"),
       h("span", { class: "muted" }, `${formatNumber(item.textTokens)} tokens`),
     ),
+    item.route ? routedVia(item.route) : null,
     item.text ? h("p", { class: "raw-text" }, item.text) : null,
     item.images?.length
       ? h(
@@ -289,6 +293,20 @@ function evidenceItem(api, item, index) {
   );
 }
 
+/** How routing reached a raw node: the entry it came through and the link followed. */
+function routedVia(route) {
+  const { entry, via, latest, ...rest } = route;
+  return h(
+    "p",
+    { class: "routed-via" },
+    "Reached through entry ",
+    entry ? idLink(entry) : "?",
+    via ? ` (${via})` : null,
+    latest === true ? [" ", h("span", { class: "badge badge-on" }, "latest")] : null,
+    Object.keys(rest).length > 0 ? fieldList(rest) : null,
+  );
+}
+
 function cutItems(items) {
   if (items.length === 0) return null;
   return h(
@@ -307,7 +325,7 @@ function cutItems(items) {
 
 /** Anything else the pack gains later, so it is never silently hidden. */
 function otherFields(pack) {
-  const known = ["query", "items", "budget", "channelsUsed", "warnings", "timings", "route"];
+  const known = ["query", "items", "budget", "channelsUsed", "mode", "warnings", "timings", "route"];
   const rest = Object.fromEntries(Object.entries(pack).filter(([key]) => !known.includes(key)));
   if (Object.keys(rest).length === 0) return null;
   return h("details", { class: "pack-extra" }, h("summary", {}, "More about this pack"), genericValue(rest));
