@@ -118,9 +118,11 @@ describe("dashboard in Chromium", { skip }, () => {
       assert.equal(await row.nth(1).textContent(), pack.budget.limits[dimension as "images"].toLocaleString("en-US"));
     }
     assert.equal(await page.textContent(".budget-table tr[data-dimension=images] td"), "1");
-    const route = (pack as { route?: unknown }).route;
-    if (route !== undefined && route !== null) {
+    if (pack.route) {
       assert.ok(await page.locator("#search-results .route").isVisible(), "the route trace is shown");
+      for (const entry of pack.route.entries) {
+        assert.equal(await page.locator(`#search-results .route a[href="#entry=${entry.id}"]`).count(), 1, entry.id);
+      }
     }
 
     // The thumbnail opens the original at full size.
