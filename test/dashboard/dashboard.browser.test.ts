@@ -246,7 +246,37 @@ describe("dashboard without auth", { skip }, () => {
     await page.waitForSelector("body[data-ready=true]");
     assert.equal(await page.textContent("[data-stat=sessions]"), "1");
     assert.equal(await page.locator("#global-status[data-kind=error]").count(), 0);
+    assert.equal(await page.textContent("#global-status"), "");
     assert.match((await page.textContent("#timeline")) ?? "", /open/);
+  });
+
+  it("points at the Connection fields when the default scope is empty, and reads the scope set there", async (t) => {
+    const dir = tempDir(t, "cairn-dashboard-demo-");
+    const memory = await Memory.open({ path: join(dir, "store"), models: createHashModels() });
+    await memory.addSession(
+      { tenant: "demo", user: "ana" },
+      { session: "demo-1", time: "2024-01-01T00:00:00Z", turns: [{ speaker: "Ana", text: "in the demo scope" }] },
+    );
+    const server = await startServer({ memory, keys: null, host: "127.0.0.1", port: 0 });
+    t.after(() => server.close());
+    const browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: ["--no-sandbox", "--disable-dev-shm-usage"],
+      headless: true,
+    });
+    t.after(() => browser.close());
+    const page = await browser.newPage({ locale: "en-US" });
+    await page.goto(server.url);
+    await page.waitForSelector("body[data-ready=true]");
+    assert.equal(await page.textContent("[data-stat=sessions]"), "0");
+    assert.match((await page.textContent("#global-status")) ?? "", /Set tenant and user under Connection/);
+    await page.click("#connection summary");
+    await page.fill("#tenant", "demo");
+    await page.fill("#user", "ana");
+    await page.click("#connection-form button[type=submit]");
+    await page.waitForFunction(() => document.querySelector("[data-stat=sessions]")?.textContent === "1");
+    assert.match((await page.textContent("#timeline")) ?? "", /demo-1/);
+    assert.equal(await page.textContent("#global-status"), "");
   });
 });
 

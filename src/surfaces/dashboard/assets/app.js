@@ -42,7 +42,13 @@ async function loadStats() {
   const stats = document.getElementById("stats");
   try {
     const values = await api.stats();
-    setStatus(globalStatus, "");
+    const unset = !connection.apiKey && !connection.user && !connection.tenant;
+    setStatus(
+      globalStatus,
+      unset && values.sessions === 0
+        ? "Nothing stored in the default scope. Another scope? Set tenant and user under Connection (the demo memory is tenant demo, user ana)."
+        : "",
+    );
     replace(
       stats,
       Object.entries(values).map(([key, value]) =>
