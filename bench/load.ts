@@ -24,6 +24,7 @@ import type { SessionInput } from "../src/ingest/session-input.ts";
 import { Memory } from "../src/memory.ts";
 import { createModels } from "../src/models/profiles.ts";
 import type { Scope } from "../src/scope.ts";
+import { ScopeWrites } from "../src/surfaces/http/scope-writes.ts";
 import { type CorpusImage, generateQueries, generateSessions, makeImagePool } from "./perf/corpus.ts";
 import { Random } from "./perf/random.ts";
 import { percentile } from "./perf/stats.ts";
@@ -193,6 +194,7 @@ async function startChildServer(db: string): Promise<{ url: string; child: Child
 }
 
 async function main(): Promise<void> {
+  const loadBefore = os.loadavg()[0];
   const dir = mkdtempSync(join(os.tmpdir(), "cairn-load-"));
   try {
     const images = await makeImagePool(48);
@@ -219,8 +221,10 @@ async function main(): Promise<void> {
     const inProcessAlone = await sequentialSearches(queries, (query) => memory.search(scope, query));
 
     const inProcessSessions = sessionSource(images, "inproc");
+    const writes = new ScopeWrites();
     const inProcess = await runPhase("in-process", async (operation, _client, random) => {
-      if (operation === "add") await memory.addSession(scope, inProcessSessions());
+      // Writes of one scope queued as the service queues them (see src/surfaces/http/scope-writes.ts).
+      if (operation === "add") await writes.run(scope, () => memory.addSession(scope, inProcessSessions()));
       else await memory.search(scope, random.pick(queries));
     });
     await memory.close();
@@ -261,6 +265,8 @@ async function main(): Promise<void> {
         os: `${os.type()} ${os.release()}`,
       },
       config,
+      /** 1-minute load average before and after: other work on the machine skews every figure. */
+      loadAverage: { before: loadBefore, after: os.loadavg()[0] },
       preloaded: { sessions: preload.length, rawNodes: config.preloadRawNodes },
       /** One search at a time, no other load: the per-request cost of HTTP itself. */
       alone: { inProcess: inProcessAlone, http: httpAlone },
@@ -290,6 +296,7 @@ function renderMarkdown(result: {
   machine: { cpu: string; cores: number; node: string; os: string };
   config: typeof config;
   preloaded: { sessions: number; rawNodes: number };
+  loadAverage: { before: number | undefined; after: number | undefined };
   alone: Record<"inProcess" | "http", { searches: number; p50: number; p99: number }>;
   inProcess: PhaseResult;
   http: PhaseResult;
@@ -311,7 +318,7 @@ function renderMarkdown(result: {
     "",
     `- command: \`${result.command}\``,
     `- machine: ${result.machine.cpu}, ${result.machine.cores} cores, ${result.machine.os}; node ${result.machine.node}`,
-    `- date: ${result.date}`,
+    `- date: ${result.date}; 1-minute load average ${result.loadAverage.before?.toFixed(1)} before, ${result.loadAverage.after?.toFixed(1)} after (other work on the machine skews the figures)`,
     `- profile ${result.config.profile}; ${result.preloaded.rawNodes.toLocaleString("en-US")} raw nodes pre-loaded in one scope; ` +
       `${result.config.clients} concurrent clients for ${result.config.seconds} s per phase; ` +
       `${Math.round(result.config.addShare * 100)}% adds (6±4-turn sessions, 10% of turns with an image), the rest text searches`,

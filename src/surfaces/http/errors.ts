@@ -1,5 +1,6 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { CairnError, type ErrorCode } from "../../errors.ts";
+import { IndexVersionConflict } from "../../index/types.ts";
 
 /** Failures that only exist over HTTP (authentication, body size, content type, unknown route). */
 export type HttpErrorCode = "unauthorized" | "forbidden" | "too_large" | "unsupported_media_type" | "no_route";
@@ -46,6 +47,10 @@ export function errorResponse(
 ): { status: ContentfulStatusCode; body: ErrorBody } {
   if (error instanceof HttpError) {
     return { status: httpStatus[error.code], body: errorBody(error.code, error.message, error.field) };
+  }
+  if (error instanceof IndexVersionConflict) {
+    // Another process wrote to the same scope while this session was planned: safe to retry.
+    return { status: 409, body: errorBody("conflict", `${error.message}; retry the request`) };
   }
   if (CairnError.is(error)) {
     const field = "field" in error && typeof error.field === "string" ? error.field : undefined;
