@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import type { ChannelName, Fused } from "./channels/rrf.ts";
 import { allChannels, retrieveTriPath, type TopChannel } from "./channels/tri-path.ts";
 import {
   type Budget,
@@ -7,6 +8,7 @@ import {
   defaultSearchConfig,
   type IngestLimits,
   type SearchConfig,
+  type SearchMode,
 } from "./config.ts";
 import { ConfigError, InputError } from "./errors.ts";
 import { assemblePack } from "./evidence/assemble-pack.ts";
@@ -18,18 +20,22 @@ import { type MaintenancePolicy, planMaintenance, Ramu } from "./index/ramu.ts";
 import { emptyPlan, replayIndex } from "./index/replay-index.ts";
 import {
   defaultMaintenanceConfig,
+  type IndexEntry,
   type IndexState,
   type IndexUtilisation,
   IndexVersionConflict,
   type MaintenanceConfig,
   type MaintenancePlan,
 } from "./index/types.ts";
+import type { IncomingEntry } from "./index/working-index.ts";
 import { measure } from "./index/working-index.ts";
 import { type AcceptedImage, intakeImage } from "./ingest/image-intake.ts";
 import { type ImageInput, parseSessionInput, type SessionInput } from "./ingest/session-input.ts";
 import { EmbeddingCache } from "./models/embedding-cache.ts";
 import type { Models } from "./models/provider.ts";
-import { type Scope, validateScope } from "./scope.ts";
+import { retrieveRouted } from "./routing/routed-search.ts";
+import type { LinkedEntries, Route, RouteConfig } from "./routing/router.ts";
+import { type Scope, scopeKey, validateScope } from "./scope.ts";
 import type {
   AuditEvent,
   BlobRecord,
@@ -41,6 +47,7 @@ import type {
   ScopeStats,
   SearchFilters,
   SessionRecord,
+  SessionWrite,
   VectorSpace,
 } from "./store/records.ts";
 import { SqliteStore } from "./store/sqlite/sqlite-store.ts";
@@ -55,7 +62,7 @@ export interface MemoryOptions {
   /** Close `models` with the memory. Off by default: whoever made the models closes them (they may be shared). */
   readonly ownsModels?: boolean;
   readonly budget?: Partial<Budget>;
-  readonly search?: Partial<SearchConfig>;
+  readonly search?: Partial<Omit<SearchConfig, "routing">> & { readonly routing?: Partial<RouteConfig> };
   readonly limits?: Partial<IngestLimits>;
   /** Bounds of the active index and RAMU's settings (DESIGN §4 defaults). */
   readonly maintenance?: Partial<MaintenanceConfig>;
@@ -100,6 +107,15 @@ export interface SearchQuery {
 
 export interface SearchOptions {
   readonly budget?: Partial<Budget>;
+  /** How to read: through the active index and the direct channels (`cairn`, default), the index only, or the direct channels only. */
+  readonly mode?: SearchMode;
+  /** Routing settings for this search (γ, λ, entries per query, linked entries per entry). */
+  readonly routing?: Partial<RouteConfig>;
+  /**
+   * Read through this index instead of the stored one: the harness uses it to compare maintenance
+   * policies over the same raw nodes. Entries must point at raw nodes of the scope.
+   */
+  readonly index?: IndexState;
   /** Channels to use (default all three): e.g. `["bm25"]` for lexical search only. */
   readonly channels?: readonly TopChannel[];
   /**
@@ -137,13 +153,19 @@ export class Memory {
   readonly #policy: MaintenancePolicy;
   readonly #options: MemoryOptions;
   readonly #queryEmbeddings = new EmbeddingCache(256);
+  readonly #writeLocks = new KeyedQueue();
+  readonly #activeIndexes = new Map<string, { version: number; entries: readonly IndexEntry[] }>();
   #closed = false;
 
   private constructor(store: Store, options: MemoryOptions) {
     this.store = store;
     this.models = options.models;
     this.budget = Object.freeze({ ...defaultBudget, ...options.budget });
-    this.searchConfig = Object.freeze({ ...defaultSearchConfig, ...options.search });
+    this.searchConfig = Object.freeze({
+      ...defaultSearchConfig,
+      ...options.search,
+      routing: Object.freeze({ ...defaultSearchConfig.routing, ...options.search?.routing }),
+    });
     this.limits = Object.freeze({ ...defaultIngestLimits, ...options.limits });
     this.maintenance = Object.freeze({
       ...defaultMaintenanceConfig,
@@ -279,10 +301,25 @@ export class Memory {
       spaces: imageSpace ? [textSpace, imageTextSpace, imageSpace] : [textSpace, imageTextSpace],
     };
     await this.#ensureIndex(scoped);
-    // Optimistic concurrency: plan against the index as read, commit only if nobody changed it since.
+    // Writers of one scope in this process take turns to plan and commit (planning takes
+    // milliseconds); across processes, optimistic concurrency: a plan commits only against the
+    // index version it was made from, else it is made again.
+    return this.#writeLocks.run(scopeKey(scoped.scope), () =>
+      this.#planAndCommit(scoped, session.session, incoming, write, spaces, warnings),
+    );
+  }
+
+  async #planAndCommit(
+    scoped: ScopedStore,
+    key: string,
+    incoming: readonly IncomingEntry[],
+    write: Omit<SessionWrite, "index">,
+    spaces: { text: string; image: string | null },
+    warnings: string[],
+  ): Promise<AddSessionResult> {
     let plan: MaintenancePlan | null = null;
     for (let attempt = 1; ; attempt++) {
-      plan = (await scoped.findSessionByKey(session.session))
+      plan = (await scoped.findSessionByKey(key))
         ? emptyPlan()
         : await planMaintenance(await scoped.readIndex({ activeOnly: true }), incoming, this.#policy, {
             bounds: this.maintenance.bounds,
@@ -406,8 +443,11 @@ export class Memory {
 
     const embedStarted = performance.now();
     const channels = options.channels ?? allChannels;
-    // Embed only for channels that use vectors: BM25 alone needs no model call.
-    const needsTextVector = channels.includes("dense") || channels.includes("image");
+    // Embed only for what uses vectors: BM25 alone needs no model call; routing compares vectors.
+    const needsTextVector =
+      channels.includes("dense") ||
+      channels.includes("image") ||
+      (options.mode ?? this.searchConfig.mode) !== "tri-path";
     const queryVector =
       queryText && needsTextVector
         ? await this.#queryEmbeddings.get(queryText, async (text) => (await this.models.text.embed([text]))[0])
@@ -431,23 +471,60 @@ export class Memory {
     const embedMs = performance.now() - embedStarted;
 
     const searchStarted = performance.now();
-    const { fused, channelsUsed } = await retrieveTriPath(
-      scoped,
-      { text: queryText, textVector: queryVector, imageVector: queryImage?.vector ?? undefined },
-      {
-        spaces: {
-          text: this.textSpace.name,
-          imageText: this.imageTextSpace.name,
-          image: this.imageSpace?.name ?? null,
-        },
+    const mode = options.mode ?? this.searchConfig.mode;
+    const spaces = {
+      text: this.textSpace.name,
+      imageText: this.imageTextSpace.name,
+      image: this.imageSpace?.name ?? null,
+    };
+    const triPathQuery = { text: queryText, textVector: queryVector, imageVector: queryImage?.vector ?? undefined };
+    let ordered: readonly Fused[];
+    let nodes: ReadonlyMap<string, RawNode>;
+    let channelsUsed: readonly ChannelName[];
+    let route: Route | null = null;
+    if (mode === "tri-path") {
+      const direct = await retrieveTriPath(scoped, triPathQuery, {
+        spaces,
         channels,
         filters,
         rrfK: this.searchConfig.rrfK,
         perChannel: this.searchConfig.perChannel,
-      },
-    );
-    const nodes = new Map((await scoped.getRawNodes(fused.map((hit) => hit.id))).map((node) => [node.id, node]));
-    const { items, budget: used } = assemblePack(fused, nodes, budget, { vision: options.vision ?? true });
+      });
+      ordered = direct.fused;
+      channelsUsed = direct.channelsUsed;
+      nodes = new Map((await scoped.getRawNodes(ordered.map((hit) => hit.id))).map((node) => [node.id, node]));
+    } else {
+      await this.#ensureIndex(scoped);
+      const routed = await retrieveRouted(scoped, triPathQuery, {
+        mode,
+        active: options.index
+          ? [...options.index.entries.values()].filter((entry) => entry.status === "active")
+          : await this.#activeEntries(scoped),
+        linked: options.index ? linkedFrom(options.index) : undefined,
+        spaces,
+        channels,
+        filters,
+        rrfK: this.searchConfig.rrfK,
+        perChannel: this.searchConfig.perChannel,
+        routing: { ...this.searchConfig.routing, ...options.routing },
+        pageBeam: budget.pages,
+      });
+      ({ ordered, nodes, channelsUsed, route } = routed);
+    }
+    const packed = assemblePack(ordered, nodes, budget, { vision: options.vision ?? true });
+    const used = route
+      ? {
+          ...packed.budget,
+          used: { ...packed.budget.used, pages: route.pagesRead },
+          cut: { ...packed.budget.cut, pages: route.pagesCut },
+        }
+      : packed.budget;
+    const items = route
+      ? packed.items.map((item) => {
+          const via = route?.nodes.get(item.rawNodeId);
+          return via ? { ...item, route: { entry: via.entry, via: via.via, latest: via.latest } } : item;
+        })
+      : packed.items;
     const searchMs = performance.now() - searchStarted;
     const cuts = Object.entries(used.cut).filter(([, count]) => count > 0);
     if (cuts.length > 0) {
@@ -457,12 +534,27 @@ export class Memory {
     }
     return {
       query: { text: queryText || null, image: queryImage ? { hash: queryImage.hash } : null },
+      mode,
       items,
       budget: used,
       channelsUsed,
+      ...(route ? { route: { ...route.trace, selected: items.length } } : {}),
       warnings,
       timings: { embedMs, searchMs, totalMs: performance.now() - started },
     };
+  }
+
+  /** The scope's active entries, cached until the index changes. */
+  async #activeEntries(scoped: ScopedStore): Promise<readonly IndexEntry[]> {
+    const key = scopeKey(scoped.scope);
+    const version = await scoped.indexVersion();
+    const cached = this.#activeIndexes.get(key);
+    if (cached && cached.version === version) return cached.entries;
+    const state = await scoped.readIndex({ activeOnly: true });
+    const entries = [...state.entries.values()];
+    this.#activeIndexes.set(key, { version: state.version, entries });
+    if (this.#activeIndexes.size > 64) this.#activeIndexes.delete(this.#activeIndexes.keys().next().value as string);
+    return entries;
   }
 
   async getRawNode(scope: Scope, id: string): Promise<RawNode> {
@@ -581,6 +673,32 @@ function contentHash(session: SessionInput, images: TurnImage[][]): string {
 }
 
 const maxPlanAttempts = 8;
+
+/** Runs tasks one at a time per key, in arrival order. */
+class KeyedQueue {
+  readonly #tails = new Map<string, Promise<unknown>>();
+
+  async run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.#tails.get(key) ?? Promise.resolve();
+    const current = previous.catch(() => undefined).then(task);
+    this.#tails.set(key, current);
+    try {
+      return await current;
+    } finally {
+      if (this.#tails.get(key) === current) this.#tails.delete(key);
+    }
+  }
+}
+
+function linkedFrom(index: IndexState): LinkedEntries {
+  return async ({ hosts, ids }) => {
+    const hostSet = new Set(hosts);
+    const idSet = new Set(ids);
+    return [...index.entries.values()].filter(
+      (entry) => (entry.host && hostSet.has(entry.host)) || idSet.has(entry.id),
+    );
+  };
+}
 
 function newEntryId(): string {
   return `ent_${randomBytes(12).toString("base64url")}`;

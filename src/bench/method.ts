@@ -37,4 +37,24 @@ export interface BenchMethod {
   readonly name: string;
   readonly description: string;
   retrieve(context: BenchContext, question: BenchQuestion, queryImage: Uint8Array | null): Promise<Retrieval>;
+  /** For methods that read through an active index: what maintenance left in it for this history. */
+  indexFigures?(context: BenchContext): Promise<IndexFigures>;
+}
+
+/** One history's active index after replay, as C3M's resource audit reports it. */
+export interface IndexFigures {
+  readonly policy: string;
+  /** Largest used/bound ratio over entries, pages, tokens and bytes (above 1 for an unbounded index). */
+  readonly utilisation: number;
+  readonly activeEntries: number;
+  readonly pages: number;
+  readonly indexTokens: number;
+  readonly indexBytes: number;
+  readonly overflowRepairs: number;
+  /** Distinct raw nodes reachable from the index (C3M "Raw-Node pointers"). */
+  readonly pointers: number;
+  readonly rawNodes: number;
+  /** Invariant violations `checkIndex` found (provenance, audit, bounds, structure). */
+  readonly violations: number;
+  readonly actions: Readonly<Record<string, number>>;
 }

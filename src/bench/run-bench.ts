@@ -11,7 +11,7 @@ import {
   summariseAnswers,
 } from "./answer/answer-judge.ts";
 import type { BenchDataset } from "./dataset.ts";
-import type { BenchMethod } from "./method.ts";
+import type { BenchMethod, IndexFigures } from "./method.ts";
 import { type MetricSummary, type QuestionScore, scoreQuestion, summarise, summariseByCategory } from "./metrics.ts";
 import { replayHistory } from "./replay.ts";
 
@@ -23,7 +23,7 @@ export interface BenchResult {
     readonly profile: string;
     readonly models: { readonly text: string; readonly image: string | null; readonly imageReaders: readonly string[] };
     readonly budget: Budget;
-    readonly search: SearchConfig;
+    readonly search: Pick<SearchConfig, "rrfK" | "perChannel">;
     readonly limit: number | null;
     readonly date: string;
     readonly machine: { readonly cpu: string; readonly cores: number; readonly node: string };
@@ -40,12 +40,29 @@ export interface BenchResult {
   readonly notes: readonly string[];
   readonly warnings: readonly string[];
   readonly questions: readonly QuestionScore[];
+  /** For methods that read through an active index: its figures, summed over histories (episodes). */
+  readonly maintenance?: MaintenanceSummary;
   /** Present when an answerer and judge were configured (`--answer`). */
   readonly answers?: {
     readonly overall: AnswerSummary;
     readonly byCategory: Readonly<Record<string, AnswerSummary>>;
     readonly assessments: readonly AnswerAssessment[];
   };
+}
+
+export interface MaintenanceSummary {
+  readonly policy: string;
+  readonly episodes: number;
+  readonly utilisationMean: number;
+  readonly activeEntriesMean: number;
+  readonly indexTokensMean: number;
+  readonly overflowRepairsPerEpisode: number;
+  readonly pointersPerEpisode: number;
+  readonly rawNodesPerEpisode: number;
+  /** Episodes whose index points at every raw node (C3M: pointers must equal raw nodes). */
+  readonly episodesWithAllPointers: number;
+  readonly violations: number;
+  readonly actions: Readonly<Record<string, number>>;
 }
 
 export interface RunBenchOptions {
@@ -73,6 +90,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
   const scores = new Map(methods.map((method) => [method.name, [] as QuestionScore[]]));
   const warnings = new Map(methods.map((method) => [method.name, [] as string[]]));
   const assessments = new Map(methods.map((method) => [method.name, [] as AnswerAssessment[]]));
+  const indexFigures = new Map(methods.map((method) => [method.name, [] as IndexFigures[]]));
   const total = dataset.histories.reduce(
     (sum, history) => sum + history.sessions.length + history.questions.length * methods.length,
     0,
@@ -91,6 +109,10 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
       ingest.ms += replayed.ingestMs;
       try {
         const context = { ...replayed, budget: options.budget };
+        // The index is built from the sessions alone (query-blind); its figures come before any question.
+        for (const method of methods) {
+          if (method.indexFigures) indexFigures.get(method.name)?.push(await method.indexFigures(context));
+        }
         for (const question of history.questions) {
           const queryImage = question.imagePath ? new Uint8Array(await readFile(question.imagePath)) : null;
           for (const method of methods) {
@@ -145,9 +167,36 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
       notes: dataset.notes,
       warnings: summariseWarnings(warnings.get(method.name) ?? []),
       questions,
+      ...summariseIndex(indexFigures.get(method.name) ?? []),
       ...(options.answerJudge ? { answers: answerSummary(assessments.get(method.name) ?? []) } : {}),
     };
   });
+}
+
+function summariseIndex(list: readonly IndexFigures[]): { maintenance?: MaintenanceSummary } {
+  const first = list[0];
+  if (!first) return {};
+  const mean = (pick: (figures: IndexFigures) => number) =>
+    Math.round((list.reduce((sum, figures) => sum + pick(figures), 0) / list.length) * 1000) / 1000;
+  const actions: Record<string, number> = {};
+  for (const figures of list) {
+    for (const [action, count] of Object.entries(figures.actions)) actions[action] = (actions[action] ?? 0) + count;
+  }
+  return {
+    maintenance: {
+      policy: first.policy,
+      episodes: list.length,
+      utilisationMean: mean((figures) => figures.utilisation),
+      activeEntriesMean: mean((figures) => figures.activeEntries),
+      indexTokensMean: mean((figures) => figures.indexTokens),
+      overflowRepairsPerEpisode: mean((figures) => figures.overflowRepairs),
+      pointersPerEpisode: mean((figures) => figures.pointers),
+      rawNodesPerEpisode: mean((figures) => figures.rawNodes),
+      episodesWithAllPointers: list.filter((figures) => figures.pointers === figures.rawNodes).length,
+      violations: list.reduce((sum, figures) => sum + figures.violations, 0),
+      actions,
+    },
+  };
 }
 
 function answerSummary(list: AnswerAssessment[]): NonNullable<BenchResult["answers"]> {

@@ -5,7 +5,15 @@ import type { Ranked } from "../store/records.ts";
  * (image-derived text by BM25 and by dense vectors, and image vectors for a query image), so
  * that images weigh as one channel, as in M2A's tri-path retrieval.
  */
-export type ChannelName = "bm25" | "dense" | "image" | "imageText" | "imageTextDense" | "imageVector";
+export type ChannelName =
+  | "bm25"
+  | "dense"
+  | "image"
+  | "imageText"
+  | "imageTextDense"
+  | "imageVector"
+  /** Raw nodes reached by routing through the active index, in route order. */
+  | "route";
 
 export interface ChannelHit {
   readonly rank: number;

@@ -2,9 +2,12 @@ import type { Ranked, SearchFilters } from "../store/records.ts";
 import type { ScopedStore } from "../store/store.ts";
 import { type ChannelName, type Fused, fuseRrf } from "./rrf.ts";
 
-/** The channels a caller can switch on or off: the three paths of M2A's tri-path retrieval. */
-export type TopChannel = "bm25" | "dense" | "image";
-export const allChannels: readonly TopChannel[] = Object.freeze(["bm25", "dense", "image"]);
+/**
+ * The channels a caller can switch on or off: the three paths of M2A's tri-path retrieval, and
+ * `route`, the order in which routing through the active index reached raw nodes.
+ */
+export type TopChannel = "bm25" | "dense" | "image" | "route";
+export const allChannels: readonly TopChannel[] = Object.freeze(["bm25", "dense", "image", "route"]);
 
 export interface TriPathQuery {
   readonly text: string;
@@ -33,7 +36,7 @@ export async function retrieveTriPath(
     readonly rrfK: number;
     readonly perChannel: number;
   },
-): Promise<{ fused: Fused[]; channelsUsed: ChannelName[] }> {
+): Promise<{ fused: Fused[]; channelsUsed: ChannelName[]; lists: Partial<Record<ChannelName, Ranked[]>> }> {
   const search = { limit: options.perChannel, filters: options.filters };
   const enabled = new Set(options.channels);
   const rrf = { k: options.rrfK, perChannel: options.perChannel };
@@ -59,5 +62,5 @@ export async function retrieveTriPath(
     ...hit,
     channels: { ...hit.channels, ...imageParts.get(hit.id) },
   }));
-  return { fused, channelsUsed: [...Object.keys(lists), ...Object.keys(imageLists)] as ChannelName[] };
+  return { fused, channelsUsed: [...Object.keys(lists), ...Object.keys(imageLists)] as ChannelName[], lists };
 }

@@ -7,7 +7,7 @@ export interface PackCandidate {
   readonly images: readonly string[];
 }
 
-export type BudgetDimension = "rawNodes" | "images" | "textTokens";
+export type BudgetDimension = "pages" | "rawNodes" | "images" | "textTokens";
 
 export interface PackDecision {
   readonly id: string;
@@ -31,8 +31,9 @@ export interface PackResult {
  * from an otherwise admitted candidate. No dimension is ever exceeded.
  */
 export function packBudget(candidates: readonly PackCandidate[], budget: Budget): PackResult {
-  const used = { rawNodes: 0, images: 0, textTokens: 0 };
-  const cutCounts = { rawNodes: 0, images: 0, textTokens: 0 };
+  // Pages are charged by routing, not here.
+  const used = { pages: 0, rawNodes: 0, images: 0, textTokens: 0 };
+  const cutCounts = { pages: 0, rawNodes: 0, images: 0, textTokens: 0 };
   const selected: PackDecision[] = [];
   const cut: { id: string; dimension: BudgetDimension }[] = [];
   const imagesInPack = new Set<string>();

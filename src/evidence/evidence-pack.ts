@@ -1,5 +1,6 @@
 import type { ChannelHit, ChannelName } from "../channels/rrf.ts";
-import type { Budget } from "../config.ts";
+import type { Budget, SearchMode } from "../config.ts";
+import type { RouteTrace, RouteVia } from "../routing/router.ts";
 import type { BudgetDimension } from "./budget-packer.ts";
 
 export interface EvidenceImage {
@@ -45,6 +46,8 @@ export interface EvidenceItem {
   readonly channels: Partial<Record<ChannelName, ChannelHit>>;
   /** Tokens of the text plus the text of `imagesAsText`. */
   readonly textTokens: number;
+  /** How routing reached this raw node, when it did: its entry, the link followed, and whether it is a latest state. */
+  readonly route?: { readonly entry: string; readonly via: RouteVia; readonly latest: boolean };
 }
 
 export interface EvidencePack {
@@ -58,6 +61,14 @@ export interface EvidencePack {
     readonly cutItems: readonly { readonly rawNodeId: string; readonly dimension: BudgetDimension }[];
   };
   readonly channelsUsed: readonly ChannelName[];
+  /** How the pack was read: `cairn`, `route` or `tri-path`. */
+  readonly mode: SearchMode;
+  /**
+   * Routing's trace (absent for `tri-path`): pages scored and read, entries chosen and reached
+   * through links, raw nodes expanded; with `budget.cut`, it tells an update miss (the evidence
+   * has no reachable entry), a routing miss (not expanded) and a budget cut (expanded, not packed) apart.
+   */
+  readonly route?: RouteTrace & { readonly selected: number };
   readonly warnings: readonly string[];
   readonly timings: { readonly embedMs: number; readonly searchMs: number; readonly totalMs: number };
 }

@@ -1,4 +1,4 @@
-import type { IndexState, MaintenancePlan } from "../index/types.ts";
+import type { IndexEntry, IndexState, MaintenancePlan } from "../index/types.ts";
 import type { Scope } from "../scope.ts";
 import type {
   AuditEvent,
@@ -45,7 +45,8 @@ export interface ScopedStore {
   searchLexical(
     field: LexicalField,
     query: string,
-    options: { limit: number; filters?: SearchFilters },
+    /** `within`: rank only these raw nodes (routing's candidates). */
+    options: { limit: number; filters?: SearchFilters; within?: readonly string[] },
   ): Promise<Ranked[]>;
   /** Nearest raw nodes by cosine similarity in one vector space; best first, score = similarity. */
   searchVectors(
@@ -57,6 +58,10 @@ export interface ScopedStore {
   listEntries(options?: { limit?: number; offset?: number; status?: Entry["status"] }): Promise<Entry[]>;
   /** The maintained index: active entries only (what maintenance plans against), or every entry. */
   readIndex(options: { activeOnly: boolean }): Promise<IndexState>;
+  /** Increases with every change of the index; a cheap check for cached copies. */
+  indexVersion(): Promise<number>;
+  /** Entries hosted by `hosts` (overflow and merged) and entries named by `ids`, any status. */
+  readLinkedEntries(options: { hosts: readonly string[]; ids: readonly string[] }): Promise<IndexEntry[]>;
   /** True when the store was migrated from a version without a maintained index and must replay it. */
   indexNeedsRebuild(): Promise<boolean>;
   /** Replaces the scope's index with the result of `plan` applied to an empty index, atomically. */

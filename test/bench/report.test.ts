@@ -58,7 +58,7 @@ function result(dataset: string, method: string, specs: readonly QuestionSpec[])
     config: {
       profile: "offline",
       models: { text: "use-lite", image: null, imageReaders: ["tesseract"] },
-      budget: { rawNodes: 12, images: 8, textTokens: 12_000 },
+      budget: { pages: 3, rawNodes: 12, images: 8, textTokens: 12_000 },
       search: { rrfK: 60, perChannel: 10 },
       limit: null,
       date: "2025-05-04T10:11:12.000Z",

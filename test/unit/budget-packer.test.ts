@@ -11,6 +11,7 @@ describe("packBudget", () => {
       images: fc.array(fc.constantFrom("h1", "h2", "h3", "h4", "h5", "h6"), { maxLength: 4 }),
     });
     const budget = fc.record({
+      pages: fc.constant(3),
       rawNodes: fc.integer({ min: 0, max: 12 }),
       images: fc.integer({ min: 0, max: 8 }),
       textTokens: fc.integer({ min: 0, max: 2_000 }),
@@ -34,7 +35,7 @@ describe("packBudget", () => {
         { id: "long", textTokens: 900, images: [] },
         { id: "short", textTokens: 50, images: [] },
       ],
-      { rawNodes: 5, images: 5, textTokens: 100 },
+      { pages: 3, rawNodes: 5, images: 5, textTokens: 100 },
     );
     assert.deepEqual(
       result.selected.map((decision) => decision.id),
@@ -49,7 +50,7 @@ describe("packBudget", () => {
         { id: "a", textTokens: 1, images: ["h1"] },
         { id: "b", textTokens: 1, images: ["h2", "h1"] },
       ],
-      { rawNodes: 5, images: 1, textTokens: 100 },
+      { pages: 3, rawNodes: 5, images: 1, textTokens: 100 },
     );
     assert.deepEqual(result.selected, [
       { id: "a", images: ["h1"], imagesCut: [] },

@@ -1,5 +1,6 @@
 import { ConfigError } from "../../errors.ts";
 import type { BenchMethod } from "../method.ts";
+import { maintenanceBaselines, storedIndexMethod } from "./index-methods.ts";
 import { searchMethod } from "./search-method.ts";
 import { fullContext, recencyWindow } from "./timeline-methods.ts";
 
@@ -7,17 +8,38 @@ import { fullContext, recencyWindow } from "./timeline-methods.ts";
 export const benchMethods: readonly BenchMethod[] = [
   fullContext,
   recencyWindow,
-  searchMethod("bm25", "BM25 over raw-node text only", { channels: ["bm25"] }),
-  searchMethod("dense", "dense text vectors only", { channels: ["dense"] }),
-  searchMethod("image", "the image channel only (image-derived text, image vectors)", { channels: ["image"] }),
+  searchMethod("bm25", "BM25 over raw-node text only", { mode: "tri-path", channels: ["bm25"] }),
+  searchMethod("dense", "dense text vectors only", { mode: "tri-path", channels: ["dense"] }),
+  searchMethod("image", "the image channel only (image-derived text, image vectors)", {
+    mode: "tri-path",
+    channels: ["image"],
+  }),
   searchMethod("tri-path", "M2A tri-path: BM25 + dense + image, top-10 each, RRF k=60", {
+    mode: "tri-path",
     channels: ["bm25", "dense", "image"],
   }),
   searchMethod("caption-rag", "text RAG with images reduced to captions/OCR (no pixels, no image vectors)", {
+    mode: "tri-path",
     vision: false,
     useQueryImage: false,
   }),
-  searchMethod("cairn", "Cairn's default search (today the tri-path pipeline; routing lands later)", {}),
+  storedIndexMethod("c3m", "C3M: RAMU-maintained index, read by budgeted routing only (BMER, γ=0.2, λ=0.15)", {
+    mode: "route",
+  }),
+  storedIndexMethod("c3m-gamma0", "C3M ablation: no page coverage gain (γ=0)", {
+    mode: "route",
+    routing: { gamma: 0 },
+  }),
+  storedIndexMethod("c3m-lambda0", "C3M ablation: no evidence coverage (λ=0)", {
+    mode: "route",
+    routing: { lambda: 0 },
+  }),
+  ...maintenanceBaselines,
+  storedIndexMethod(
+    "cairn",
+    "Cairn's default: routing through the RAMU index fused with the direct channels (RRF), λ-coverage",
+    {},
+  ),
 ];
 
 export function selectMethods(names: string): BenchMethod[] {

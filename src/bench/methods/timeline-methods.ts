@@ -4,6 +4,7 @@ import type { BenchMethod } from "../method.ts";
 import { fromPack } from "./search-method.ts";
 
 const unlimited: Budget = Object.freeze({
+  pages: Number.MAX_SAFE_INTEGER,
   rawNodes: Number.MAX_SAFE_INTEGER,
   images: Number.MAX_SAFE_INTEGER,
   textTokens: Number.MAX_SAFE_INTEGER,

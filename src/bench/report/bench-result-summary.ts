@@ -44,7 +44,8 @@ export const benchResultSummarySchema: z.ZodType<BenchResultSummary, z.ZodTypeDe
   config: z.object({
     profile: z.string(),
     models: z.object({ text: z.string(), image: z.string().nullable(), imageReaders: z.array(z.string()) }),
-    budget: z.object({ rawNodes: count, images: count, textTokens: count }),
+    // Results from before routing carry no page limit: the default beam applied.
+    budget: z.object({ pages: count.default(3), rawNodes: count, images: count, textTokens: count }),
     search: z.object({ rrfK: count, perChannel: count }),
     limit: count.nullable(),
     date: z.string(),

@@ -68,6 +68,28 @@ export function readIndex(db: Database, key: string, options: { activeOnly: bool
   return { version: indexVersion(db, key), entries };
 }
 
+/** Entries hosted by `hosts` and entries named by `ids` (any status), with their pointers. */
+export function readLinked(
+  db: Database,
+  key: string,
+  options: { readonly hosts: readonly string[]; readonly ids: readonly string[] },
+): IndexEntry[] {
+  if (options.hosts.length === 0 && options.ids.length === 0) return [];
+  const rows = db
+    .prepare(
+      `SELECT * FROM index_entries WHERE scope_key = ?
+         AND (host IN (SELECT value FROM json_each(?)) OR id IN (SELECT value FROM json_each(?))) ORDER BY rowid`,
+    )
+    .all(key, JSON.stringify(options.hosts), JSON.stringify(options.ids)) as EntryRow[];
+  const pointers = db
+    .prepare(
+      `SELECT r.id FROM index_pointers p JOIN raw_nodes r ON r.rowid = p.raw_node_rowid
+       WHERE p.entry_rowid = ? ORDER BY p.ordinal`,
+    )
+    .pluck();
+  return rows.map((row) => toEntry(row, pointers.all(row.rowid) as string[]));
+}
+
 /**
  * Applies a maintenance plan. `resolve` maps a pointer (a stored raw-node id, or `@n` for the
  * n-th raw node of the session being committed) to a raw-node rowid in this scope.

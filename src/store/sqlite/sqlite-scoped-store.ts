@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Statement } from "better-sqlite3";
 import { ConflictError, NotFoundError, StoreError } from "../../errors.ts";
-import { type IndexState, IndexVersionConflict, type MaintenancePlan } from "../../index/types.ts";
+import { type IndexEntry, type IndexState, IndexVersionConflict, type MaintenancePlan } from "../../index/types.ts";
 import type { Scope } from "../../scope.ts";
 import type {
   AuditEvent,
@@ -20,7 +20,15 @@ import type {
 } from "../records.ts";
 import type { LexicalField, ScopedStore } from "../store.ts";
 import { toMatchExpression } from "./fts-query.ts";
-import { applyPlan, forgetFromIndex, forgetWholeIndex, indexVersion, readIndex, toPublicEntry } from "./index-rows.ts";
+import {
+  applyPlan,
+  forgetFromIndex,
+  forgetWholeIndex,
+  indexVersion,
+  readIndex,
+  readLinked,
+  toPublicEntry,
+} from "./index-rows.ts";
 import type { SqliteStore } from "./sqlite-store.ts";
 import type { Neighbour } from "./vector-index.ts";
 import type { VectorRow } from "./vector-indexes.ts";
@@ -392,10 +400,10 @@ export class SqliteScopedStore implements ScopedStore {
   async searchLexical(
     field: LexicalField,
     query: string,
-    options: { limit: number; filters?: SearchFilters },
+    options: { limit: number; filters?: SearchFilters; within?: readonly string[] },
   ): Promise<Ranked[]> {
     const terms = toMatchExpression(query);
-    if (!terms) return [];
+    if (!terms || options.within?.length === 0) return [];
     const table = field === "text" ? "fts_text" : "fts_image_text";
     // The scope token keeps ranking work proportional to this scope when others share the table. But
     // FTS5's bm25 counts the documents of every phrase on every query, the token's too: a pass over
@@ -403,12 +411,19 @@ export class SqliteScopedStore implements ScopedStore {
     // so it is left out; the raw_nodes join below keeps results scoped either way.
     const match = this.#otherScopesStored() ? `${this.#scopeToken} AND (${terms})` : terms;
     const filter = this.#filterSql(options.filters, "r");
+    const within = options.within ? "AND r.id IN (SELECT value FROM json_each(?))" : "";
     const rows = this.#db
       .prepare(
         `SELECT r.id, f.rank AS rank FROM ${table} f JOIN raw_nodes r ON r.rowid = f.rowid
-         WHERE ${table} MATCH ? AND r.scope_key = ? ${filter.sql} ORDER BY f.rank LIMIT ?`,
+         WHERE ${table} MATCH ? AND r.scope_key = ? ${filter.sql} ${within} ORDER BY f.rank LIMIT ?`,
       )
-      .all(match, this.#key, ...filter.params, options.limit) as { id: string; rank: number }[];
+      .all(
+        match,
+        this.#key,
+        ...filter.params,
+        ...(options.within ? [JSON.stringify(options.within)] : []),
+        options.limit,
+      ) as { id: string; rank: number }[];
     // FTS5's rank is negated BM25: flip it so larger is better everywhere.
     return rows.map((row) => ({ id: row.id, score: -row.rank }));
   }
@@ -557,6 +572,14 @@ export class SqliteScopedStore implements ScopedStore {
 
   async readIndex(options: { activeOnly: boolean }): Promise<IndexState> {
     return readIndex(this.#db, this.#key, options);
+  }
+
+  async indexVersion(): Promise<number> {
+    return indexVersion(this.#db, this.#key);
+  }
+
+  async readLinkedEntries(options: { hosts: readonly string[]; ids: readonly string[] }): Promise<IndexEntry[]> {
+    return readLinked(this.#db, this.#key, options);
   }
 
   async indexNeedsRebuild(): Promise<boolean> {
