@@ -7,7 +7,8 @@ import { type ChannelName, type Fused, fuseRrf } from "./rrf.ts";
  * `route`, the order in which routing through the active index reached raw nodes.
  */
 export type TopChannel = "bm25" | "dense" | "image" | "route";
-export const allChannels: readonly TopChannel[] = Object.freeze(["bm25", "dense", "image", "route"]);
+/** The default: the three direct channels. `route` ranks by route order too (opt-in; see docs/decisions/005). */
+export const allChannels: readonly TopChannel[] = Object.freeze(["bm25", "dense", "image"]);
 
 export interface TriPathQuery {
   readonly text: string;

@@ -104,8 +104,10 @@ export function decide(features: Record<string, number | boolean | null>, config
   if (text < config.distinctVector || (entities !== null && entities === 0 && keywords < 0.1)) {
     return { relation: "distinct", confidence: round(Math.min(0.95, 0.6 + (config.distinctVector - text))), features };
   }
+  // Text that agrees over pictures that do not: two different things described alike.
+  if (imagesDisagree) return { relation: "distinct", confidence: 0.75, features };
   const changed = features.stateChange === true || features.numbersConflict === true;
-  if (entitiesAgree && changed && features.later === true && !imagesDisagree) {
+  if (entitiesAgree && changed && features.later === true) {
     // A later state of the same entity: more evidence of change and of sameness, more confidence.
     const confidence =
       0.45 +
@@ -116,7 +118,6 @@ export function decide(features: Record<string, number | boolean | null>, config
     return { relation: "update", confidence: round(Math.min(0.95, confidence)), features };
   }
   if (text >= config.sameVector && keywords >= config.sameKeywords && entitiesAgree && !changed) {
-    if (imagesDisagree) return { relation: "distinct", confidence: 0.75, features };
     const confidence = 0.4 + 0.3 * ((text - config.sameVector) / (1 - config.sameVector)) + 0.3 * keywords;
     return { relation: "same", confidence: round(Math.min(0.98, confidence + (image !== null ? 0.1 : 0))), features };
   }

@@ -29,7 +29,7 @@ export async function planMaintenance(
   for (const entry of incoming) {
     await policy.apply(index, entry, incomingView(index, entry));
   }
-  index.placeOnPages(openPageSimilarity);
+  index.placeOnPages(openPageSimilarity, { unbounded: !policy.bounded });
   return {
     baseVersion: state.version,
     ops: index.ops,

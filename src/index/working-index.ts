@@ -170,16 +170,20 @@ export class WorkingIndex {
   }
 
   /** Puts every active entry without a page on the most similar page with room. */
-  placeOnPages(openPageSimilarity: number): void {
+  placeOnPages(openPageSimilarity: number, options: { readonly unbounded?: boolean } = {}): void {
     const perPage = Math.ceil(this.bounds.entries / this.bounds.pages);
     const members = new Map<number, IndexEntry[]>();
     for (let page = 0; page < this.bounds.pages; page++) members.set(page, []);
     const unplaced: IndexEntry[] = [];
     for (const entry of this.active()) {
-      if (entry.page === null || !members.has(entry.page)) unplaced.push(entry);
-      else members.get(entry.page)?.push(entry);
+      if (entry.page === null) unplaced.push(entry);
+      else members.set(entry.page, [...(members.get(entry.page) ?? []), entry]);
     }
     for (const entry of unplaced) {
+      // An unbounded index opens pages of the same size as it grows.
+      if (options.unbounded && [...members.values()].every((list) => list.length >= perPage)) {
+        members.set(members.size, []);
+      }
       let best: { page: number; score: number } | null = null;
       for (const [page, list] of members) {
         if (list.length >= perPage) continue;

@@ -66,7 +66,9 @@ export async function retrieveRouted(
   const search = { limit: options.perChannel, filters: options.filters, within: pool };
   const lists: Partial<Record<ChannelName, Ranked[]>> = {};
 
-  if (query.text && enabled.has("bm25")) lists.bm25 = await store.searchLexical("text", query.text, search);
+  if (query.text && enabled.has("bm25")) {
+    lists.bm25 = await store.searchLexical("text", query.text, { ...search, limit: Math.max(pool.length, 1) });
+  }
   const similarity = new Map<string, number>();
   if (query.textVector && enabled.has("dense")) {
     const vectors = await store.getTextVectors(options.spaces.text, pool);
@@ -90,15 +92,20 @@ export async function retrieveRouted(
   }
   const routed = pool.filter((id) => route.nodes.has(id));
   if (routed.length > 0 && enabled.has("route")) {
-    lists.route = routed
-      .map((id) => ({ id, score: route.nodes.get(id)?.score ?? 0, tie: similarity.get(id) ?? 0 }))
-      .sort((a, b) => b.score - a.score || b.tie - a.tie || a.id.localeCompare(b.id))
-      .map(({ id, score }) => ({ id, score }));
+    lists.route = routeOrder(
+      routed,
+      route,
+      fuseRrf({ bm25: lists.bm25, dense: lists.dense }, { k: options.rrfK, perChannel: pool.length }),
+    );
   }
   for (const [name, list] of Object.entries(lists)) if (!list || list.length === 0) delete lists[name as ChannelName];
 
   const imageParts = new Map(direct?.fused.map((hit) => [hit.id, hit.channels]) ?? []);
-  const fused = fuseRrf(lists, { k: options.rrfK, perChannel: options.perChannel }).map((hit) => ({
+  const fused = (
+    options.routing.fusion === "sum"
+      ? fuseScores(lists)
+      : fuseRrf(lists, { k: options.rrfK, perChannel: options.perChannel })
+  ).map((hit) => ({
     ...hit,
     channels: { ...pickImageParts(imageParts.get(hit.id)), ...hit.channels },
   }));
@@ -112,11 +119,97 @@ export async function retrieveRouted(
     });
   }
   return {
-    ordered: orderWithCoverage(fused, keys, options.routing.lambda),
+    ordered: latestFirst(orderWithCoverage(fused, keys, options.routing.lambda), route),
     nodes,
     route,
     channelsUsed: Object.keys(lists) as ChannelName[],
   };
+}
+
+/**
+ * An earlier state never comes before the state that replaced it: a raw node reached through a
+ * version chain is held back until the first raw node of the chain's latest entry has been placed
+ * (when that one is a candidate at all).
+ */
+function latestFirst(ordered: readonly Fused[], route: Route): Fused[] {
+  const heads = new Set<string>();
+  for (const hit of ordered) {
+    const via = route.nodes.get(hit.id);
+    if (via && via.via !== "earlier-state") heads.add(via.head);
+  }
+  const out: Fused[] = [];
+  const held = new Map<string, Fused[]>();
+  const placed = new Set<string>();
+  for (const hit of ordered) {
+    const via = route.nodes.get(hit.id);
+    if (via?.via === "earlier-state" && heads.has(via.head) && !placed.has(via.head)) {
+      held.set(via.head, [...(held.get(via.head) ?? []), hit]);
+      continue;
+    }
+    out.push(hit);
+    if (via && via.via !== "earlier-state" && !placed.has(via.head)) {
+      placed.add(via.head);
+      out.push(...(held.get(via.head) ?? []));
+      held.delete(via.head);
+    }
+  }
+  return out;
+}
+
+/**
+ * Score fusion over the whole candidate set: each list's scores scaled to [0, 1] by its best
+ * candidate (negative similarities count as 0), summed with equal weight, so every candidate is
+ * ranked, not only each list's top ten. Ranks are kept per channel for the trace.
+ */
+function fuseScores(lists: Partial<Record<ChannelName, readonly Ranked[]>>): Fused[] {
+  const total = new Map<string, { score: number; channels: Fused["channels"] }>();
+  for (const [channel, list] of Object.entries(lists) as [ChannelName, readonly Ranked[]][]) {
+    const top = Math.max(0, ...list.map((hit) => hit.score));
+    list.forEach((hit, index) => {
+      const current = total.get(hit.id) ?? { score: 0, channels: {} };
+      current.score += top > 0 ? Math.max(0, hit.score) / top : 0;
+      current.channels = { ...current.channels, [channel]: { rank: index + 1, score: hit.score } };
+      total.set(hit.id, current);
+    });
+  }
+  return [...total.entries()]
+    .map(([id, hit]) => ({ id, ...hit }))
+    .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
+}
+
+/**
+ * The route channel's order: entries by route score, and from each entry its raw nodes by what
+ * the direct signals say about them, taken round-robin (each entry's best node first, then each
+ * entry's second best, ...). One entry's neighbours cannot fill the channel, and a routed entry
+ * contributes its most query-like raw node before any entry contributes a second.
+ */
+function routeOrder(routed: readonly string[], route: Route, withinEntry: readonly Fused[]): Ranked[] {
+  const rank = new Map(withinEntry.map((hit, index) => [hit.id, index]));
+  const byEntry = new Map<string, { score: number; ids: string[] }>();
+  for (const id of routed) {
+    const via = route.nodes.get(id);
+    if (!via) continue;
+    const group = byEntry.get(via.entry) ?? { score: via.score, ids: [] };
+    group.ids.push(id);
+    byEntry.set(via.entry, group);
+  }
+  const groups = [...byEntry.entries()]
+    .sort(([idA, a], [idB, b]) => b.score - a.score || idA.localeCompare(idB))
+    .map(([, group]) => ({
+      score: group.score,
+      ids: group.ids.sort(
+        (a, b) =>
+          (rank.get(a) ?? Number.MAX_SAFE_INTEGER) - (rank.get(b) ?? Number.MAX_SAFE_INTEGER) || a.localeCompare(b),
+      ),
+    }));
+  const order: Ranked[] = [];
+  for (let round = 0; order.length < routed.length; round++) {
+    for (const group of groups) {
+      const id = group.ids[round];
+      if (id) order.push({ id, score: group.score });
+    }
+  }
+  return order;
 }
 
 /** Raw nodes ranked by their best image's similarity to the query image. */

@@ -12,9 +12,23 @@ export interface RouteConfig {
   readonly entries: number;
   /** Entries reached through links of a chosen entry (overflow fallbacks, earlier states), per entry. */
   readonly linked: number;
+  /** How candidates' signals combine: reciprocal-rank fusion of each list's top, or a sum of scaled scores over all. */
+  readonly fusion: "rrf" | "sum";
 }
 
-export const defaultRouteConfig: RouteConfig = Object.freeze({ gamma: 0.2, lambda: 0.15, entries: 8, linked: 4 });
+/**
+ * γ favours pages that bring sessions and relation labels not yet read. λ defaults to 0: with the
+ * default budget (12 raw nodes) every coverage weight we measured (0.05, 0.15) lost evidence
+ * recall on LoCoMo and Mem-Gallery, so coverage is opt-in (docs/decisions/005). Score fusion ranks
+ * every candidate routing reached; RRF only sees each list's top ten.
+ */
+export const defaultRouteConfig: RouteConfig = Object.freeze({
+  gamma: 0.2,
+  lambda: 0,
+  entries: 8,
+  linked: 4,
+  fusion: "sum",
+});
 
 export interface RouteQuery {
   readonly text: string;
@@ -27,6 +41,8 @@ export type RouteVia = "entry" | "overflow" | "earlier-state";
 
 export interface RoutedNode {
   readonly entry: string;
+  /** The chosen entry the node was reached from (itself, or the entry whose link was followed). */
+  readonly head: string;
   readonly score: number;
   readonly via: RouteVia;
   /** True when the node belongs to the latest state of a version chain. */
@@ -129,16 +145,16 @@ export async function routeQuery(
   }));
 
   const nodes = new Map<string, RoutedNode>();
-  const add = (entry: IndexEntry, score: number, via: RouteVia, latest: boolean) => {
+  const add = (entry: IndexEntry, head: string, score: number, via: RouteVia, latest: boolean) => {
     for (const pointer of entry.pointers) {
       const current = nodes.get(pointer);
-      if (!current || current.score < score) nodes.set(pointer, { entry: entry.id, score, via, latest });
+      if (!current || current.score < score) nodes.set(pointer, { entry: entry.id, head, score, via, latest });
     }
   };
-  for (const { entry, score } of chosen) add(entry, score, "entry", entry.predecessor !== null);
+  for (const { entry, score } of chosen) add(entry, entry.id, score, "entry", entry.predecessor !== null);
 
   // Entries reached through links: overflow fallbacks hosted by a chosen entry, and earlier states.
-  let frontier = chosen.map(({ entry, score }) => ({ entry, score }));
+  let frontier = chosen.map(({ entry, score }) => ({ entry, score, head: entry.id }));
   for (let depth = 0; depth < 3 && frontier.length > 0; depth++) {
     const more = await linked({
       hosts: frontier.map(({ entry }) => entry.id),
@@ -156,7 +172,7 @@ export async function routeQuery(
         const earlier = entry.id === parent.entry.predecessor;
         // An earlier state never outranks the state that replaced it.
         const effective = earlier ? Math.min(score, parent.score) - 1e-6 : score;
-        add(entry, effective, earlier ? "earlier-state" : "overflow", false);
+        add(entry, parent.head, effective, earlier ? "earlier-state" : "overflow", false);
         entryTrace.push({
           id: entry.id,
           page: entry.page,
@@ -165,7 +181,7 @@ export async function routeQuery(
           via: earlier ? "earlier-state" : "overflow",
           chosen: true,
         });
-        next.push({ entry, score: effective });
+        next.push({ entry, score: effective, head: parent.head });
       }
     }
     frontier = next;

@@ -23,6 +23,8 @@ import type {
 export interface Store {
   readonly kind: string;
   forScope(scope: Scope): ScopedStore;
+  /** Every scope holding data: for administration (`cairn check`), never for answering a request. */
+  listScopes(): Promise<Scope[]>;
   close(): Promise<void>;
 }
 

@@ -161,4 +161,33 @@ describe("cairn CLI as a process", () => {
     assert.equal(help.code, 0);
     assert.match(help.stdout, /cairn ingest/);
   });
+
+  it("cairn check verifies every scope's index and exits 6 on a broken one", async (t) => {
+    const { dir, db } = await fixture(t);
+    assert.equal(cairn(["ingest", join(dir, "good.jsonl"), "--db", db]).code, 0);
+    const ok = cairn(["check", "--db", db, "--json"]);
+    assert.equal(ok.code, 0, ok.stderr);
+    const report = JSON.parse(ok.stdout);
+    assert.equal(report.violations, 0);
+    assert.deepEqual(
+      report.scopes.map((entry: { scope: { user: string } }) => entry.scope.user),
+      ["ana", "ben"],
+      "every scope of the store is checked",
+    );
+    assert.equal(report.scopes[0].check.rawNodes, 3);
+    assert.equal(report.scopes[0].check.utilisation.pointers, 3);
+
+    // Break provenance behind Cairn's back: a pointer row removed from the index.
+    const Database = (await import("better-sqlite3")).default;
+    const raw = new Database(join(db, "cairn.db"));
+    raw
+      .prepare(
+        "DELETE FROM index_pointers WHERE (entry_rowid, raw_node_rowid) = (SELECT entry_rowid, raw_node_rowid FROM index_pointers LIMIT 1)",
+      )
+      .run();
+    raw.close();
+    const broken = cairn(["check", "--db", db]);
+    assert.equal(broken.code, 6, broken.stdout + broken.stderr);
+    assert.match(broken.stdout, /provenance: raw node rn_\w+ is unreachable from the active index/);
+  });
 });

@@ -23,21 +23,22 @@ export const benchMethods: readonly BenchMethod[] = [
     vision: false,
     useQueryImage: false,
   }),
-  storedIndexMethod("c3m", "C3M: RAMU-maintained index, read by budgeted routing only (BMER, γ=0.2, λ=0.15)", {
+  storedIndexMethod("c3m", "C3M: RAMU-maintained index read by budgeted routing only (BMER, γ=0.2, λ=0.15)", {
     mode: "route",
+    routing: { lambda: 0.15 },
   }),
-  storedIndexMethod("c3m-gamma0", "C3M ablation: no page coverage gain (γ=0)", {
+  storedIndexMethod("c3m-gamma0", "C3M ablation: no page coverage gain (γ=0, λ=0.15)", {
     mode: "route",
-    routing: { gamma: 0 },
+    routing: { gamma: 0, lambda: 0.15 },
   }),
-  storedIndexMethod("c3m-lambda0", "C3M ablation: no evidence coverage (λ=0)", {
+  storedIndexMethod("c3m-lambda0", "C3M ablation: no evidence coverage (γ=0.2, λ=0)", {
     mode: "route",
     routing: { lambda: 0 },
   }),
   ...maintenanceBaselines,
   storedIndexMethod(
     "cairn",
-    "Cairn's default: routing through the RAMU index fused with the direct channels (RRF), λ-coverage",
+    "Cairn's default: candidates routed through the RAMU index plus the direct channels' hits, ranked by score fusion",
     {},
   ),
 ];

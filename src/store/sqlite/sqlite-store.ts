@@ -118,6 +118,18 @@ export class SqliteStore implements Store {
     return this.db.prepare("SELECT * FROM vector_spaces WHERE name = ?").get(name) as SpaceRow | undefined;
   }
 
+  async listScopes(): Promise<Scope[]> {
+    this.#assertOpen();
+    const keys = this.db
+      .prepare("SELECT scope_key FROM sessions UNION SELECT scope_key FROM index_entries ORDER BY 1")
+      .pluck()
+      .all() as string[];
+    return keys.map((key) => {
+      const [tenant = "", user = "", agent = ""] = key.split("/");
+      return agent ? { tenant, user, agent } : { tenant, user };
+    });
+  }
+
   spaces(): SpaceRow[] {
     return this.db.prepare("SELECT * FROM vector_spaces").all() as SpaceRow[];
   }

@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { CairnError } from "../../errors.ts";
 import { bench, benchHelp } from "./commands/bench.ts";
+import { check, checkHelp } from "./commands/check.ts";
 import { demo } from "./commands/demo.ts";
 import { forget, forgetHelp } from "./commands/forget.ts";
 import { ingest, ingestHelp } from "./commands/ingest.ts";
@@ -18,6 +19,7 @@ Commands:
   ${searchHelp.replaceAll("\n", "\n  ")}
   ${showHelp}
   ${forgetHelp.replaceAll("\n", "\n  ")}
+  ${checkHelp.replaceAll("\n", "\n  ")}
   ${benchHelp.replaceAll("\n", "\n  ")}
   ${mcpHelp.replaceAll("\n", "\n  ")}
   ${serveHelp.replaceAll("\n", "\n  ")}
@@ -31,7 +33,7 @@ Options for every command:
   --profile NAME      models: local (default, offline), hash (fast, non-semantic), openai (CAIRN_OPENAI_* env)
   --allow-remote-images   let ingest fetch http(s) image URLs
 
-Exit codes: 0 ok, 2 bad input, 3 not found, 4 conflict, 5 store/model/config failure, 1 unexpected.`;
+Exit codes: 0 ok, 2 bad input, 3 not found, 4 conflict, 5 store/model/config failure, 6 check found violations, 1 unexpected.`;
 
 const exitCodes: Record<string, number> = { input: 2, not_found: 3, conflict: 4, store: 5, provider: 5, config: 5 };
 
@@ -100,6 +102,10 @@ export async function main(argv: string[]): Promise<number> {
         rawNode: values["raw-node"],
         all: values.all,
         yes: values.yes,
+      });
+    case "check":
+      return check(options, {
+        scopeGiven: rest.some((arg) => /^--(tenant|user|agent)(=|$)/.test(arg)),
       });
     case "bench":
       return bench(options, values, argv);

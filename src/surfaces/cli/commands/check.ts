@@ -1,0 +1,37 @@
+import type { IndexCheck } from "../../../memory.ts";
+import type { Scope } from "../../../scope.ts";
+import { type CommonOptions, openMemory, output, scopeOf } from "../context.ts";
+
+export const checkHelp = `cairn check [--tenant T --user U [--agent A]]
+  Verifies the active index of every scope in the store (or of one scope): every raw node reachable
+  from an active entry or a recorded fallback, links sound, every maintenance action audited, bounds
+  held (DESIGN invariants 2 and 6). Exit code 6 when a violation is found.`;
+
+/** Exit code for a store whose index breaks an invariant. */
+export const violationExitCode = 6;
+
+export async function check(options: CommonOptions, flags: { scopeGiven: boolean }): Promise<number> {
+  const memory = await openMemory(options);
+  try {
+    const scopes: Scope[] = flags.scopeGiven ? [scopeOf(options)] : await memory.store.listScopes();
+    const results: { scope: Scope; check: IndexCheck }[] = [];
+    for (const scope of scopes) results.push({ scope, check: await memory.checkIndex(scope) });
+    const violations = results.reduce((sum, { check }) => sum + check.violations.length, 0);
+    output(options, { scopes: results, violations }, () =>
+      [
+        ...results.map(({ scope, check }) => {
+          const where = `${scope.tenant}/${scope.user}${scope.agent ? `/${scope.agent}` : ""}`;
+          const use = check.utilisation;
+          const head = `${where}: ${check.rawNodes} raw nodes, ${use.entries}/${use.bounds.entries} active entries on ${use.pages}/${use.bounds.pages} pages, ${use.tokens}/${use.bounds.tokens} tokens, ${use.bytes}/${use.bounds.bytes} bytes; ${use.pointers} raw nodes pointed at; ${check.violations.length} violation(s)`;
+          return [head, ...check.violations.map((violation) => `  ${violation.invariant}: ${violation.message}`)].join(
+            "\n",
+          );
+        }),
+        results.length === 0 ? "the store holds no scope" : `${violations} violation(s) in ${results.length} scope(s)`,
+      ].join("\n"),
+    );
+    return violations > 0 ? violationExitCode : 0;
+  } finally {
+    await memory.close();
+  }
+}

@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import type { Judgement, JudgeView, RelationJudge } from "../../src/index/judge.ts";
+import { Memory, type MemoryOptions } from "../../src/memory.ts";
+import { createHashModels } from "../../src/models/hash-provider.ts";
+import { tempDir } from "../support/fixtures.ts";
+
+const scope = { tenant: "acme", user: "ana" };
+
+async function open(t: { after: (fn: () => void) => void }, options: Partial<MemoryOptions> = {}) {
+  const memory = await Memory.open({ path: join(tempDir(t), "store"), models: createHashModels(), ...options });
+  t.after(() => memory.close());
+  return memory;
+}
+
+function session(key: string, day: number, texts: string[]) {
+  return {
+    session: key,
+    time: new Date(Date.UTC(2024, 0, 1 + day)).toISOString(),
+    turns: texts.map((text) => ({ speaker: "Ana", text })),
+  };
+}
+
+const topics = [
+  ["We rented a kayak on Lake Bled.", "The kayak was orange."],
+  ["My sister's wedding is in Porto in October.", "The reception is at a vineyard."],
+  ["I started learning the cello this spring.", "My teacher is called Mr Varga."],
+  ["Our corgi Biscuit hates the vacuum cleaner.", "Biscuit sleeps under the desk."],
+  ["The quarterly report is due on Friday.", "Finance wants the tables in euros."],
+  ["I planted tomatoes and basil on the balcony.", "The basil died in the heat."],
+];
+
+describe("budgeted routing through the active index", () => {
+  it("reads at most the page budget and reports pages read, pages cut and the route trace", async (t) => {
+    const memory = await open(t, { maintenance: { bounds: { entries: 6, pages: 3, tokens: 6_144, bytes: 393_216 } } });
+    for (const [index, texts] of topics.entries()) await memory.addSession(scope, session(`s${index}`, index, texts));
+    const pack = await memory.search(scope, "what colour was the kayak", { mode: "route", budget: { pages: 1 } });
+    assert.equal(pack.mode, "route");
+    assert.ok(pack.route, "a routed pack carries its trace");
+    assert.equal(pack.route.pages.filter((page) => page.read).length, 1);
+    assert.equal(pack.budget.used.pages, 1);
+    assert.equal(pack.budget.cut.pages, pack.route.pages.length - 1);
+    assert.ok(pack.route.entries.some((entry) => entry.chosen));
+    for (const item of pack.items) assert.ok(item.route, "route mode reads only what routing reached");
+    assert.equal(pack.route.selected, pack.items.length);
+  });
+
+  it("reaches raw nodes that the capacity fallback moved out of the active bounds", async (t) => {
+    const memory = await open(t, { maintenance: { bounds: { entries: 2, pages: 1, tokens: 6_144, bytes: 393_216 } } });
+    for (const [index, texts] of topics.entries()) await memory.addSession(scope, session(`s${index}`, index, texts));
+    const entries = await memory.listEntries(scope);
+    assert.equal(entries.filter((entry) => entry.status === "active").length, 2);
+    assert.ok(
+      entries.some((entry) => entry.status === "overflow"),
+      "six topics in two entries overflow",
+    );
+    const check = await memory.checkIndex(scope);
+    assert.deepEqual(check.violations, []);
+    assert.equal(check.utilisation.pointers, 12, "every raw node stays pointed at");
+    // Every raw node is reachable by routing: asking for each one's own words finds it.
+    for (const texts of topics) {
+      const pack = await memory.search(scope, texts[0] as string, { mode: "route" });
+      assert.ok(
+        pack.items.some((item) => item.text === texts[0]),
+        `routing reaches "${texts[0]}" (${pack.items.map((item) => item.route?.via).join()})`,
+      );
+    }
+  });
+
+  it("puts the latest state of an updated fact before the state it replaced", async (t) => {
+    // A judge that calls every later "lives in" record an update of an earlier one: the mechanics under test are
+    // the version chain and the reader, not the comparator's thresholds.
+    const judge: RelationJudge = {
+      id: "lives-in",
+      async judge(incoming: JudgeView, candidate: JudgeView): Promise<Judgement> {
+        const both = /lives in/.test(incoming.routingText) && /lives in/.test(candidate.routingText);
+        return both && incoming.timeStartMs > candidate.timeEndMs
+          ? { relation: "update", confidence: 0.9, features: {} }
+          : { relation: "distinct", confidence: 0.9, features: {} };
+      },
+    };
+    const memory = await open(t, { judge });
+    await memory.addSession(scope, session("old", 0, ["Ana lives in Lisbon near the river."]));
+    await memory.addSession(scope, session("noise", 1, ["The quarterly report is due on Friday."]));
+    const update = await memory.addSession(scope, session("new", 40, ["Ana lives in Porto now, near the sea."]));
+    assert.deepEqual(update.maintenance.actions, ["index.update"]);
+    const entries = await memory.listEntries(scope);
+    const latest = entries.find((entry) => entry.sessions.includes("new"));
+    const earlier = entries.find((entry) => entry.sessions.includes("old"));
+    assert.equal(latest?.latest, true);
+    assert.equal(earlier?.status, "superseded");
+    assert.equal(latest?.predecessor, earlier?.id);
+
+    const pack = await memory.search(scope, "where does Ana live", { mode: "route" });
+    const order = pack.items.map((item) => item.provenance.sessionKey);
+    assert.ok(order.includes("old"), "the earlier state stays reachable through the version chain");
+    assert.ok(order.indexOf("new") < order.indexOf("old"), `latest first, got ${order.join()}`);
+    const earlierItem = pack.items.find((item) => item.provenance.sessionKey === "old");
+    assert.equal(earlierItem?.route?.via, "earlier-state");
+    const audit = await memory.listAudit(scope, { limit: -1 });
+    const event = audit.find((item) => item.action === "index.update");
+    assert.equal(event?.details.relation, "update");
+    assert.equal(event?.details.confidence, 0.9);
+  });
+});
