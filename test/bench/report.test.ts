@@ -222,7 +222,7 @@ describe("bench report", () => {
     assert.match(markdown, /```sh\nnpx cairn bench --dataset locomo --method all\n```/);
     assert.match(markdown, /- \*\*Profile\*\*: `offline`/);
     assert.match(markdown, /- \*\*Models\*\*: text `use-lite`, image none, image readers `tesseract`/);
-    assert.match(markdown, /- \*\*Budget\*\*: 12 raw nodes, 8 images, 12,000 text tokens/);
+    assert.match(markdown, /- \*\*Budget\*\*: 3 index pages, 12 raw nodes, 8 images, 12,000 text tokens/);
     assert.match(markdown, /- \*\*Search\*\*: RRF k = 60, 10 candidates per channel/);
     assert.match(markdown, /- \*\*Machine\*\*: Test CPU, 2 cores, Node 20\.20\.2/);
     assert.match(markdown, /- \*\*Date\*\*: 2025-05-04 10:11 UTC/);
@@ -231,8 +231,9 @@ describe("bench report", () => {
   test("reports every dataset in the folder, one row per method in run order", () => {
     assert.ok(markdown.indexOf("\n## locomo\n") < markdown.indexOf("\n## mem-gallery\n"));
     const locomo = section(markdown, "locomo");
-    const methodRows = locomo.split("\n").filter((line) => /^\| `[^`]+` \| [\d.—]/.test(line));
-    // Main table first (3 rows), then the category table's header mentions methods but has no such rows.
+    const main = locomo.split("### By category")[0] ?? "";
+    const methodRows = main.split("\n").filter((line) => /^\| `[^`]+` \| [\d.—]/.test(line));
+    // The main table: one row per method, in run order.
     assert.deepEqual(
       methodRows.map((line) => line.split(" | ")[0]),
       ["| `full-context`", "| `bm25`", "| `cairn`"],

@@ -57,6 +57,21 @@ export const benchResultSummarySchema: z.ZodType<BenchResultSummary, z.ZodTypeDe
   byCategory: z.record(metricSummarySchema),
   notes: z.array(z.string()),
   warnings: z.array(z.string()),
+  maintenance: z
+    .object({
+      policy: z.string(),
+      episodes: count,
+      utilisationMean: count,
+      activeEntriesMean: count,
+      indexTokensMean: count,
+      overflowRepairsPerEpisode: count,
+      pointersPerEpisode: count,
+      rawNodesPerEpisode: count,
+      episodesWithAllPointers: count,
+      violations: count,
+      actions: z.record(count),
+    })
+    .optional(),
 });
 
 /**

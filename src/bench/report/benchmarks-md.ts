@@ -65,7 +65,7 @@ function renderHowRun(results: readonly BenchResultSummary[], commands: readonly
     [
       "Budget",
       ({ config: { budget } }) =>
-        `${integer(budget.rawNodes)} raw nodes, ${integer(budget.images)} images, ${integer(budget.textTokens)} text tokens`,
+        `${integer(budget.pages)} index pages, ${integer(budget.rawNodes)} raw nodes, ${integer(budget.images)} images, ${integer(budget.textTokens)} text tokens`,
     ],
     ["Search", ({ config: { search } }) => `RRF k = ${search.rrfK}, ${search.perChannel} candidates per channel`],
     [
@@ -134,6 +134,8 @@ function renderDataset(dataset: string, rows: readonly BenchResultSummary[], plo
       `Peak RSS ${integer(Math.max(...rows.map((row) => row.peakRssMb)))} MB.`,
   );
   blocks.push("### By category", ...renderCategories(rows));
+  blocks.push(...renderKnowledgeUpdate(dataset, rows));
+  blocks.push(...renderMaintenance(rows));
   blocks.push(
     details(
       "Methods and warnings",
@@ -209,6 +211,86 @@ function renderCategories(rows: readonly BenchResultSummary[]): string[] {
   return [
     "Turn recall per category; session recall where the category has no turn gold (the Level column says which).",
     table(["Category", "Level", "Questions", ...rows.map((row) => code(row.method))], lines, 2),
+  ];
+}
+
+/**
+ * The categories whose questions ask for the latest state of something (issue 4): Mem-Gallery's
+ * conflict detection and knowledge resolution, LoCoMo's temporal questions, LCMP's state identification.
+ */
+export const knowledgeUpdateCategories: Readonly<Record<string, readonly string[]>> = {
+  locomo: ["temporal"],
+  "mem-gallery": ["CD", "KR"],
+  lcmp: ["State Identification"],
+};
+
+function renderKnowledgeUpdate(dataset: string, rows: readonly BenchResultSummary[]): string[] {
+  const categories = (knowledgeUpdateCategories[dataset] ?? []).filter((category) =>
+    rows.some((row) => row.byCategory[category]),
+  );
+  if (categories.length === 0) return [];
+  const reference = rows.find((row) => row.method === "tri-path");
+  const recall = (row: BenchResultSummary) => {
+    const summaries = categories.map((category) => row.byCategory[category]).filter((summary) => summary !== undefined);
+    const questions = summaries.reduce((sum, summary) => sum + (summary.questions - summary.emptyGold), 0);
+    if (questions === 0) return null;
+    const level = recallLevel(summaries);
+    const total = summaries.reduce((sum, summary) => {
+      const value = level === "turn" ? summary.recallTurn : summary.recallSession;
+      return sum + (value ?? 0) * (summary.questions - summary.emptyGold);
+    }, 0);
+    return total / questions;
+  };
+  const base = reference ? recall(reference) : null;
+  return [
+    "### Knowledge update",
+    `Questions about the latest state (${categories.map(escapeText).join(", ")}): recall pooled over those categories, and its difference from \`tri-path\` in points.`,
+    table(
+      ["Method", "Recall", "Δ vs tri-path (points)"],
+      rows.map((row) => {
+        const value = recall(row);
+        const delta = value === null || base === null ? "—" : decimal((value - base) * 100, 1);
+        return [code(row.method), share(value), delta];
+      }),
+    ),
+  ];
+}
+
+function renderMaintenance(rows: readonly BenchResultSummary[]): string[] {
+  const indexed = rows.filter((row) => row.maintenance);
+  if (indexed.length === 0) return [];
+  return [
+    "### Active index after replay",
+    "Per episode (history), averaged: what maintenance left in the index under the shared bounds, the capacity " +
+      "fallbacks it took, and the raw nodes the index still reaches (C3M: pointers must equal raw nodes). " +
+      "Violations are what `checkIndex` finds (provenance, audit, bounds, structure) summed over episodes.",
+    table(
+      [
+        "Method",
+        "Utilisation",
+        "Active entries",
+        "Index tokens",
+        "Overflow repairs / episode",
+        "Pointers / episode",
+        "Raw nodes / episode",
+        "Episodes with every pointer",
+        "Violations",
+      ],
+      indexed.map((row) => {
+        const m = row.maintenance as NonNullable<BenchResultSummary["maintenance"]>;
+        return [
+          code(row.method),
+          decimal(m.utilisationMean, 3),
+          decimal(m.activeEntriesMean, 1),
+          integer(m.indexTokensMean),
+          decimal(m.overflowRepairsPerEpisode, 2),
+          decimal(m.pointersPerEpisode, 1),
+          decimal(m.rawNodesPerEpisode, 1),
+          `${m.episodesWithAllPointers}/${m.episodes}`,
+          integer(m.violations),
+        ];
+      }),
+    ),
   ];
 }
 
