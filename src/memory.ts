@@ -33,7 +33,7 @@ import { type AcceptedImage, intakeImage } from "./ingest/image-intake.ts";
 import { type ImageInput, parseSessionInput, type SessionInput } from "./ingest/session-input.ts";
 import { EmbeddingCache } from "./models/embedding-cache.ts";
 import type { Models } from "./models/provider.ts";
-import { retrieveRouted } from "./routing/routed-search.ts";
+import { latestFirst, retrieveRouted } from "./routing/routed-search.ts";
 import type { LinkedEntries, Route, RouteConfig } from "./routing/router.ts";
 import { type Scope, scopeKey, validateScope } from "./scope.ts";
 import type {
@@ -520,7 +520,7 @@ export class Memory {
         }
       : packed.budget;
     const items = route
-      ? packed.items.map((item) => {
+      ? latestFirst(packed.items, (item) => item.rawNodeId, route).map((item) => {
           const via = route?.nodes.get(item.rawNodeId);
           return via ? { ...item, route: { entry: via.entry, via: via.via, latest: via.latest } } : item;
         })
@@ -555,6 +555,13 @@ export class Memory {
     this.#activeIndexes.set(key, { version: state.version, entries });
     if (this.#activeIndexes.size > 64) this.#activeIndexes.delete(this.#activeIndexes.keys().next().value as string);
     return entries;
+  }
+
+  /** A session by its id or by its key (the caller's own id). */
+  async getSession(scope: Scope, idOrKey: string): Promise<SessionRecord> {
+    const scoped = this.store.forScope(validateScope(scope));
+    const byKey = await scoped.findSessionByKey(idOrKey);
+    return byKey ?? scoped.getSession(idOrKey);
   }
 
   async getRawNode(scope: Scope, id: string): Promise<RawNode> {

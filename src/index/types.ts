@@ -1,3 +1,5 @@
+import { ConflictError } from "../errors.ts";
+
 /**
  * The bounded active index (C3M): compact entries grouped into pages, each pointing back to the
  * raw nodes it was built from. Entries guide routing; raw nodes are the evidence. Maintenance
@@ -144,9 +146,12 @@ export interface IndexUtilisation {
   readonly inactive: { readonly superseded: number; readonly merged: number; readonly overflow: number };
 }
 
-/** The index changed since a plan was made against it: re-read and re-plan. */
-export class IndexVersionConflict extends Error {
+/**
+ * The index changed since a plan was made against it. `addSession` re-reads and re-plans; it
+ * surfaces (a `ConflictError`, so HTTP answers 409) only when other writers keep winning.
+ */
+export class IndexVersionConflict extends ConflictError {
   constructor(expected: number, actual: number) {
-    super(`index version ${actual}, the plan was made against ${expected}`);
+    super(`the active index changed under this write (version ${actual}, planned against ${expected}); retry it`);
   }
 }

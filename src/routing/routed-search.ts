@@ -7,6 +7,9 @@ import type { ScopedStore } from "../store/store.ts";
 import { type LinkedEntries, type Route, type RouteConfig, routeQuery } from "./router.ts";
 import { type CoverageKey, orderWithCoverage } from "./select.ts";
 
+/** How deep the one lexical pass goes: enough to score routed candidates, cheap next to the MATCH itself. */
+const lexicalDepth = 1_000;
+
 export interface RoutedRetrieval {
   /** Candidates in the order the budget packer admits them (relevance + λ·coverage). */
   readonly ordered: readonly Fused[];
@@ -44,31 +47,39 @@ export async function retrieveRouted(
     options.linked ?? ((linked) => store.readLinkedEntries(linked)),
     { config: options.routing, pageBeam: options.pageBeam },
   );
+  const enabled = new Set(options.channels);
+  // One lexical pass, deep enough to score the routed candidates too: its top `perChannel` are the
+  // direct BM25 hits, and candidates below its depth get no lexical score.
+  const lexical =
+    query.text && enabled.has("bm25")
+      ? await store.searchLexical("text", query.text, { limit: lexicalDepth, filters: options.filters })
+      : [];
   const direct =
     options.mode === "cairn"
       ? await retrieveTriPath(store, query, {
           spaces: options.spaces,
-          channels: options.channels,
+          channels: options.channels.filter((channel) => channel !== "bm25"),
           filters: options.filters,
           rrfK: options.rrfK,
           perChannel: options.perChannel,
         })
       : null;
+  const directIds = [
+    ...lexical.slice(0, options.perChannel).map((hit) => hit.id),
+    ...(direct?.fused.map((hit) => hit.id) ?? []),
+  ];
 
-  const poolIds = [...new Set([...route.nodes.keys(), ...(direct?.fused.map((hit) => hit.id) ?? [])])];
+  const poolIds = [...new Set([...route.nodes.keys(), ...(options.mode === "cairn" ? directIds : [])])];
   const nodes = new Map(
     (await store.getRawNodes(poolIds))
       .filter((node) => matchesFilters(node, options.filters))
       .map((node) => [node.id, node]),
   );
   const pool = poolIds.filter((id) => nodes.has(id));
-  const enabled = new Set(options.channels);
-  const search = { limit: options.perChannel, filters: options.filters, within: pool };
+  const within = new Set(pool);
   const lists: Partial<Record<ChannelName, Ranked[]>> = {};
 
-  if (query.text && enabled.has("bm25")) {
-    lists.bm25 = await store.searchLexical("text", query.text, { ...search, limit: Math.max(pool.length, 1) });
-  }
+  if (lexical.length > 0) lists.bm25 = lexical.filter((hit) => within.has(hit.id));
   const similarity = new Map<string, number>();
   if (query.textVector && enabled.has("dense")) {
     const vectors = await store.getTextVectors(options.spaces.text, pool);
@@ -78,12 +89,15 @@ export async function retrieveRouted(
       .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
   }
   if (enabled.has("image")) {
-    const within = new Set(pool);
     if (direct) {
       lists.image = direct.lists.image?.filter((hit) => within.has(hit.id));
     } else {
       const parts: Partial<Record<ChannelName, Ranked[]>> = {};
-      if (query.text) parts.imageText = await store.searchLexical("imageText", query.text, search);
+      if (query.text) {
+        parts.imageText = (
+          await store.searchLexical("imageText", query.text, { limit: lexicalDepth, filters: options.filters })
+        ).filter((hit) => within.has(hit.id));
+      }
       if (query.imageVector && options.spaces.image)
         parts.imageVector = await imageSimilarity(store, query.imageVector, options.spaces.image, [...nodes.values()]);
       const fusedImage = fuseRrf(parts, { k: options.rrfK, perChannel: options.perChannel });
@@ -119,7 +133,7 @@ export async function retrieveRouted(
     });
   }
   return {
-    ordered: latestFirst(orderWithCoverage(fused, keys, options.routing.lambda), route),
+    ordered: orderWithCoverage(fused, keys, options.routing.lambda),
     nodes,
     route,
     channelsUsed: Object.keys(lists) as ChannelName[],
@@ -127,21 +141,22 @@ export async function retrieveRouted(
 }
 
 /**
- * An earlier state never comes before the state that replaced it: a raw node reached through a
- * version chain is held back until the first raw node of the chain's latest entry has been placed
- * (when that one is a candidate at all).
+ * Orders a pack so that an earlier state never comes before the state that replaced it: an item
+ * reached through a version chain is held back until the first item of the chain's latest entry
+ * (when the pack holds one). Applied to the selected evidence only, so it changes what the reader
+ * sees first, not what is selected.
  */
-function latestFirst(ordered: readonly Fused[], route: Route): Fused[] {
+export function latestFirst<T>(ordered: readonly T[], idOf: (item: T) => string, route: Route): T[] {
   const heads = new Set<string>();
   for (const hit of ordered) {
-    const via = route.nodes.get(hit.id);
+    const via = route.nodes.get(idOf(hit));
     if (via && via.via !== "earlier-state") heads.add(via.head);
   }
-  const out: Fused[] = [];
-  const held = new Map<string, Fused[]>();
+  const out: T[] = [];
+  const held = new Map<string, T[]>();
   const placed = new Set<string>();
   for (const hit of ordered) {
-    const via = route.nodes.get(hit.id);
+    const via = route.nodes.get(idOf(hit));
     if (via?.via === "earlier-state" && heads.has(via.head) && !placed.has(via.head)) {
       held.set(via.head, [...(held.get(via.head) ?? []), hit]);
       continue;

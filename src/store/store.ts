@@ -47,8 +47,7 @@ export interface ScopedStore {
   searchLexical(
     field: LexicalField,
     query: string,
-    /** `within`: rank only these raw nodes (routing's candidates). */
-    options: { limit: number; filters?: SearchFilters; within?: readonly string[] },
+    options: { limit: number; filters?: SearchFilters },
   ): Promise<Ranked[]>;
   /** Nearest raw nodes by cosine similarity in one vector space; best first, score = similarity. */
   searchVectors(

@@ -400,10 +400,10 @@ export class SqliteScopedStore implements ScopedStore {
   async searchLexical(
     field: LexicalField,
     query: string,
-    options: { limit: number; filters?: SearchFilters; within?: readonly string[] },
+    options: { limit: number; filters?: SearchFilters },
   ): Promise<Ranked[]> {
     const terms = toMatchExpression(query);
-    if (!terms || options.within?.length === 0) return [];
+    if (!terms) return [];
     const table = field === "text" ? "fts_text" : "fts_image_text";
     // The scope token keeps ranking work proportional to this scope when others share the table. But
     // FTS5's bm25 counts the documents of every phrase on every query, the token's too: a pass over
@@ -411,19 +411,12 @@ export class SqliteScopedStore implements ScopedStore {
     // so it is left out; the raw_nodes join below keeps results scoped either way.
     const match = this.#otherScopesStored() ? `${this.#scopeToken} AND (${terms})` : terms;
     const filter = this.#filterSql(options.filters, "r");
-    const within = options.within ? "AND r.id IN (SELECT value FROM json_each(?))" : "";
     const rows = this.#db
       .prepare(
         `SELECT r.id, f.rank AS rank FROM ${table} f JOIN raw_nodes r ON r.rowid = f.rowid
-         WHERE ${table} MATCH ? AND r.scope_key = ? ${filter.sql} ${within} ORDER BY f.rank LIMIT ?`,
+         WHERE ${table} MATCH ? AND r.scope_key = ? ${filter.sql} ORDER BY f.rank LIMIT ?`,
       )
-      .all(
-        match,
-        this.#key,
-        ...filter.params,
-        ...(options.within ? [JSON.stringify(options.within)] : []),
-        options.limit,
-      ) as { id: string; rank: number }[];
+      .all(match, this.#key, ...filter.params, options.limit) as { id: string; rank: number }[];
     // FTS5's rank is negated BM25: flip it so larger is better everywhere.
     return rows.map((row) => ({ id: row.id, score: -row.rank }));
   }
@@ -618,10 +611,11 @@ export class SqliteScopedStore implements ScopedStore {
     const table = this.#store.spaces().find((row) => row.name === space)?.table_name;
     const out = new Map<string, Float32Array>();
     if (!table) return out;
+    const rowids = this.#db
+      .prepare("SELECT rowid, id FROM raw_nodes WHERE scope_key = ? AND id IN (SELECT value FROM json_each(?))")
+      .all(this.#key, JSON.stringify(rawNodeIds)) as { rowid: number; id: string }[];
     const select = this.#db.prepare(`SELECT embedding FROM ${table} WHERE rowid = ?`).pluck();
-    for (const id of rawNodeIds) {
-      const rowid = this.#rawNodeRowid(id);
-      if (rowid === undefined) continue;
+    for (const { rowid, id } of rowids) {
       const blob = select.get(BigInt(rowid)) as Buffer | undefined;
       if (blob) out.set(id, new Float32Array(new Uint8Array(blob).buffer));
     }
