@@ -38,13 +38,14 @@ export function renderMarkdown(results: readonly PerfResult[]): string {
     `- date: ${newest.date}`,
     "",
     "One scope; sessions of ~20 turns from a seeded generator, 5% of turns with a small image.",
-    "Search = `Memory.search` (BM25 + dense text + image-text channels, RRF, pack assembly) from",
-    "`pack.timings.searchMs`, which excludes the query embedding (`embedMs`). Dense, BM25 and the exact",
+    "Search = `Memory.search` in its default `cairn` mode (route through the active index, expand, select",
+    "under the joint budget, with the direct channels) from `pack.timings.searchMs`, which excludes the",
+    "query embedding (`embedMs`); tri-path = the same queries with `mode: \"tri-path\"` (direct channels only). Dense, BM25 and the exact",
     "references are single store calls. Recall@10 compares the dense channel with an exact JS scan of",
     "the same vectors (ties count as hits). Ingest goes through `Memory.addSession`, one session per call.",
     "",
-    "| profile | raw nodes | ingest nodes/s | embedder texts/s | ingest ÷ embedder | search p50 ms | search p95 ms | embed p50 ms | dense p95 ms | BM25 p95 ms | vec0 exact p50 ms | brute-force p50 ms | ANN recall@10 | index build s | peak RSS MB |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| profile | raw nodes | ingest nodes/s | embedder texts/s | ingest ÷ embedder | search p50 ms | search p95 ms | tri-path p95 ms | embed p50 ms | dense p95 ms | BM25 p95 ms | vec0 exact p50 ms | brute-force p50 ms | ANN recall@10 | index build s | peak RSS MB |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   ];
   for (const result of results) {
     const text = result.indexes[0];
@@ -58,6 +59,7 @@ export function renderMarkdown(results: readonly PerfResult[]): string {
         result.embedder.ingestRatio.toFixed(2),
         ms(result.search.searchMs.p50),
         ms(result.search.searchMs.p95),
+        result.triPath ? ms(result.triPath.searchMs.p95) : "–",
         ms(result.search.embedMs.p50),
         ms(result.channels.denseMs.p95),
         ms(result.channels.bm25Ms.p95),

@@ -50,6 +50,8 @@ export interface PerfResult {
   readonly annOptions: VectorIndexOptions;
   /** Memory.search over `queries` queries: pack.timings (searchMs excludes the query embedding). */
   readonly search: { readonly queries: number; readonly searchMs: Latency; readonly embedMs: Latency };
+  /** The same queries in `tri-path` mode (direct channels only, no routing); absent in results from before routing. */
+  readonly triPath?: { readonly queries: number; readonly searchMs: Latency; readonly embedMs: Latency };
   /** Store calls timed one by one (same queries, embeddings precomputed). */
   readonly channels: {
     readonly denseMs: Latency;
@@ -78,7 +80,9 @@ export async function runConfig(config: PerfConfig, command: string): Promise<Pe
     const embedder = await measureEmbedder(models, config);
     const indexes = await buildIndexes(store, memory);
     const queries = generateQueries(config.queries);
-    const search = await measureSearch(memory, queries);
+    // Cairn's default search: route through the active index + select under the budget (with the direct channels).
+    const search = await measureSearch(memory, queries, "cairn");
+    const triPath = await measureSearch(memory, queries, "tri-path");
     const vectors = await embedAll(models, queries);
     const channels = await measureChannels(store, memory, queries, vectors);
     const peakRssMb = process.resourceUsage().maxRSS / 1024;
@@ -88,6 +92,7 @@ export async function runConfig(config: PerfConfig, command: string): Promise<Pe
       size: config.size,
       sessions: ingested.sessions,
       images: ingested.images,
+      triPath,
       command,
       machine: {
         cpu: os.cpus()[0]?.model ?? "unknown",
@@ -197,13 +202,13 @@ async function buildIndexes(store: SqliteStore, memory: Memory) {
   return results;
 }
 
-async function measureSearch(memory: Memory, queries: readonly string[]) {
-  for (const query of queries.slice(0, warmupQueries)) await memory.search(scope, query);
+async function measureSearch(memory: Memory, queries: readonly string[], mode: "cairn" | "tri-path") {
+  for (const query of queries.slice(0, warmupQueries)) await memory.search(scope, query, { mode });
   const searchMs: number[] = [];
   const embedMs: number[] = [];
-  const bar = progress("Memory.search", queries.length);
+  const bar = progress(`Memory.search (${mode})`, queries.length);
   for (const query of queries) {
-    const pack = await memory.search(scope, query);
+    const pack = await memory.search(scope, query, { mode });
     searchMs.push(pack.timings.searchMs);
     embedMs.push(pack.timings.embedMs);
     bar.increment();

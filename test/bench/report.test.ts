@@ -303,6 +303,42 @@ describe("bench report", () => {
   });
 });
 
+describe("bench report: maintenance and knowledge update", () => {
+  test("reports knowledge-update recall against tri-path, and the active index of methods that keep one", () => {
+    const [fullContext, bm25, cairn] = locomoResults() as [BenchResult, BenchResult, BenchResult];
+    const triPath = { ...bm25, method: "tri-path" };
+    const maintained: BenchResult = {
+      ...cairn,
+      maintenance: {
+        policy: "ramu",
+        episodes: 2,
+        utilisationMean: 0.944,
+        activeEntriesMean: 34,
+        indexTokensMean: 5_010,
+        overflowRepairsPerEpisode: 21.5,
+        pointersPerEpisode: 588.2,
+        rawNodesPerEpisode: 588.2,
+        episodesWithAllPointers: 2,
+        violations: 0,
+        actions: { "index.keep": 40, "index.overflow": 43 },
+      },
+    };
+    const markdown = renderBenchmarksMarkdown([fullContext, triPath, maintained], { plots: [], commands: [] });
+    const update = markdown.slice(markdown.indexOf("### Knowledge update"));
+    assert.match(update, /latest state \(temporal\)/);
+    // temporal: tri-path finds D1:1 for the one question with gold (recall 1); so does cairn: a 0-point difference.
+    assert.match(update, /\| `tri-path` \| 1\.000 \| 0\.0 \|/);
+    assert.match(update, /\| `cairn` \| 1\.000 \| 0\.0 \|/);
+    const index = markdown.slice(markdown.indexOf("### Active index after replay"));
+    assert.match(index, /\| `cairn` \| 0\.944 \| 34\.0 \| 5,010 \| 21\.50 \| 588\.2 \| 588\.2 \| 2\/2 \| 0 \|/);
+    assert.doesNotMatch(
+      index.split("\n\n").slice(0, 3).join("\n"),
+      /`tri-path` \|/,
+      "methods without an index have no row",
+    );
+  });
+});
+
 describe("placeLabels", () => {
   test("keeps a lone label at its point and pushes clustered labels apart", () => {
     const placed = placeLabels(
