@@ -61,6 +61,13 @@ describe("HTTP API over a real socket", () => {
     ).json();
     assert.ok(pack.items.length > 0);
     assert.ok(pack.items.some((item: { images: unknown[] }) => item.images.length === 1));
+    assert.equal(pack.mode, "cairn");
+    const routed = await (
+      await server.request("/v1/search", { key, json: { text: "kayak", mode: "route", budget: { pages: 1 } } })
+    ).json();
+    assert.equal(routed.mode, "route");
+    assert.ok(routed.budget.used.pages <= 1, "the page budget holds over HTTP");
+    assert.ok(routed.route.pages.length >= 1, "the route trace comes back");
     const imagePack = await (
       await server.request("/v1/search", {
         key,

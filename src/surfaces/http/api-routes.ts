@@ -96,7 +96,7 @@ export function apiRoutes(info: { version: string }): Route[] {
       {
         method: "post",
         path: "/v1/search",
-        summary: "Tri-path search answered with a budgeted evidence pack",
+        summary: "Search through the active index and the direct channels, answered with a budgeted evidence pack",
         tag: "search",
         scoped: true,
         body: searchBody,

@@ -64,8 +64,25 @@ export const searchBody = z
       .object({ data: z.string().min(1).describe("base64"), mediaType: z.string().optional() })
       .strict()
       .optional(),
+    mode: z
+      .enum(["cairn", "route", "tri-path"])
+      .optional()
+      .describe(
+        "cairn (default): the active index and the direct channels; route: the index only; tri-path: direct channels only",
+      ),
+    routing: z
+      .object({
+        gamma: z.number().min(0).max(10).optional().describe("page coverage weight"),
+        lambda: z.number().min(0).max(10).optional().describe("evidence coverage weight"),
+        entries: z.number().int().min(1).max(1000).optional(),
+        linked: z.number().int().min(0).max(1000).optional(),
+        fusion: z.enum(["rrf", "sum"]).optional(),
+      })
+      .strict()
+      .optional(),
     budget: z
       .object({
+        pages: z.number().int().nonnegative().optional().describe("index pages routing may read"),
         rawNodes: z.number().int().nonnegative().optional(),
         images: z.number().int().nonnegative().optional(),
         textTokens: z.number().int().nonnegative().optional(),
@@ -82,7 +99,7 @@ export const searchBody = z
       .strict()
       .optional(),
     channels: z
-      .array(z.enum(["bm25", "dense", "image"]))
+      .array(z.enum(["bm25", "dense", "image", "route"]))
       .min(1)
       .optional(),
     vision: z.boolean().optional().describe("false: images arrive as captions and OCR text"),
