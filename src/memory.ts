@@ -538,7 +538,7 @@ export class Memory {
       items,
       budget: used,
       channelsUsed,
-      ...(route ? { route: { ...route.trace, selected: items.length } } : {}),
+      ...(route ? { route: { ...route.trace, expanded: route.nodes.size, selected: items.length } } : {}),
       warnings,
       timings: { embedMs, searchMs, totalMs: performance.now() - started },
     };

@@ -69,6 +69,18 @@ export async function retrieveRouted(
     ...(direct?.fused.map((hit) => hit.id) ?? []),
   ];
 
+  if (options.routing.window > 0) {
+    // The neighbour window: raw nodes either side of what the chosen entries point at, same session.
+    const reached = [...route.nodes.entries()].filter(([, via]) => via.via === "entry");
+    const around = await store.neighbours(
+      reached.map(([id]) => id),
+      options.routing.window,
+    );
+    for (const [id, near] of around) {
+      const from = route.nodes.get(near);
+      if (!route.nodes.has(id) && from) route.nodes.set(id, { ...from, score: from.score - 1e-6, via: "neighbour" });
+    }
+  }
   const poolIds = [...new Set([...route.nodes.keys(), ...(options.mode === "cairn" ? directIds : [])])];
   const nodes = new Map(
     (await store.getRawNodes(poolIds))

@@ -12,6 +12,8 @@ export interface RouteConfig {
   readonly entries: number;
   /** Entries reached through links of a chosen entry (overflow fallbacks, earlier states), per entry. */
   readonly linked: number;
+  /** Raw nodes either side (same session) added around what a chosen entry points at. */
+  readonly window: number;
   /** How candidates' signals combine: reciprocal-rank fusion of each list's top, or a sum of scaled scores over all. */
   readonly fusion: "rrf" | "sum";
 }
@@ -27,6 +29,7 @@ export const defaultRouteConfig: RouteConfig = Object.freeze({
   lambda: 0,
   entries: 8,
   linked: 4,
+  window: 0,
   fusion: "sum",
 });
 
@@ -37,7 +40,7 @@ export interface RouteQuery {
 }
 
 /** How a raw node was reached: directly from a chosen entry, or through one of its links. */
-export type RouteVia = "entry" | "overflow" | "earlier-state";
+export type RouteVia = "entry" | "overflow" | "earlier-state" | "neighbour";
 
 export interface RoutedNode {
   readonly entry: string;
@@ -72,7 +75,8 @@ export interface RouteTrace {
 }
 
 export interface Route {
-  readonly nodes: ReadonlyMap<string, RoutedNode>;
+  /** Mutable so the caller can add the neighbour window it fetched. */
+  readonly nodes: Map<string, RoutedNode>;
   readonly trace: RouteTrace;
   readonly pagesRead: number;
   readonly pagesCut: number;

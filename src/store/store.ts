@@ -67,6 +67,8 @@ export interface ScopedStore {
   indexNeedsRebuild(): Promise<boolean>;
   /** Replaces the scope's index with the result of `plan` applied to an empty index, atomically. */
   rebuildIndex(plan: MaintenancePlan, spaces: { text: string; image: string | null }): Promise<void>;
+  /** Raw nodes within `window` turns of the given ones in the same session, each with the given node it is near. */
+  neighbours(rawNodeIds: readonly string[], window: number): Promise<Map<string, string>>;
   /** Stored text vectors of raw nodes in one space; missing ids are omitted. */
   getTextVectors(space: string, rawNodeIds: readonly string[]): Promise<Map<string, Float32Array>>;
   forget(target: ForgetTarget): Promise<ForgetResult>;

@@ -103,4 +103,33 @@ describe("budgeted routing through the active index", () => {
     assert.equal(event?.details.relation, "update");
     assert.equal(event?.details.confidence, 0.9);
   });
+
+  it("adds the neighbour window around what a chosen entry points at, across segment boundaries", async (t) => {
+    const memory = await open(t, { maintenance: { segmentMaxNodes: 3 } });
+    const texts = topics.flat().slice(0, 9);
+    await memory.addSession(scope, session("long", 0, texts));
+    const segments = await memory.listEntries(scope);
+    assert.ok(segments.length >= 3, "nine turns in several segments");
+    assert.ok(
+      segments.every((entry) => entry.pointers.length <= 3),
+      "of at most three raw nodes each",
+    );
+    const ask = (window: number) =>
+      memory.search(scope, texts[2] as string, { mode: "route", routing: { entries: 1, window } });
+    const without = await ask(0);
+    const withWindow = await ask(1);
+    assert.ok(without.items.every((item) => item.route?.via === "entry"));
+    const neighbours = withWindow.items.filter((item) => item.route?.via === "neighbour");
+    assert.ok(neighbours.length > 0, "the window reaches past the chosen entry's own raw nodes");
+    assert.ok(withWindow.route && without.route && withWindow.route.expanded > without.route.expanded);
+    for (const item of neighbours) {
+      const turns = withWindow.items
+        .filter((other) => other.route?.via === "entry")
+        .map((other) => other.provenance.turn);
+      assert.ok(
+        turns.some((turn) => Math.abs(turn - item.provenance.turn) === 1),
+        "a neighbour is one turn away",
+      );
+    }
+  });
 });

@@ -607,6 +607,19 @@ export class SqliteScopedStore implements ScopedStore {
     }
   }
 
+  async neighbours(rawNodeIds: readonly string[], window: number): Promise<Map<string, string>> {
+    const rows = this.#db
+      .prepare(
+        `SELECT n.id, r.id AS near FROM raw_nodes r
+         JOIN raw_nodes n ON n.session_rowid = r.session_rowid AND n.turn BETWEEN r.turn - ? AND r.turn + ?
+         WHERE r.scope_key = ? AND n.scope_key = ? AND r.id IN (SELECT value FROM json_each(?)) AND n.id != r.id`,
+      )
+      .all(window, window, this.#key, this.#key, JSON.stringify(rawNodeIds)) as { id: string; near: string }[];
+    const out = new Map<string, string>();
+    for (const row of rows) if (!out.has(row.id)) out.set(row.id, row.near);
+    return out;
+  }
+
   async getTextVectors(space: string, rawNodeIds: readonly string[]): Promise<Map<string, Float32Array>> {
     const table = this.#store.spaces().find((row) => row.name === space)?.table_name;
     const out = new Map<string, Float32Array>();

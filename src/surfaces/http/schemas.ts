@@ -76,6 +76,7 @@ export const searchBody = z
         lambda: z.number().min(0).max(10).optional().describe("evidence coverage weight"),
         entries: z.number().int().min(1).max(1000).optional(),
         linked: z.number().int().min(0).max(1000).optional(),
+        window: z.number().int().min(0).max(100).optional(),
         fusion: z.enum(["rrf", "sum"]).optional(),
       })
       .strict()
