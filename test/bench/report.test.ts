@@ -327,8 +327,9 @@ describe("bench report: maintenance and knowledge update", () => {
     const update = markdown.slice(markdown.indexOf("### Knowledge update"));
     assert.match(update, /latest state \(temporal\)/);
     // temporal: tri-path finds D1:1 for the one question with gold (recall 1); so does cairn: a 0-point difference.
-    assert.match(update, /\| `tri-path` \| 1\.000 \| 0\.0 \|/);
-    assert.match(update, /\| `cairn` \| 1\.000 \| 0\.0 \|/);
+    // MRR: tri-path found D1:1 second (1/2), cairn first (1).
+    assert.match(update, /\| `tri-path` \| 1\.000 \| 0\.0 \| 0\.500 \|/);
+    assert.match(update, /\| `cairn` \| 1\.000 \| 0\.0 \| 1\.000 \|/);
     const index = markdown.slice(markdown.indexOf("### Active index after replay"));
     assert.match(index, /\| `cairn` \| 0\.944 \| 34\.0 \| 5,010 \| 21\.50 \| 588\.2 \| 588\.2 \| 2\/2 \| 0 \|/);
     assert.doesNotMatch(

@@ -241,16 +241,26 @@ function renderKnowledgeUpdate(dataset: string, rows: readonly BenchResultSummar
     }, 0);
     return total / questions;
   };
+  const mrr = (row: BenchResultSummary) => {
+    const summaries = categories.map((category) => row.byCategory[category]).filter((summary) => summary !== undefined);
+    const weighted = summaries.filter((summary) => summary.mrr !== null);
+    const questions = weighted.reduce((sum, summary) => sum + (summary.questions - summary.emptyGold), 0);
+    if (questions === 0) return null;
+    return (
+      weighted.reduce((sum, summary) => sum + (summary.mrr ?? 0) * (summary.questions - summary.emptyGold), 0) /
+      questions
+    );
+  };
   const base = reference ? recall(reference) : null;
   return [
     "### Knowledge update",
-    `Questions about the latest state (${categories.map(escapeText).join(", ")}): recall pooled over those categories, and its difference from \`tri-path\` in points.`,
+    `Questions about the latest state (${categories.map(escapeText).join(", ")}): recall pooled over those categories, its difference from \`tri-path\` in points, and MRR (how early the first gold evidence comes: whether the latest state comes first).`,
     table(
-      ["Method", "Recall", "Δ vs tri-path (points)"],
+      ["Method", "Recall", "Δ vs tri-path (points)", "MRR"],
       rows.map((row) => {
         const value = recall(row);
         const delta = value === null || base === null ? "—" : decimal((value - base) * 100, 1);
-        return [code(row.method), share(value), delta];
+        return [code(row.method), share(value), delta, share(mrr(row))];
       }),
     ),
   ];
