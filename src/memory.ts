@@ -508,6 +508,7 @@ export class Memory {
         perChannel: this.searchConfig.perChannel,
         routing: { ...this.searchConfig.routing, ...options.routing },
         pageBeam: budget.pages,
+        budgetRawNodes: budget.rawNodes,
       });
       ({ ordered, nodes, channelsUsed, route } = routed);
     }

@@ -8,7 +8,7 @@ import { type LinkedEntries, type Route, type RouteConfig, routeQuery } from "./
 import { type CoverageKey, orderWithCoverage } from "./select.ts";
 
 /** How deep the one lexical pass goes: enough to score routed candidates, cheap next to the MATCH itself. */
-const lexicalDepth = 1_000;
+const lexicalDepth = 100;
 
 export interface RoutedRetrieval {
   /** Candidates in the order the budget packer admits them (relevance + λ·coverage). */
@@ -37,6 +37,8 @@ export async function retrieveRouted(
     readonly perChannel: number;
     readonly routing: RouteConfig;
     readonly pageBeam: number;
+    /** The budget's raw nodes: how far down the ranking the packer can reach. */
+    readonly budgetRawNodes: number;
     /** Where linked entries come from (default: the store's index). */
     readonly linked?: LinkedEntries;
   },
@@ -82,12 +84,15 @@ export async function retrieveRouted(
     }
   }
   const poolIds = [...new Set([...route.nodes.keys(), ...(options.mode === "cairn" ? directIds : [])])];
-  const nodes = new Map(
-    (await store.getRawNodes(poolIds))
-      .filter((node) => matchesFilters(node, options.filters))
-      .map((node) => [node.id, node]),
-  );
-  const pool = poolIds.filter((id) => nodes.has(id));
+  // Raw nodes are read in full only where ranking needs their fields (filters, coverage, query-image
+  // similarity); otherwise only the best candidates the packer can reach are read, after ranking.
+  const readAll = Boolean(options.filters) || options.routing.lambda > 0 || (!direct && !!query.imageVector);
+  let nodes = new Map<string, RawNode>();
+  if (readAll) {
+    for (const node of await store.getRawNodes(poolIds))
+      if (matchesFilters(node, options.filters)) nodes.set(node.id, node);
+  }
+  const pool = readAll ? poolIds.filter((id) => nodes.has(id)) : poolIds;
   const within = new Set(pool);
   const lists: Partial<Record<ChannelName, Ranked[]>> = {};
 
@@ -135,6 +140,12 @@ export async function retrieveRouted(
     ...hit,
     channels: { ...pickImageParts(imageParts.get(hit.id)), ...hit.channels },
   }));
+  if (!readAll) {
+    const reach = Math.max(48, 4 * options.budgetRawNodes);
+    nodes = new Map(
+      (await store.getRawNodes(fused.slice(0, reach).map((hit) => hit.id))).map((node) => [node.id, node]),
+    );
+  }
   const keys = new Map<string, CoverageKey>();
   for (const hit of fused) {
     const node = nodes.get(hit.id);
