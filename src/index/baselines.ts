@@ -14,21 +14,12 @@ export const unboundedPolicy: MaintenancePolicy = {
   name: "unbounded",
   bounded: false,
   async apply(index, incoming) {
-    const entry = index.create(incoming, { lastAction: "add", relation: null });
-    index.audit("index.add", entry.id, {
-      pointers: incoming.pointers,
-      relation: null,
-      confidence: null,
-      result: { entry: entry.id },
-    });
+    add(index, incoming);
   },
 };
 
-function addThen(
-  index: WorkingIndex,
-  incoming: IncomingEntry,
-  repair: (index: WorkingIndex, reason: string) => void,
-): void {
+/** An unjudged Add, audited like every other action. */
+function add(index: WorkingIndex, incoming: IncomingEntry): void {
   const entry = index.create(incoming, { lastAction: "add", relation: null });
   index.audit("index.add", entry.id, {
     pointers: incoming.pointers,
@@ -36,6 +27,15 @@ function addThen(
     confidence: null,
     result: { entry: entry.id },
   });
+}
+
+/** Add, then repair while a bound is exceeded. */
+function addThen(
+  index: WorkingIndex,
+  incoming: IncomingEntry,
+  repair: (index: WorkingIndex, reason: string) => void,
+): void {
+  add(index, incoming);
   for (let reason = index.overBounds(); reason; reason = index.overBounds()) {
     if (index.active().length < 2) return;
     repair(index, reason);
