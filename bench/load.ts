@@ -24,7 +24,6 @@ import type { SessionInput } from "../src/ingest/session-input.ts";
 import { Memory } from "../src/memory.ts";
 import { createModels } from "../src/models/profiles.ts";
 import type { Scope } from "../src/scope.ts";
-import { ScopeWrites } from "../src/surfaces/http/scope-writes.ts";
 import { type CorpusImage, generateQueries, generateSessions, makeImagePool } from "./perf/corpus.ts";
 import { Random } from "./perf/random.ts";
 import { percentile } from "./perf/stats.ts";
@@ -221,10 +220,9 @@ async function main(): Promise<void> {
     const inProcessAlone = await sequentialSearches(queries, (query) => memory.search(scope, query));
 
     const inProcessSessions = sessionSource(images, "inproc");
-    const writes = new ScopeWrites();
     const inProcess = await runPhase("in-process", async (operation, _client, random) => {
-      // Writes of one scope queued as the service queues them (see src/surfaces/http/scope-writes.ts).
-      if (operation === "add") await writes.run(scope, () => memory.addSession(scope, inProcessSessions()));
+      // Memory itself lets one writer of a scope plan and commit at a time, in-process as behind the service.
+      if (operation === "add") await memory.addSession(scope, inProcessSessions());
       else await memory.search(scope, random.pick(queries));
     });
     await memory.close();

@@ -12,7 +12,6 @@ import {
   searchBody,
   sessionBody,
 } from "./schemas.ts";
-import { ScopeWrites } from "./scope-writes.ts";
 import { toSessionInput } from "./session-upload.ts";
 
 const errors = {
@@ -24,7 +23,6 @@ const notFound = { 404: { description: "no such id in this scope", schema: respo
 
 /** The REST API under /v1: thin translations to the SDK, scoped by the request's key. */
 export function apiRoutes(info: { version: string }): Route[] {
-  const writes = new ScopeWrites();
   return [
     defineRoute(
       {
@@ -60,7 +58,7 @@ export function apiRoutes(info: { version: string }): Route[] {
       },
       async ({ c, memory, scope, body, files }) => {
         const input = await toSessionInput(body, files, scope);
-        const result = await writes.run(scope, () => memory.addSession(scope, input));
+        const result = await memory.addSession(scope, input);
         return c.json(result, result.duplicate ? 200 : 201);
       },
     ),
@@ -209,7 +207,7 @@ export function apiRoutes(info: { version: string }): Route[] {
           415: { description: "not JSON", schema: responses.error },
         },
       },
-      async ({ c, memory, scope, body }) => c.json(await writes.run(scope, () => memory.forget(scope, body))),
+      async ({ c, memory, scope, body }) => c.json(await memory.forget(scope, body)),
     ),
   ];
 }
