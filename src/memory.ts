@@ -20,6 +20,7 @@ import { type MaintenancePolicy, planMaintenance, Ramu } from "./index/ramu.ts";
 import { emptyPlan, replayIndex } from "./index/replay-index.ts";
 import {
   defaultMaintenanceConfig,
+  type IndexBounds,
   type IndexEntry,
   type IndexState,
   type IndexUtilisation,
@@ -65,7 +66,7 @@ export interface MemoryOptions {
   readonly search?: Partial<Omit<SearchConfig, "routing">> & { readonly routing?: Partial<RouteConfig> };
   readonly limits?: Partial<IngestLimits>;
   /** Bounds of the active index and RAMU's settings (DESIGN §4 defaults). */
-  readonly maintenance?: Partial<MaintenanceConfig>;
+  readonly maintenance?: Partial<Omit<MaintenanceConfig, "bounds">> & { readonly bounds?: Partial<IndexBounds> };
   /** The relation judge: the model-free comparator by default; `"chat"` uses `models.chat` (an LLM judge). */
   readonly judge?: "comparator" | "chat" | RelationJudge;
   /** Let `addSession` fetch `url` images. Off by default. */
