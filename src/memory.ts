@@ -609,6 +609,8 @@ export class Memory {
    */
   async checkIndex(scope: Scope): Promise<IndexCheck> {
     const scoped = this.store.forScope(validateScope(scope));
+    // A store migrated from before the maintained index builds it first, as a search or a write would.
+    await this.#ensureIndex(scoped);
     const state = await scoped.readIndex({ activeOnly: false });
     const rawNodeIds: string[] = [];
     for (const session of await scoped.listSessions({ limit: -1 })) {
