@@ -40,7 +40,7 @@ export function renderMarkdown(results: readonly PerfResult[]): string {
     "One scope; sessions of ~20 turns from a seeded generator, 5% of turns with a small image.",
     "Search = `Memory.search` in its default `cairn` mode (route through the active index, expand, select",
     "under the joint budget, with the direct channels) from `pack.timings.searchMs`, which excludes the",
-    "query embedding (`embedMs`); tri-path = the same queries with `mode: \"tri-path\"` (direct channels only). Dense, BM25 and the exact",
+    'query embedding (`embedMs`); tri-path = the same queries with `mode: "tri-path"` (direct channels only). Dense, BM25 and the exact',
     "references are single store calls. Recall@10 compares the dense channel with an exact JS scan of",
     "the same vectors (ties count as hits). Ingest goes through `Memory.addSession`, one session per call.",
     "",

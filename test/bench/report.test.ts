@@ -360,4 +360,17 @@ describe("placeLabels", () => {
       assert.ok((cluster[index - 1] ?? 0) - (cluster[index] ?? 0) >= 13 / 320 - 1e-9, String(cluster));
     }
   });
+
+  test("settles labels whose pushed position comes back a hair closer than a line in floating point", () => {
+    // At recall 0.201 a label pushed one line below another lands 12.99999999999997 px away from it:
+    // comparing without a tolerance blocked on the same label forever (the bench run that found it hung).
+    const placed = placeLabels(
+      ["a", "b", "c", "d"].map((text) => ({ text, tokens: 500, recall: 0.201 })),
+      [200, 90_000],
+    );
+    const recalls = placed.map((label) => label.labelRecall).sort((a, b) => b - a);
+    for (let index = 1; index < recalls.length; index++) {
+      assert.ok((recalls[index - 1] ?? 0) - (recalls[index] ?? 0) >= 13 / 320 - 1e-6, String(recalls));
+    }
+  });
 });

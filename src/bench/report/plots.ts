@@ -85,8 +85,10 @@ export function placeLabels(
       const right = left + label.text.length * labelCharWidth;
       let y = scatterHeight * (1 - label.recall);
       for (;;) {
+        // The tolerance matters: y = box.y + height can come back a hair under height away from the
+        // same box in floating point, which would block forever.
         const blocking = placed.find(
-          (box) => box.left < right && left < box.right && Math.abs(box.y - y) < labelLineHeight,
+          (box) => box.left < right && left < box.right && Math.abs(box.y - y) < labelLineHeight - 1e-6,
         );
         if (blocking === undefined) break;
         y = blocking.y + labelLineHeight;
