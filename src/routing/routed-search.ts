@@ -9,6 +9,8 @@ import { type CoverageKey, orderWithCoverage } from "./select.ts";
 
 /** How deep the one lexical pass goes: enough to score routed candidates, cheap next to the MATCH itself. */
 const lexicalDepth = 100;
+/** How deep the one dense pass goes; candidates below it get no dense score. */
+const denseDepth = 100;
 
 export interface RoutedRetrieval {
   /** Candidates in the order the budget packer admits them (relevance + λ·coverage). */
@@ -56,11 +58,20 @@ export async function retrieveRouted(
     query.text && enabled.has("bm25")
       ? await store.searchLexical("text", query.text, { limit: lexicalDepth, filters: options.filters })
       : [];
+  // Likewise one dense pass: reading each candidate's stored vector costs a lookup per raw node,
+  // which at 100k raw nodes is most of a search.
+  const dense =
+    query.textVector && enabled.has("dense")
+      ? await store.searchVectors(options.spaces.text, query.textVector, {
+          limit: denseDepth,
+          filters: options.filters,
+        })
+      : [];
   const direct =
     options.mode === "cairn"
       ? await retrieveTriPath(store, query, {
           spaces: options.spaces,
-          channels: options.channels.filter((channel) => channel !== "bm25"),
+          channels: options.channels.filter((channel) => channel === "image"),
           filters: options.filters,
           rrfK: options.rrfK,
           perChannel: options.perChannel,
@@ -68,6 +79,7 @@ export async function retrieveRouted(
       : null;
   const directIds = [
     ...lexical.slice(0, options.perChannel).map((hit) => hit.id),
+    ...dense.slice(0, options.perChannel).map((hit) => hit.id),
     ...(direct?.fused.map((hit) => hit.id) ?? []),
   ];
 
@@ -97,14 +109,8 @@ export async function retrieveRouted(
   const lists: Partial<Record<ChannelName, Ranked[]>> = {};
 
   if (lexical.length > 0) lists.bm25 = lexical.filter((hit) => within.has(hit.id));
-  const similarity = new Map<string, number>();
-  if (query.textVector && enabled.has("dense")) {
-    const vectors = await store.getTextVectors(options.spaces.text, pool);
-    for (const [id, vector] of vectors) similarity.set(id, cosine(query.textVector, vector));
-    lists.dense = [...similarity.entries()]
-      .map(([id, score]) => ({ id, score }))
-      .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
-  }
+  const similarity = new Map(dense.map((hit) => [hit.id, hit.score]));
+  if (dense.length > 0) lists.dense = dense.filter((hit) => within.has(hit.id));
   if (enabled.has("image")) {
     if (direct) {
       lists.image = direct.lists.image?.filter((hit) => within.has(hit.id));

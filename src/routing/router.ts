@@ -82,8 +82,15 @@ export interface Route {
   readonly pagesCut: number;
 }
 
-/** Loads entries linked to chosen ones: those hosted by them, and their predecessors. */
-export type LinkedEntries = (options: { hosts: readonly string[]; ids: readonly string[] }) => Promise<IndexEntry[]>;
+/**
+ * Loads entries linked to chosen ones: those hosted by them (with `nearest`, only each host's
+ * `perHost` closest to the vector), and their predecessors.
+ */
+export type LinkedEntries = (options: {
+  hosts: readonly string[];
+  ids: readonly string[];
+  nearest?: { vector: Float32Array; perHost: number };
+}) => Promise<IndexEntry[]>;
 
 /**
  * C3M BMER, first half (Eq. 5): score pages by similarity plus γ·coverage gain and read the best
@@ -163,6 +170,8 @@ export async function routeQuery(
     const more = await linked({
       hosts: frontier.map(({ entry }) => entry.id),
       ids: frontier.flatMap(({ entry }) => (entry.predecessor ? [entry.predecessor] : [])),
+      // Preselect by vector (4× what is kept), then score the few with every signal.
+      ...(query.vector ? { nearest: { vector: query.vector, perHost: 4 * config.linked } } : {}),
     });
     const next: typeof frontier = [];
     for (const parent of frontier) {
@@ -188,7 +197,8 @@ export async function routeQuery(
         next.push({ entry, score: effective, head: parent.head });
       }
     }
-    frontier = next;
+    // Each level follows links from at most `entries` entries, the best first.
+    frontier = next.sort((a, b) => b.score - a.score).slice(0, config.entries);
   }
 
   return {

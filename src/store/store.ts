@@ -62,7 +62,11 @@ export interface ScopedStore {
   /** Increases with every change of the index; a cheap check for cached copies. */
   indexVersion(): Promise<number>;
   /** Entries hosted by `hosts` (overflow and merged) and entries named by `ids`, any status. */
-  readLinkedEntries(options: { hosts: readonly string[]; ids: readonly string[] }): Promise<IndexEntry[]>;
+  readLinkedEntries(options: {
+    hosts: readonly string[];
+    ids: readonly string[];
+    nearest?: { vector: Float32Array; perHost: number };
+  }): Promise<IndexEntry[]>;
   /** True when the store was migrated from a version without a maintained index and must replay it. */
   indexNeedsRebuild(): Promise<boolean>;
   /** Replaces the scope's index with the result of `plan` applied to an empty index, atomically. */

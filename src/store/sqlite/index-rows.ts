@@ -68,19 +68,49 @@ export function readIndex(db: Database, key: string, options: { activeOnly: bool
   return { version: indexVersion(db, key), entries };
 }
 
-/** Entries hosted by `hosts` and entries named by `ids` (any status), with their pointers. */
+/**
+ * Entries hosted by `hosts` (not merged ones: their pointers are their host's) and entries named by
+ * `ids` (any status), with their pointers. With `nearest`, only each host's `perHost` entries
+ * closest to `vector` are read: a host can hold hundreds of overflowed entries in a long history,
+ * and the cosine is computed in SQLite (sqlite-vec) before any row is decoded.
+ */
 export function readLinked(
   db: Database,
   key: string,
-  options: { readonly hosts: readonly string[]; readonly ids: readonly string[] },
+  options: {
+    readonly hosts: readonly string[];
+    readonly ids: readonly string[];
+    readonly nearest?: { readonly vector: Float32Array; readonly perHost: number };
+  },
 ): IndexEntry[] {
   if (options.hosts.length === 0 && options.ids.length === 0) return [];
-  const rows = db
-    .prepare(
-      `SELECT * FROM index_entries WHERE scope_key = ?
-         AND (host IN (SELECT value FROM json_each(?)) OR id IN (SELECT value FROM json_each(?))) ORDER BY rowid`,
-    )
-    .all(key, JSON.stringify(options.hosts), JSON.stringify(options.ids)) as EntryRow[];
+  const hosts = JSON.stringify(options.hosts);
+  // Two statements, not one with OR: SQLite would answer the OR by scanning the scope's entries.
+  const hosted = (
+    options.nearest
+      ? db
+          .prepare(
+            `SELECT e.* FROM (
+               SELECT rowid, ROW_NUMBER() OVER (PARTITION BY host ORDER BY vec_distance_cosine(vector, ?)) AS rank
+               FROM index_entries
+               WHERE scope_key = ? AND host IN (SELECT value FROM json_each(?)) AND status != 'merged'
+                 AND length(vector) = ?
+             ) ranked JOIN index_entries e ON e.rowid = ranked.rowid WHERE ranked.rank <= ?`,
+          )
+          .all(toBuffer(options.nearest.vector), key, hosts, options.nearest.vector.byteLength, options.nearest.perHost)
+      : db
+          .prepare(
+            "SELECT * FROM index_entries WHERE scope_key = ? AND host IN (SELECT value FROM json_each(?)) AND status != 'merged'",
+          )
+          .all(key, hosts)
+  ) as EntryRow[];
+  const named = db
+    // `+scope_key` keeps the planner on the id index (it would rather scan the scope's entries).
+    .prepare("SELECT * FROM index_entries WHERE id IN (SELECT value FROM json_each(?)) AND +scope_key = ?")
+    .all(JSON.stringify(options.ids), key) as EntryRow[];
+  const rows = [...new Map([...hosted, ...named].map((row) => [row.rowid, row])).values()].sort(
+    (a, b) => a.rowid - b.rowid,
+  );
   const pointers = db
     .prepare(
       `SELECT r.id FROM index_pointers p JOIN raw_nodes r ON r.rowid = p.raw_node_rowid

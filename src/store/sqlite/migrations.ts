@@ -144,6 +144,9 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
         updated_ms INTEGER NOT NULL
       );
       CREATE INDEX index_entries_by_scope ON index_entries (scope_key, status);
+      -- Routing follows links from a chosen entry to the entries it hosts.
+      CREATE INDEX index_entries_by_host ON index_entries (scope_key, host);
+      CREATE INDEX index_entries_by_predecessor ON index_entries (scope_key, predecessor);
       CREATE TABLE index_pointers (
         entry_rowid INTEGER NOT NULL REFERENCES index_entries (rowid),
         raw_node_rowid INTEGER NOT NULL REFERENCES raw_nodes (rowid),

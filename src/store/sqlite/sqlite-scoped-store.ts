@@ -571,7 +571,11 @@ export class SqliteScopedStore implements ScopedStore {
     return indexVersion(this.#db, this.#key);
   }
 
-  async readLinkedEntries(options: { hosts: readonly string[]; ids: readonly string[] }): Promise<IndexEntry[]> {
+  async readLinkedEntries(options: {
+    hosts: readonly string[];
+    ids: readonly string[];
+    nearest?: { vector: Float32Array; perHost: number };
+  }): Promise<IndexEntry[]> {
     return readLinked(this.#db, this.#key, options);
   }
 
