@@ -194,18 +194,34 @@ export function overflow(index: WorkingIndex, pair: Pair, reason: string): void 
   });
 }
 
+/** Similarities between immutable entries, computed once per pair (the bounds loop asks again and again). */
+const pairSimilarity = new WeakMap<IndexEntry, WeakMap<IndexEntry, number>>();
+
+function similarityOf(a: IndexEntry, b: IndexEntry): number {
+  let row = pairSimilarity.get(a);
+  if (!row) pairSimilarity.set(a, (row = new WeakMap()));
+  let similarity = row.get(b);
+  if (similarity === undefined) row.set(b, (similarity = entrySimilarity(a, b)));
+  return similarity;
+}
+
+/** The `limit` most similar pairs, best first (ties by ids, so the choice is deterministic). */
 export function closestPairs(entries: readonly IndexEntry[], limit: number): Pair[] {
-  const pairs: Pair[] = [];
+  const better = (x: Pair, y: Pair) =>
+    y.similarity - x.similarity || x.a.id.localeCompare(y.a.id) || x.b.id.localeCompare(y.b.id);
+  const top: Pair[] = [];
   for (let i = 0; i < entries.length; i++) {
     for (let j = i + 1; j < entries.length; j++) {
       const a = entries[i] as IndexEntry;
       const b = entries[j] as IndexEntry;
-      pairs.push({ a, b, similarity: entrySimilarity(a, b) });
+      const pair = { a, b, similarity: similarityOf(a, b) };
+      if (top.length === limit && better(pair, top[limit - 1] as Pair) >= 0) continue;
+      top.push(pair);
+      top.sort(better);
+      if (top.length > limit) top.pop();
     }
   }
-  return pairs
-    .sort((x, y) => y.similarity - x.similarity || x.a.id.localeCompare(y.a.id) || x.b.id.localeCompare(y.b.id))
-    .slice(0, limit);
+  return top;
 }
 
 export function toView(entry: IndexEntry): JudgeView {

@@ -211,14 +211,21 @@ export function entrySimilarity(
   return a.imageVector && b.imageVector ? (text + cosine(a.imageVector, b.imageVector)) / 2 : text;
 }
 
+/** Entries are immutable values, so what is derived from one is computed once. */
+const bytesOf = new WeakMap<IndexEntry, number>();
+
 export function entryBytes(entry: IndexEntry): number {
-  return (
-    Buffer.byteLength(entry.routingText) +
-    Buffer.byteLength(JSON.stringify(entry.digest)) +
-    entry.vector.length * 4 +
-    (entry.imageVector?.length ?? 0) * 4 +
-    entry.pointers.length * pointerBytes
-  );
+  let bytes = bytesOf.get(entry);
+  if (bytes === undefined) {
+    bytes =
+      Buffer.byteLength(entry.routingText) +
+      Buffer.byteLength(JSON.stringify(entry.digest)) +
+      entry.vector.length * 4 +
+      (entry.imageVector?.length ?? 0) * 4 +
+      entry.pointers.length * pointerBytes;
+    bytesOf.set(entry, bytes);
+  }
+  return bytes;
 }
 
 export function measure(entries: ReadonlyMap<string, IndexEntry>, bounds: IndexBounds): IndexUtilisation {
