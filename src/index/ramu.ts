@@ -199,9 +199,15 @@ const pairSimilarity = new WeakMap<IndexEntry, WeakMap<IndexEntry, number>>();
 
 function similarityOf(a: IndexEntry, b: IndexEntry): number {
   let row = pairSimilarity.get(a);
-  if (!row) pairSimilarity.set(a, (row = new WeakMap()));
+  if (!row) {
+    row = new WeakMap();
+    pairSimilarity.set(a, row);
+  }
   let similarity = row.get(b);
-  if (similarity === undefined) row.set(b, (similarity = entrySimilarity(a, b)));
+  if (similarity === undefined) {
+    similarity = entrySimilarity(a, b);
+    row.set(b, similarity);
+  }
   return similarity;
 }
 
