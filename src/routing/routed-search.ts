@@ -109,7 +109,6 @@ export async function retrieveRouted(
   const lists: Partial<Record<ChannelName, Ranked[]>> = {};
 
   if (lexical.length > 0) lists.bm25 = lexical.filter((hit) => within.has(hit.id));
-  const similarity = new Map(dense.map((hit) => [hit.id, hit.score]));
   if (dense.length > 0) lists.dense = dense.filter((hit) => within.has(hit.id));
   if (enabled.has("image")) {
     if (direct) {
