@@ -356,17 +356,17 @@ export class Memory {
    * Rebuilds a scope's active index by replaying its sessions in time order through maintenance
    * (query-blind, as if they had just arrived). Used after a migration or a change of bounds.
    */
-  async rebuildIndex(scope: Scope, policy: MaintenancePolicy = this.#policy): Promise<IndexState> {
+  async rebuildIndex(scope: Scope): Promise<IndexState> {
     const scoped = this.store.forScope(validateScope(scope));
-    const state = await replayIndex(scoped, policy, {
+    const spaces = { text: this.textSpace.name, image: this.imageSpace?.name ?? null };
+    const replayed = await replayIndex(scoped, this.#policy, {
       config: this.maintenance,
-      spaces: { text: this.textSpace.name, image: this.imageSpace?.name ?? null },
+      spaces,
       dimensions: this.textSpace.dimensions,
       newId: newEntryId,
     });
-    if (!policy.bounded || policy.name !== this.#policy.name) return state.state;
-    await scoped.rebuildIndex(state.plan, { text: this.textSpace.name, image: this.imageSpace?.name ?? null });
-    return state.state;
+    await scoped.rebuildIndex(replayed.plan, spaces);
+    return replayed.state;
   }
 
   async #intakeImages(session: SessionInput, options: AddSessionOptions) {
@@ -540,7 +540,7 @@ export class Memory {
       items,
       budget: used,
       channelsUsed,
-      ...(route ? { route: { ...route.trace, expanded: route.nodes.size, selected: items.length } } : {}),
+      ...(route ? { route: { ...route.trace, selected: items.length } } : {}),
       warnings,
       timings: { embedMs, searchMs, totalMs: performance.now() - started },
     };

@@ -49,7 +49,11 @@ export async function retrieveRouted(
     { text: query.text, vector: query.textVector, imageVector: query.imageVector },
     options.active,
     options.linked ?? ((linked) => store.readLinkedEntries(linked)),
-    { config: options.routing, pageBeam: options.pageBeam },
+    {
+      config: options.routing,
+      pageBeam: options.pageBeam,
+      neighbours: (ids, window) => store.neighbours(ids, window),
+    },
   );
   const enabled = new Set(options.channels);
   // One lexical pass, deep enough to score the routed candidates too: its top `perChannel` are the
@@ -83,18 +87,6 @@ export async function retrieveRouted(
     ...(direct?.fused.map((hit) => hit.id) ?? []),
   ];
 
-  if (options.routing.window > 0) {
-    // The neighbour window: raw nodes either side of what the chosen entries point at, same session.
-    const reached = [...route.nodes.entries()].filter(([, via]) => via.via === "entry");
-    const around = await store.neighbours(
-      reached.map(([id]) => id),
-      options.routing.window,
-    );
-    for (const [id, near] of around) {
-      const from = route.nodes.get(near);
-      if (!route.nodes.has(id) && from) route.nodes.set(id, { ...from, score: from.score - 1e-6, via: "neighbour" });
-    }
-  }
   const poolIds = [...new Set([...route.nodes.keys(), ...(options.mode === "cairn" ? directIds : [])])];
   // Raw nodes are read in full only where ranking needs their fields (filters, coverage, query-image
   // similarity); otherwise only the best candidates the packer can reach are read, after ranking.

@@ -75,8 +75,7 @@ export interface RouteTrace {
 }
 
 export interface Route {
-  /** Mutable so the caller can add the neighbour window it fetched. */
-  readonly nodes: Map<string, RoutedNode>;
+  readonly nodes: ReadonlyMap<string, RoutedNode>;
   readonly trace: RouteTrace;
   readonly pagesRead: number;
   readonly pagesCut: number;
@@ -102,7 +101,12 @@ export async function routeQuery(
   query: RouteQuery,
   active: readonly IndexEntry[],
   linked: LinkedEntries,
-  options: { readonly config: RouteConfig; readonly pageBeam: number },
+  options: {
+    readonly config: RouteConfig;
+    readonly pageBeam: number;
+    /** Raw nodes within `window` turns of the given ones, same session (each mapped to the one it is near). */
+    readonly neighbours?: (rawNodeIds: readonly string[], window: number) => Promise<Map<string, string>>;
+  },
 ): Promise<Route> {
   const { config, pageBeam } = options;
   const terms = new Set(contentWords(query.text));
@@ -130,8 +134,8 @@ export async function routeQuery(
       if (chosenPages.includes(page)) continue;
       const gain = coverageGain(page, covered);
       const score = page.similarity + config.gamma * gain;
-      if (!pageTrace.has(page.page) || chosenPages.length === 0)
-        pageTrace.set(page.page, { coverageGain: gain, score });
+      // An unread page is reported with its score in the last round it competed in.
+      pageTrace.set(page.page, { coverageGain: gain, score });
       if (!best || score > best.score) best = { page, gain, score };
     }
     if (!best) break;
@@ -199,6 +203,15 @@ export async function routeQuery(
     }
     // Each level follows links from at most `entries` entries, the best first.
     frontier = next.sort((a, b) => b.score - a.score).slice(0, config.entries);
+  }
+
+  if (config.window > 0 && options.neighbours) {
+    // The neighbour window: raw nodes either side of what the chosen entries point at, same session.
+    const direct = [...nodes.entries()].filter(([, via]) => via.via === "entry").map(([id]) => id);
+    for (const [id, near] of await options.neighbours(direct, config.window)) {
+      const from = nodes.get(near);
+      if (!nodes.has(id) && from) nodes.set(id, { ...from, score: from.score - 1e-6, via: "neighbour" });
+    }
   }
 
   return {
