@@ -225,25 +225,37 @@ describe("dashboard in Chromium", { skip }, () => {
   });
 });
 
+/** A --no-auth server over a memory holding one session in `scope`, and a page of the dashboard loaded from it. */
+async function openWithoutAuth(
+  t: { after: (fn: () => unknown) => void },
+  scope: { tenant: string; user: string },
+  session: string,
+  text: string,
+) {
+  const dir = tempDir(t, "cairn-dashboard-open-");
+  const memory = await Memory.open({ path: join(dir, "store"), models: createHashModels() });
+  await memory.addSession(scope, {
+    session,
+    time: "2024-01-01T00:00:00Z",
+    turns: [{ speaker: "Ana", text }],
+  });
+  const server = await startServer({ memory, keys: null, host: "127.0.0.1", port: 0 });
+  t.after(() => server.close());
+  const browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: ["--no-sandbox", "--disable-dev-shm-usage"],
+    headless: true,
+  });
+  t.after(() => browser.close());
+  const page = await browser.newPage({ locale: "en-US" });
+  await page.goto(server.url);
+  await page.waitForSelector("body[data-ready=true]");
+  return page;
+}
+
 describe("dashboard without auth", { skip }, () => {
   it("works with empty connection fields when the server runs --no-auth", async (t) => {
-    const dir = tempDir(t, "cairn-dashboard-open-");
-    const memory = await Memory.open({ path: join(dir, "store"), models: createHashModels() });
-    await memory.addSession(
-      { tenant: "default", user: "default" },
-      { session: "open", time: "2024-01-01T00:00:00Z", turns: [{ speaker: "Ana", text: "no keys here" }] },
-    );
-    const server = await startServer({ memory, keys: null, host: "127.0.0.1", port: 0 });
-    t.after(() => server.close());
-    const browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ["--no-sandbox", "--disable-dev-shm-usage"],
-      headless: true,
-    });
-    t.after(() => browser.close());
-    const page = await browser.newPage({ locale: "en-US" });
-    await page.goto(server.url);
-    await page.waitForSelector("body[data-ready=true]");
+    const page = await openWithoutAuth(t, { tenant: "default", user: "default" }, "open", "no keys here");
     assert.equal(await page.textContent("[data-stat=sessions]"), "1");
     assert.equal(await page.locator("#global-status[data-kind=error]").count(), 0);
     assert.equal(await page.textContent("#global-status"), "");
@@ -251,23 +263,7 @@ describe("dashboard without auth", { skip }, () => {
   });
 
   it("points at the Connection fields when the default scope is empty, and reads the scope set there", async (t) => {
-    const dir = tempDir(t, "cairn-dashboard-demo-");
-    const memory = await Memory.open({ path: join(dir, "store"), models: createHashModels() });
-    await memory.addSession(
-      { tenant: "demo", user: "ana" },
-      { session: "demo-1", time: "2024-01-01T00:00:00Z", turns: [{ speaker: "Ana", text: "in the demo scope" }] },
-    );
-    const server = await startServer({ memory, keys: null, host: "127.0.0.1", port: 0 });
-    t.after(() => server.close());
-    const browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ["--no-sandbox", "--disable-dev-shm-usage"],
-      headless: true,
-    });
-    t.after(() => browser.close());
-    const page = await browser.newPage({ locale: "en-US" });
-    await page.goto(server.url);
-    await page.waitForSelector("body[data-ready=true]");
+    const page = await openWithoutAuth(t, { tenant: "demo", user: "ana" }, "demo-1", "in the demo scope");
     assert.equal(await page.textContent("[data-stat=sessions]"), "0");
     assert.match((await page.textContent("#global-status")) ?? "", /Set tenant and user under Connection/);
     await page.click("#connection summary");
