@@ -13,8 +13,9 @@ import { loadDataset, resolveDataDir } from "../src/bench/datasets/index.ts";
 import { storedIndexMethod } from "../src/bench/methods/index-methods.ts";
 import { searchMethod } from "../src/bench/methods/search-method.ts";
 import { runBench } from "../src/bench/run-bench.ts";
-import { defaultBudget, defaultSearchConfig } from "../src/config.ts";
+import { defaultBudget } from "../src/evidence/budget.ts";
 import { createModels } from "../src/models/profiles.ts";
+import { defaultSearchConfig } from "../src/route/search-config.ts";
 
 const [dataset = "locomo", histories = "2", profile = "local"] = process.argv.slice(2);
 const withRoute = ["bm25", "dense", "image", "route"] as const;

@@ -1,42 +1,34 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { ChannelName, Fused } from "./channels/rrf.ts";
 import { allChannels, retrieveTriPath, type TopChannel } from "./channels/tri-path.ts";
-import {
-  type Budget,
-  defaultBudget,
-  defaultIngestLimits,
-  defaultSearchConfig,
-  type IngestLimits,
-  type SearchConfig,
-  type SearchMode,
-} from "./config.ts";
-import { ConfigError, InputError } from "./errors.ts";
+import { ConfigError, InputError } from "./core/errors.ts";
+import { type Scope, scopeKey, validateScope } from "./core/scope.ts";
 import { assemblePack } from "./evidence/assemble-pack.ts";
+import { type Budget, defaultBudget } from "./evidence/budget.ts";
 import type { EvidencePack } from "./evidence/evidence-pack.ts";
-import { checkIndex, type IndexViolation } from "./index/check.ts";
-import { buildIncomingEntries } from "./index/incoming.ts";
-import { ChatJudge, ComparatorJudge, type RelationJudge } from "./index/judge.ts";
-import { type MaintenancePolicy, planMaintenance, Ramu } from "./index/ramu.ts";
-import { emptyPlan, replayIndex } from "./index/replay-index.ts";
+import type { RouteConfig } from "./evidence/route-trace.ts";
+import { type AcceptedImage, intakeImage } from "./ingest/image-intake.ts";
+import { defaultIngestLimits, type IngestLimits } from "./ingest/limits.ts";
+import { type ImageInput, parseSessionInput, type SessionInput } from "./ingest/session-input.ts";
+import { checkIndex, type IndexViolation } from "./maintain/check.ts";
 import {
   defaultMaintenanceConfig,
   type IndexBounds,
-  type IndexEntry,
-  type IndexState,
   type IndexUtilisation,
-  IndexVersionConflict,
   type MaintenanceConfig,
-  type MaintenancePlan,
-} from "./index/types.ts";
-import type { IncomingEntry } from "./index/working-index.ts";
-import { measure } from "./index/working-index.ts";
-import { type AcceptedImage, intakeImage } from "./ingest/image-intake.ts";
-import { type ImageInput, parseSessionInput, type SessionInput } from "./ingest/session-input.ts";
+} from "./maintain/config.ts";
+import { buildIncomingEntries } from "./maintain/incoming.ts";
+import { ChatJudge, ComparatorJudge, type RelationJudge } from "./maintain/judge.ts";
+import { type MaintenancePolicy, planMaintenance, Ramu } from "./maintain/ramu.ts";
+import { emptyPlan, replayIndex } from "./maintain/replay-index.ts";
+import type { IncomingEntry } from "./maintain/working-index.ts";
+import { measure } from "./maintain/working-index.ts";
 import { EmbeddingCache } from "./models/embedding-cache.ts";
 import type { Models } from "./models/provider.ts";
-import { latestFirst, retrieveRouted } from "./routing/routed-search.ts";
-import type { LinkedEntries, Route, RouteConfig } from "./routing/router.ts";
-import { type Scope, scopeKey, validateScope } from "./scope.ts";
+import { latestFirst, retrieveRouted } from "./route/routed-search.ts";
+import type { LinkedEntries, Route } from "./route/router.ts";
+import { defaultSearchConfig, type SearchConfig, type SearchMode } from "./route/search-config.ts";
+import { type IndexEntry, type IndexState, IndexVersionConflict, type MaintenancePlan } from "./store/index-records.ts";
 import type {
   AuditEvent,
   BlobRecord,

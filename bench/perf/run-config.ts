@@ -1,10 +1,10 @@
 import { rmSync } from "node:fs";
 import os from "node:os";
 import cliProgress from "cli-progress";
+import { type Scope, scopeKey } from "../../src/core/scope.ts";
 import { Memory } from "../../src/memory.ts";
 import { createModels } from "../../src/models/profiles.ts";
 import type { Models } from "../../src/models/provider.ts";
-import { type Scope, scopeKey } from "../../src/scope.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { vectorFromBlob } from "../../src/store/sqlite/vector-index.ts";
 import type { VectorIndexOptions, VectorIndexStatus } from "../../src/store/sqlite/vector-indexes.ts";

@@ -2,8 +2,8 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import BetterSqlite3, { type Database } from "better-sqlite3";
-import { InputError, NotFoundError, StoreError } from "../errors.ts";
-import { validateScope } from "../scope.ts";
+import { InputError, NotFoundError, StoreError } from "../core/errors.ts";
+import { validateScope } from "../core/scope.ts";
 
 /** An API key as stored: never the key itself, only its SHA-256. */
 export interface ApiKeyRecord {

@@ -1,6 +1,6 @@
-import type { Budget } from "../config.ts";
+import type { Scope } from "../core/scope.ts";
+import type { Budget } from "../evidence/budget.ts";
 import type { Memory } from "../memory.ts";
-import type { Scope } from "../scope.ts";
 import type { RawNode } from "../store/records.ts";
 import type { BenchQuestion } from "./dataset.ts";
 

@@ -1,7 +1,7 @@
 import { join } from "node:path";
+import type { Scope } from "../core/scope.ts";
 import { Memory } from "../memory.ts";
 import type { Models } from "../models/provider.ts";
-import type { Scope } from "../scope.ts";
 import type { RawNode } from "../store/records.ts";
 import type { BenchHistory } from "./dataset.ts";
 import type { DatasetIds } from "./metrics.ts";

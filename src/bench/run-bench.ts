@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Budget, SearchConfig } from "../config.ts";
+import type { Budget } from "../evidence/budget.ts";
 import type { Models } from "../models/provider.ts";
+import type { SearchConfig } from "../route/search-config.ts";
 import {
   type AnswerAssessment,
   type AnswerJudge,

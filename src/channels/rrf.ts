@@ -1,4 +1,4 @@
-import type { Ranked } from "../store/records.ts";
+import type { Ranked } from "../core/ranked.ts";
 
 /**
  * Top-level channels are fused together; the image channel is itself a fusion of its parts

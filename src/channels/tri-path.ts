@@ -1,4 +1,5 @@
-import type { Ranked, SearchFilters } from "../store/records.ts";
+import type { Ranked } from "../core/ranked.ts";
+import type { SearchFilters } from "../store/records.ts";
 import type { ScopedStore } from "../store/store.ts";
 import { type ChannelName, type Fused, fuseRrf } from "./rrf.ts";
 

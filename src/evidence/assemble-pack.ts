@@ -1,9 +1,9 @@
 import type { Fused } from "../channels/rrf.ts";
-import type { Budget } from "../config.ts";
+import { countTokens } from "../core/tokens.ts";
 import type { RawNode } from "../store/records.ts";
+import type { Budget } from "./budget.ts";
 import { packBudget } from "./budget-packer.ts";
 import type { EvidenceItem, EvidencePack } from "./evidence-pack.ts";
-import { countTokens } from "./tokens.ts";
 
 export interface ReaderOptions {
   /**

@@ -1,4 +1,4 @@
-import type { Budget } from "../config.ts";
+import type { Budget } from "./budget.ts";
 
 export interface PackCandidate {
   readonly id: string;

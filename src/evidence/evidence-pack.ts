@@ -1,7 +1,8 @@
 import type { ChannelHit, ChannelName } from "../channels/rrf.ts";
-import type { Budget, SearchMode } from "../config.ts";
-import type { RouteTrace, RouteVia } from "../routing/router.ts";
+import type { SearchMode } from "../route/search-config.ts";
+import type { Budget } from "./budget.ts";
 import type { BudgetDimension } from "./budget-packer.ts";
+import type { RouteTrace, RouteVia } from "./route-trace.ts";
 
 export interface EvidenceImage {
   readonly hash: string;

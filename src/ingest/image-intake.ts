@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { readFile, realpath } from "node:fs/promises";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import sharp from "sharp";
-import type { IngestLimits } from "../config.ts";
-import { InputError } from "../errors.ts";
+import { InputError } from "../core/errors.ts";
+import type { IngestLimits } from "./limits.ts";
 import type { PixelImageInput } from "./session-input.ts";
 
 export interface IntakeOptions {

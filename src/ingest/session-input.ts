@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { IngestLimits } from "../config.ts";
-import { InputError } from "../errors.ts";
+import { InputError } from "../core/errors.ts";
+import type { IngestLimits } from "./limits.ts";
 
 /**
  * One image of a turn: a file (relative to the input folder), inline bytes, a URL, or a

@@ -12,7 +12,7 @@
 import { Worker } from "node:worker_threads";
 import type { Sharp } from "sharp";
 import type { Page, Worker as TesseractWorker, Word } from "tesseract.js";
-import { ProviderError } from "../errors.ts";
+import { ProviderError } from "../core/errors.ts";
 import type { RequestBody, WorkerInit, WorkerResponse } from "./local-worker.ts";
 import type { ImageEmbedder, ImageReader, Models, TextEmbedder } from "./provider.ts";
 

@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
-import { ConfigError, InputError, ProviderError } from "../errors.ts";
+import { ConfigError, InputError, ProviderError } from "../core/errors.ts";
 import type { ChatMessage, ChatModel, ChatPart, ImageEmbedder, ImageReader, Models, TextEmbedder } from "./provider.ts";
 
 const PROVIDER = "openai";

@@ -1,4 +1,4 @@
-import { ConfigError } from "../errors.ts";
+import { ConfigError } from "../core/errors.ts";
 import { createHashModels } from "./hash-provider.ts";
 import type { ChatModel, Models } from "./provider.ts";
 

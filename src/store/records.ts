@@ -1,4 +1,4 @@
-import type { MaintenancePlan } from "../index/types.ts";
+import type { MaintenancePlan } from "./index-records.ts";
 
 /** Plain records crossing the Store seam. Times are ISO-8601 strings at the edge, epoch ms inside. */
 
@@ -155,11 +155,6 @@ export interface SearchFilters {
   readonly timeFromMs?: number;
   readonly timeToMs?: number;
   readonly speakers?: readonly string[];
-}
-
-export interface Ranked {
-  readonly id: string;
-  readonly score: number;
 }
 
 export type ForgetTarget = { readonly session: string } | { readonly rawNode: string } | { readonly all: true };

@@ -1,5 +1,6 @@
-import type { IndexEntry, IndexState, MaintenancePlan } from "../index/types.ts";
-import type { Scope } from "../scope.ts";
+import type { Ranked } from "../core/ranked.ts";
+import type { Scope } from "../core/scope.ts";
+import type { IndexEntry, IndexState, MaintenancePlan } from "./index-records.ts";
 import type {
   AuditEvent,
   BlobRecord,
@@ -7,7 +8,6 @@ import type {
   Entry,
   ForgetResult,
   ForgetTarget,
-  Ranked,
   RawNode,
   ScopeStats,
   SearchFilters,

@@ -18,8 +18,8 @@ import {
   resolveDataDir,
 } from "../../src/bench/datasets/index.ts";
 import { parseLocomoDate } from "../../src/bench/datasets/locomo-date.ts";
-import { defaultIngestLimits } from "../../src/config.ts";
-import { InputError } from "../../src/errors.ts";
+import { InputError } from "../../src/core/errors.ts";
+import { defaultIngestLimits } from "../../src/ingest/limits.ts";
 import { parseSessionInput, type SessionInput } from "../../src/ingest/session-input.ts";
 import { locomoFixture, writeLcmpFixture, writeLocomoFixture, writeMemGalleryFixture } from "./dataset-fixtures.ts";
 

@@ -3,9 +3,10 @@ import { describe, it } from "node:test";
 import type { BenchDataset } from "../../src/bench/dataset.ts";
 import { benchMethods } from "../../src/bench/methods/index.ts";
 import { runBench } from "../../src/bench/run-bench.ts";
-import { defaultBudget, defaultSearchConfig } from "../../src/config.ts";
+import { defaultBudget } from "../../src/evidence/budget.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
+import { defaultSearchConfig } from "../../src/route/search-config.ts";
 import { drawPng, tempDir, writeFile } from "../support/fixtures.ts";
 
 /** Two small histories with known gold: an old fact, a recent fact, an image turn, and an empty-gold question. */

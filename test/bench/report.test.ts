@@ -8,7 +8,7 @@ import { type BenchResultSummary, renderBenchmarksMarkdown, writeReport } from "
 import { placeLabels } from "../../src/bench/report/plots.ts";
 import { writeResults } from "../../src/bench/report/write-results.ts";
 import type { BenchResult } from "../../src/bench/run-bench.ts";
-import { InputError } from "../../src/errors.ts";
+import { InputError } from "../../src/core/errors.ts";
 
 interface QuestionSpec {
   readonly id: string;

@@ -5,11 +5,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { crc32, deflateSync } from "node:zlib";
-import { CairnError, ConflictError, InputError } from "../../src/errors.ts";
+import { CairnError, ConflictError, InputError } from "../../src/core/errors.ts";
+import type { Scope } from "../../src/core/scope.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import type { Models } from "../../src/models/provider.ts";
-import type { Scope } from "../../src/scope.ts";
 import { drawPng, writeFile } from "../support/fixtures.ts";
 import { snapshotTree } from "../support/store-snapshot.ts";
 

@@ -5,10 +5,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { before, describe, it } from "node:test";
 import fc from "fast-check";
-import { ConflictError, InputError, NotFoundError } from "../../src/errors.ts";
+import { ConflictError, InputError, NotFoundError } from "../../src/core/errors.ts";
+import type { Scope } from "../../src/core/scope.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
-import type { Scope } from "../../src/scope.ts";
 import { drawPng } from "../support/fixtures.ts";
 
 /**

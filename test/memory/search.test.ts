@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { InputError } from "../../src/errors.ts";
+import { InputError } from "../../src/core/errors.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { drawPng, tempDir, writeFile } from "../support/fixtures.ts";

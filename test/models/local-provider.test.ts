@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import sharp from "sharp";
-import { ProviderError } from "../../src/errors.ts";
+import { ProviderError } from "../../src/core/errors.ts";
 import { createLocalModels } from "../../src/models/local-provider.ts";
 import type { Models } from "../../src/models/provider.ts";
 

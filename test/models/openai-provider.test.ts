@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
 import { z } from "zod";
-import { ConfigError, InputError, ProviderError } from "../../src/errors.ts";
+import { ConfigError, InputError, ProviderError } from "../../src/core/errors.ts";
 import { createOpenAIModels, type OpenAIModelsOptions } from "../../src/models/openai-provider.ts";
 import type { ChatModel, Models } from "../../src/models/provider.ts";
 import { type FakeOpenAIServer, startFakeOpenAIServer } from "./fake-openai-server.ts";

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import BetterSqlite3 from "better-sqlite3";
-import { StoreError } from "../../src/errors.ts";
+import { StoreError } from "../../src/core/errors.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { drawPng, tempDir } from "../support/fixtures.ts";
 import { buildSessionWrite, runStoreConformance } from "./store-conformance.ts";

@@ -2,13 +2,14 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { describe, it, type TestContext } from "node:test";
 import sharp from "sharp";
-import { ConflictError, NotFoundError } from "../../src/errors.ts";
-import { unboundedPolicy } from "../../src/index/baselines.ts";
-import { buildIncomingEntries } from "../../src/index/incoming.ts";
-import { planMaintenance } from "../../src/index/ramu.ts";
-import { defaultIndexBounds, type MaintenancePlan } from "../../src/index/types.ts";
+import { ConflictError, NotFoundError } from "../../src/core/errors.ts";
+import type { Scope } from "../../src/core/scope.ts";
+import { unboundedPolicy } from "../../src/maintain/baselines.ts";
+import { defaultIndexBounds } from "../../src/maintain/config.ts";
+import { buildIncomingEntries } from "../../src/maintain/incoming.ts";
+import { planMaintenance } from "../../src/maintain/ramu.ts";
 import { hashImageEmbedder, hashTextEmbedder } from "../../src/models/hash-provider.ts";
-import type { Scope } from "../../src/scope.ts";
+import type { MaintenancePlan } from "../../src/store/index-records.ts";
 import type {
   BlobWrite,
   RawNodeWrite,

@@ -1,6 +1,6 @@
 import { existsSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Scope } from "../../src/scope.ts";
+import type { Scope } from "../../src/core/scope.ts";
 import { drawPng } from "./fixtures.ts";
 
 /**

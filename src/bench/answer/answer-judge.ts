@@ -4,10 +4,10 @@
  * the retrieval metrics never depend on it.
  */
 import { readFile } from "node:fs/promises";
-import { defaultIngestLimits } from "../../config.ts";
-import { ProviderError } from "../../errors.ts";
-import { countTokens } from "../../evidence/tokens.ts";
+import { ProviderError } from "../../core/errors.ts";
+import { countTokens } from "../../core/tokens.ts";
 import { intakeImage } from "../../ingest/image-intake.ts";
+import { defaultIngestLimits } from "../../ingest/limits.ts";
 import type { ChatModel } from "../../models/provider.ts";
 import type { RawNode } from "../../store/records.ts";
 import type { BenchQuestion } from "../dataset.ts";

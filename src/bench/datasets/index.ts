@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { InputError } from "../../errors.ts";
+import { InputError } from "../../core/errors.ts";
 import type { BenchDataset } from "../dataset.ts";
 import { loadLcmp } from "./lcmp.ts";
 import { loadLocomo } from "./locomo.ts";

@@ -1,7 +1,7 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { InputError } from "../../errors.ts";
+import { InputError } from "../../core/errors.ts";
 import type { SessionInput, TurnInput } from "../../ingest/session-input.ts";
 import type { BenchDataset, BenchQuestion } from "../dataset.ts";
 import { QuirkCounter } from "./quirk-counter.ts";

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
-import { InputError } from "../../errors.ts";
+import { InputError } from "../../core/errors.ts";
 import type { ImageInput, SessionInput, TurnInput } from "../../ingest/session-input.ts";
 import type { BenchDataset, BenchHistory, BenchQuestion } from "../dataset.ts";
 import { captionOnlyImage } from "./caption-only-image.ts";

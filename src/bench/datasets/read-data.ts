@@ -2,7 +2,7 @@ import { access, readFile } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYamlText, YAMLParseError } from "yaml";
 import type { z } from "zod";
-import { InputError } from "../../errors.ts";
+import { InputError } from "../../core/errors.ts";
 
 /** What every loader accepts. */
 export interface LoadOptions {

@@ -1,10 +1,10 @@
-import { memRefinePolicy, movieChatPolicy, resumPolicy, unboundedPolicy } from "../../index/baselines.ts";
-import { checkIndex, sources } from "../../index/check.ts";
-import type { MaintenancePolicy } from "../../index/ramu.ts";
-import { type ReplayedIndex, replayIndex } from "../../index/replay-index.ts";
-import type { IndexState } from "../../index/types.ts";
-import { measure } from "../../index/working-index.ts";
+import { memRefinePolicy, movieChatPolicy, resumPolicy, unboundedPolicy } from "../../maintain/baselines.ts";
+import { checkIndex, sources } from "../../maintain/check.ts";
+import type { MaintenancePolicy } from "../../maintain/ramu.ts";
+import { type ReplayedIndex, replayIndex } from "../../maintain/replay-index.ts";
+import { measure } from "../../maintain/working-index.ts";
 import type { SearchOptions } from "../../memory.ts";
+import type { IndexState } from "../../store/index-records.ts";
 import type { BenchContext, BenchMethod, IndexFigures } from "../method.ts";
 import { fromPack } from "./search-method.ts";
 

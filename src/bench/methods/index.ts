@@ -1,4 +1,4 @@
-import { ConfigError } from "../../errors.ts";
+import { ConfigError } from "../../core/errors.ts";
 import type { BenchMethod } from "../method.ts";
 import { maintenanceBaselines, storedIndexMethod } from "./index-methods.ts";
 import { searchMethod } from "./search-method.ts";

@@ -1,5 +1,5 @@
-import { type Budget, defaultBudget } from "../../config.ts";
 import { assemblePack } from "../../evidence/assemble-pack.ts";
+import { type Budget, defaultBudget } from "../../evidence/budget.ts";
 import type { BenchMethod } from "../method.ts";
 import { fromPack } from "./search-method.ts";
 

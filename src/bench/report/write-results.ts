@@ -1,6 +1,6 @@
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { InputError } from "../../errors.ts";
+import { InputError } from "../../core/errors.ts";
 import type { QuestionScore } from "../metrics.ts";
 import type { BenchResult } from "../run-bench.ts";
 import { summaryOf } from "./bench-result-summary.ts";

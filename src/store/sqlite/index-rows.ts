@@ -1,5 +1,6 @@
 import type { Database } from "better-sqlite3";
-import { buildDigest, renderRoutingText } from "../../index/digest.ts";
+import { meanVector, vectorBytes, vectorFromBytes } from "../../core/vectors.ts";
+import { buildDigest, renderRoutingText } from "../../maintain/digest.ts";
 import {
   type EntryDigest,
   type EntryStatus,
@@ -8,8 +9,7 @@ import {
   IndexVersionConflict,
   type MaintenancePlan,
   type Relation,
-} from "../../index/types.ts";
-import { meanVector } from "../../index/vectors.ts";
+} from "../index-records.ts";
 import type { Entry } from "../records.ts";
 
 /**
@@ -97,7 +97,13 @@ export function readLinked(
                  AND length(vector) = ?
              ) ranked JOIN index_entries e ON e.rowid = ranked.rowid WHERE ranked.rank <= ?`,
           )
-          .all(toBuffer(options.nearest.vector), key, hosts, options.nearest.vector.byteLength, options.nearest.perHost)
+          .all(
+            vectorBytes(options.nearest.vector),
+            key,
+            hosts,
+            options.nearest.vector.byteLength,
+            options.nearest.perHost,
+          )
       : db
           .prepare(
             "SELECT * FROM index_entries WHERE scope_key = ? AND host IN (SELECT value FROM json_each(?)) AND status != 'merged'",
@@ -169,10 +175,10 @@ export function applyPlan(
         routing_text: entry.routingText,
         tokens: entry.tokens,
         space: spaces.text,
-        vector: toBuffer(entry.vector),
+        vector: vectorBytes(entry.vector),
         vector_weight: entry.vectorWeight,
         image_space: entry.imageVector ? spaces.image : null,
-        image_vector: entry.imageVector ? toBuffer(entry.imageVector) : null,
+        image_vector: entry.imageVector ? vectorBytes(entry.imageVector) : null,
         image_weight: entry.imageWeight,
         sessions: JSON.stringify(entry.sessions),
         time_start_ms: entry.timeStartMs,
@@ -357,7 +363,7 @@ function rederive(
         const blob = db.prepare(`SELECT embedding FROM ${table} WHERE rowid = ?`).pluck().get(BigInt(node.rowid)) as
           | Buffer
           | undefined;
-        return blob ? [fromBuffer(blob)] : [];
+        return blob ? [vectorFromBytes(blob)] : [];
       })
     : [];
   const imageVectors = row.image_space
@@ -368,7 +374,7 @@ function rederive(
             .prepare("SELECT vector FROM blob_vectors WHERE blob_hash = ? AND space = ?")
             .pluck()
             .get(image.blob_hash, row.image_space) as Buffer | undefined;
-          return blob ? [fromBuffer(blob)] : [];
+          return blob ? [vectorFromBytes(blob)] : [];
         }),
       )
     : [];
@@ -381,9 +387,9 @@ function rederive(
     JSON.stringify(digest),
     routing.text,
     routing.tokens,
-    vector ? toBuffer(vector) : row.vector,
+    vector ? vectorBytes(vector) : row.vector,
     vectors.length,
-    imageVector ? toBuffer(imageVector) : null,
+    imageVector ? vectorBytes(imageVector) : null,
     imageVectors.length,
     JSON.stringify([...new Set(kept.map((node) => node.session_key))]),
     span.startMs,
@@ -432,9 +438,9 @@ function toEntry(row: EntryRow, pointers: readonly string[]): IndexEntry {
     digest: JSON.parse(row.digest) as EntryDigest,
     routingText: row.routing_text,
     tokens: row.tokens,
-    vector: fromBuffer(row.vector),
+    vector: vectorFromBytes(row.vector),
     vectorWeight: row.vector_weight,
-    imageVector: row.image_vector ? fromBuffer(row.image_vector) : null,
+    imageVector: row.image_vector ? vectorFromBytes(row.image_vector) : null,
     imageWeight: row.image_weight,
     pointers,
     sessions: JSON.parse(row.sessions) as string[],
@@ -447,13 +453,4 @@ function toEntry(row: EntryRow, pointers: readonly string[]): IndexEntry {
     createdMs: row.created_ms,
     updatedMs: row.updated_ms,
   };
-}
-
-function toBuffer(vector: Float32Array): Buffer {
-  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-}
-
-/** Copies: a Buffer from SQLite may be a view into a pooled allocation. */
-function fromBuffer(buffer: Buffer): Float32Array {
-  return new Float32Array(new Uint8Array(buffer).buffer);
 }

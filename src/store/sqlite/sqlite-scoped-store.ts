@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto";
 import type { Statement } from "better-sqlite3";
-import { ConflictError, NotFoundError, StoreError } from "../../errors.ts";
-import { type IndexEntry, type IndexState, IndexVersionConflict, type MaintenancePlan } from "../../index/types.ts";
-import type { Scope } from "../../scope.ts";
+import { ConflictError, NotFoundError, StoreError } from "../../core/errors.ts";
+import type { Ranked } from "../../core/ranked.ts";
+import type { Scope } from "../../core/scope.ts";
+import { vectorBytes, vectorFromBytes } from "../../core/vectors.ts";
+import { type IndexEntry, type IndexState, IndexVersionConflict, type MaintenancePlan } from "../index-records.ts";
 import type {
   AuditEvent,
   BlobRecord,
@@ -11,7 +13,6 @@ import type {
   ForgetResult,
   ForgetTarget,
   ImageRef,
-  Ranked,
   RawNode,
   ScopeStats,
   SearchFilters,
@@ -234,8 +235,7 @@ export class SqliteScopedStore implements ScopedStore {
         insertImage.run(rowid, ordinal, image.hash, image.caption, image.derivedText, image.origin);
         for (const [space, vector] of Object.entries(node.imageVectors[ordinal] ?? {})) {
           insertVectorRow(space, rowid * imageSlots + ordinal, vector, meta);
-          if (image.hash)
-            cacheVector.run(image.hash, space, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
+          if (image.hash) cacheVector.run(image.hash, space, vectorBytes(vector));
         }
       });
     }
@@ -634,7 +634,7 @@ export class SqliteScopedStore implements ScopedStore {
     const select = this.#db.prepare(`SELECT embedding FROM ${table} WHERE rowid = ?`).pluck();
     for (const { rowid, id } of rowids) {
       const blob = select.get(BigInt(rowid)) as Buffer | undefined;
-      if (blob) out.set(id, new Float32Array(new Uint8Array(blob).buffer));
+      if (blob) out.set(id, vectorFromBytes(blob));
     }
     return out;
   }
@@ -840,7 +840,7 @@ export class SqliteScopedStore implements ScopedStore {
       if (!this.#store.hasBlob(hash)) continue;
       const bytes = imageSpace ? (vectorOf.get(hash, imageSpace) as Buffer | undefined) : undefined;
       // Copy: the Buffer may be a view into a pooled allocation.
-      const vector = bytes ? new Float32Array(new Uint8Array(bytes).buffer) : null;
+      const vector = bytes ? vectorFromBytes(bytes) : null;
       known.set(hash, { vector, derivedText: (textOf.get(hash) as string | undefined) ?? null });
     }
     return known;

@@ -1,8 +1,8 @@
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
-import { StoreError } from "../../errors.ts";
-import { scopeKey as keyOfScope, type Scope, validateScope } from "../../scope.ts";
+import { StoreError } from "../../core/errors.ts";
+import { scopeKey as keyOfScope, type Scope, validateScope } from "../../core/scope.ts";
 import { imageSlots } from "./sqlite-scoped-store.ts";
 import { type HnswOptions, type Neighbour, VectorIndex, vectorFromBlob } from "./vector-index.ts";
 import { buildInWorker } from "./vector-index-build.ts";

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
+import type { Scope } from "../../core/scope.ts";
 import { Memory } from "../../memory.ts";
 import { createModels } from "../../models/profiles.ts";
-import type { Scope } from "../../scope.ts";
 
 /** Options every command shares. */
 export interface CommonOptions {

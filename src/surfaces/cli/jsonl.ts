@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { InputError } from "../../errors.ts";
+import { InputError } from "../../core/errors.ts";
 
 export interface JsonlRecord {
   readonly line: number;

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { CairnError } from "../../errors.ts";
+import { CairnError } from "../../core/errors.ts";
 import { bench, benchHelp } from "./commands/bench.ts";
 import { check, checkHelp } from "./commands/check.ts";
 import { demo } from "./commands/demo.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { validateScope } from "../../scope.ts";
+import { validateScope } from "../../core/scope.ts";
 import { blobResponse } from "./blob-response.ts";
 import { defineRoute, type Route, type RouteDoc } from "./route.ts";
 import {

@@ -1,6 +1,6 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { CairnError, type ErrorCode } from "../../errors.ts";
-import { IndexVersionConflict } from "../../index/types.ts";
+import { CairnError, type ErrorCode } from "../../core/errors.ts";
+import { IndexVersionConflict } from "../../store/index-records.ts";
 
 /** Failures that only exist over HTTP (authentication, body size, content type, unknown route). */
 export type HttpErrorCode = "unauthorized" | "forbidden" | "too_large" | "unsupported_media_type" | "no_route";

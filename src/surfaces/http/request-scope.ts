@@ -1,6 +1,6 @@
 import type { KeyStore } from "../../auth/key-store.ts";
-import { InputError } from "../../errors.ts";
-import { type Scope, validateScope } from "../../scope.ts";
+import { InputError } from "../../core/errors.ts";
+import { type Scope, validateScope } from "../../core/scope.ts";
 import { HttpError } from "./errors.ts";
 
 export const userHeader = "x-cairn-user";

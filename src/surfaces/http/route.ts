@@ -1,9 +1,9 @@
 import type { Context, Hono } from "hono";
 import type { z } from "zod";
 import type { KeyStore } from "../../auth/key-store.ts";
-import { InputError } from "../../errors.ts";
+import { InputError } from "../../core/errors.ts";
+import type { Scope } from "../../core/scope.ts";
 import type { Memory } from "../../memory.ts";
-import type { Scope } from "../../scope.ts";
 import { HttpError } from "./errors.ts";
 import { resolveScope } from "./request-scope.ts";
 import { parseWith } from "./schemas.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { InputError } from "../../errors.ts";
+import { InputError } from "../../core/errors.ts";
 
 /**
  * Request and response shapes of the REST API. The same schemas validate requests and make the

@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { KeyStore } from "../../auth/key-store.ts";
-import { ConfigError } from "../../errors.ts";
+import { ConfigError } from "../../core/errors.ts";
 import type { Memory } from "../../memory.ts";
 import { type AppOptions, createApp } from "./app.ts";
 

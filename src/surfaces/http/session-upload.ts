@@ -1,6 +1,6 @@
-import { InputError } from "../../errors.ts";
+import { InputError } from "../../core/errors.ts";
+import type { Scope } from "../../core/scope.ts";
 import type { ImageInput, SessionInput, TurnInput } from "../../ingest/session-input.ts";
-import type { Scope } from "../../scope.ts";
 import type { SessionBody } from "./schemas.ts";
 
 /**

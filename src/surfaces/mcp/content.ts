@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Scope } from "../../core/scope.ts";
 import type { EvidenceItem, EvidencePack } from "../../evidence/evidence-pack.ts";
 import type { Memory } from "../../memory.ts";
-import type { Scope } from "../../scope.ts";
 import type { ImageRef, RawNode } from "../../store/records.ts";
 
 export type ContentBlock = CallToolResult["content"][number];

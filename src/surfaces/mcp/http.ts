@@ -1,6 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { Scope } from "../../core/scope.ts";
 import type { Memory } from "../../memory.ts";
-import type { Scope } from "../../scope.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
 
 /**

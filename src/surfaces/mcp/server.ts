@@ -1,9 +1,9 @@
 import { createRequire } from "node:module";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Resource } from "@modelcontextprotocol/sdk/types.js";
-import { InputError } from "../../errors.ts";
+import { InputError } from "../../core/errors.ts";
+import type { Scope } from "../../core/scope.ts";
 import type { Memory } from "../../memory.ts";
-import type { Scope } from "../../scope.ts";
 import type { RawNode } from "../../store/records.ts";
 import { blobUri, evidenceContent, rawNodeContent, rawNodeUri } from "./content.ts";
 import {

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { Scope } from "../../core/scope.ts";
 import type { Memory } from "../../memory.ts";
-import type { Scope } from "../../scope.ts";
 import { createMcpServer, type McpServerOptions } from "./server.ts";
 
 export interface StdioOptions extends McpServerOptions {

@@ -1,5 +1,5 @@
 import { type CallToolResult, ErrorCode, McpError, type ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
-import { CairnError } from "../../errors.ts";
+import { CairnError } from "../../core/errors.ts";
 
 /** What the MCP surface reports to its host; the default writes to stderr. */
 export type McpLogEvent = { readonly type: "unexpected"; readonly tool: string; readonly error: unknown };

@@ -1,5 +1,5 @@
+import type { Scope } from "../../../core/scope.ts";
 import type { IndexCheck } from "../../../memory.ts";
-import type { Scope } from "../../../scope.ts";
 import { type CommonOptions, openMemory, output, scopeOf } from "../context.ts";
 
 export const checkHelp = `cairn check [--tenant T --user U [--agent A]]

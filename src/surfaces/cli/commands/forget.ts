@@ -1,4 +1,4 @@
-import { InputError } from "../../../errors.ts";
+import { InputError } from "../../../core/errors.ts";
 import type { ForgetTarget } from "../../../store/records.ts";
 import { type CommonOptions, openMemory, output, scopeOf } from "../context.ts";
 

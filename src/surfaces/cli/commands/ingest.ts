@@ -1,7 +1,7 @@
 import { dirname, resolve } from "node:path";
-import { InputError } from "../../../errors.ts";
+import { InputError } from "../../../core/errors.ts";
+import { type Scope, validateScope } from "../../../core/scope.ts";
 import type { AddSessionResult, Memory } from "../../../memory.ts";
-import { type Scope, validateScope } from "../../../scope.ts";
 import { type CommonOptions, openMemory, output, scopeOf } from "../context.ts";
 import { readJsonl } from "../jsonl.ts";
 import { startProgress } from "../progress.ts";

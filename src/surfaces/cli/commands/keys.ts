@@ -1,5 +1,5 @@
 import { type ApiKeyRecord, KeyStore } from "../../../auth/key-store.ts";
-import { InputError } from "../../../errors.ts";
+import { InputError } from "../../../core/errors.ts";
 import { type CommonOptions, output } from "../context.ts";
 
 export const keysHelp = `cairn keys create --tenant T [--user U]   prints a new API key once (stored only as its SHA-256)

@@ -1,4 +1,4 @@
-import { validateScope } from "../../../scope.ts";
+import { validateScope } from "../../../core/scope.ts";
 import { reserveStdoutForProtocol, serveStdio } from "../../mcp/stdio.ts";
 import { type CommonOptions, openMemory, scopeOf } from "../context.ts";
 

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { InputError } from "../../../errors.ts";
+import { InputError } from "../../../core/errors.ts";
 import { type CommonOptions, openMemory, output, scopeOf } from "../context.ts";
 import { renderPack } from "../render.ts";
 

@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import { KeyStore } from "../../../auth/key-store.ts";
-import { ConfigError, InputError } from "../../../errors.ts";
+import { ConfigError, InputError } from "../../../core/errors.ts";
 import { defaultMaxBodyBytes } from "../../http/app.ts";
 import { startServer } from "../../http/server.ts";
 import { type CommonOptions, openMemory } from "../context.ts";

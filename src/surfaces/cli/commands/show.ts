@@ -1,6 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { InputError } from "../../../errors.ts";
+import { InputError } from "../../../core/errors.ts";
 import { type CommonOptions, openMemory, output, scopeOf } from "../context.ts";
 import { renderRawNode } from "../render.ts";
 

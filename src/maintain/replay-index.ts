@@ -1,8 +1,9 @@
+import type { IndexOp, IndexState, MaintenanceAudit, MaintenancePlan } from "../store/index-records.ts";
 import type { ScopedStore } from "../store/store.ts";
 import { applyOps } from "./check.ts";
+import type { MaintenanceConfig } from "./config.ts";
 import { buildIncomingEntries, type IncomingNode } from "./incoming.ts";
 import { type MaintenancePolicy, planMaintenance } from "./ramu.ts";
-import type { IndexOp, IndexState, MaintenanceAudit, MaintenanceConfig, MaintenancePlan } from "./types.ts";
 
 /** A plan that changes nothing (for a session already stored). */
 export function emptyPlan(): MaintenancePlan {

@@ -1,4 +1,4 @@
-import { ConflictError } from "../errors.ts";
+import { ConflictError } from "../core/errors.ts";
 
 /**
  * The bounded active index (C3M): compact entries grouped into pages, each pointing back to the
@@ -6,40 +6,6 @@ import { ConflictError } from "../errors.ts";
  * (RAMU) only ever adds pointers or changes an entry's status: no path removes a pointer, so
  * provenance (DESIGN invariant 2) holds by construction and `checkIndex` proves it on any store.
  */
-
-export interface IndexBounds {
-  /** Active entries. */
-  readonly entries: number;
-  readonly pages: number;
-  /** Routing-text tokens over all active entries (o200k). */
-  readonly tokens: number;
-  /** Bytes of the active entries: routing text, vectors, pointers. */
-  readonly bytes: number;
-}
-
-export interface MaintenanceConfig {
-  readonly bounds: IndexBounds;
-  /** Candidate entries judged against an incoming one (C3M top-K). */
-  readonly candidates: number;
-  /** Relation confidence needed to Merge or Update (C3M δ). */
-  readonly delta: number;
-  /** A session is split into coherent segments of at most this many raw nodes, one incoming entry each. */
-  readonly segmentMaxNodes: number;
-}
-
-export const defaultIndexBounds: IndexBounds = Object.freeze({
-  entries: 36,
-  pages: 6,
-  tokens: 6_144,
-  bytes: 384 * 1024,
-});
-
-export const defaultMaintenanceConfig: MaintenanceConfig = Object.freeze({
-  bounds: defaultIndexBounds,
-  candidates: 5,
-  delta: 0.7,
-  segmentMaxNodes: 8,
-});
 
 export type Relation = "same" | "update" | "distinct" | "uncertain";
 
@@ -132,18 +98,6 @@ export interface MaintenancePlan {
   readonly warnings: readonly string[];
   /** Capacity fallbacks taken by this plan. */
   readonly overflowRepairs: number;
-}
-
-export interface IndexUtilisation {
-  readonly entries: number;
-  readonly pages: number;
-  readonly tokens: number;
-  readonly bytes: number;
-  readonly bounds: IndexBounds;
-  /** Largest used/bound ratio over the four dimensions. */
-  readonly utilisation: number;
-  readonly pointers: number;
-  readonly inactive: { readonly superseded: number; readonly merged: number; readonly overflow: number };
 }
 
 /**

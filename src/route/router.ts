@@ -1,22 +1,7 @@
-import { contentWords } from "../index/digest.ts";
-import type { IndexEntry } from "../index/types.ts";
-import { cosine } from "../index/vectors.ts";
-
-/** Settings of budgeted routing (C3M BMER); the page beam itself is the budget's `pages`. */
-export interface RouteConfig {
-  /** Weight of coverage gain when choosing pages (C3M γ). */
-  readonly gamma: number;
-  /** Weight of coverage when choosing evidence (C3M λ). */
-  readonly lambda: number;
-  /** Entries taken from the chosen pages. */
-  readonly entries: number;
-  /** Entries reached through links of a chosen entry (overflow fallbacks, earlier states), per entry. */
-  readonly linked: number;
-  /** Raw nodes either side (same session) added around what a chosen entry points at. */
-  readonly window: number;
-  /** How candidates' signals combine: reciprocal-rank fusion of each list's top, or a sum of scaled scores over all. */
-  readonly fusion: "rrf" | "sum";
-}
+import { contentWords } from "../core/text.ts";
+import { cosine } from "../core/vectors.ts";
+import type { RouteConfig, RouteTrace, RouteVia } from "../evidence/route-trace.ts";
+import type { IndexEntry } from "../store/index-records.ts";
 
 /**
  * γ favours pages that bring sessions and relation labels not yet read. λ defaults to 0: with the
@@ -39,9 +24,6 @@ export interface RouteQuery {
   readonly imageVector?: Float32Array;
 }
 
-/** How a raw node was reached: directly from a chosen entry, or through one of its links. */
-export type RouteVia = "entry" | "overflow" | "earlier-state" | "neighbour";
-
 export interface RoutedNode {
   readonly entry: string;
   /** The chosen entry the node was reached from (itself, or the entry whose link was followed). */
@@ -50,28 +32,6 @@ export interface RoutedNode {
   readonly via: RouteVia;
   /** True when the node belongs to the latest state of a version chain. */
   readonly latest: boolean;
-}
-
-export interface RouteTrace {
-  readonly pages: readonly {
-    readonly page: number;
-    readonly entries: number;
-    readonly similarity: number;
-    readonly coverageGain: number;
-    readonly score: number;
-    readonly read: boolean;
-  }[];
-  readonly entries: readonly {
-    readonly id: string;
-    readonly page: number | null;
-    readonly status: string;
-    readonly score: number;
-    readonly via: RouteVia;
-    readonly chosen: boolean;
-  }[];
-  /** Raw nodes the chosen entries expanded to (the candidate set C_q). */
-  readonly expanded: number;
-  readonly config: RouteConfig & { readonly pageBeam: number };
 }
 
 export interface Route {

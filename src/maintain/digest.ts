@@ -1,5 +1,6 @@
-import { countTokens } from "../evidence/tokens.ts";
-import type { EntryDigest } from "./types.ts";
+import { contentWords, extractEntities } from "../core/text.ts";
+import { fitTokens } from "../core/tokens.ts";
+import type { EntryDigest } from "../store/index-records.ts";
 
 /** What a digest is built from: one raw node's text, speaker and image-derived text. */
 export interface DigestSource {
@@ -7,19 +8,6 @@ export interface DigestSource {
   readonly text: string;
   readonly imageText: readonly string[];
 }
-
-const stopwords = new Set(
-  (
-    "a about above after again against all am an and any are as at be because been before being below between both " +
-    "but by can could did do does doing down during each few for from further had has have having he her here hers " +
-    "herself him himself his how i if in into is it its itself just me more most my myself no nor not of off on once " +
-    "only or other our ours ourselves out over own same she should so some such than that the their theirs them " +
-    "themselves then there these they this those through to too under until up very was we were what when where which " +
-    "while who whom why will with would you your yours yourself yourselves also really yeah yes oh hey hi thanks thank " +
-    "gonna got get like just well know think going one lot much things thing good great awesome cool nice sure wow " +
-    "it's i'm that's don't can't you're i've i'll let's what's didn't"
-  ).split(" "),
-);
 
 /** Words that announce a change of state: the comparator's evidence for Update rather than Merge. */
 const stateCuePattern =
@@ -112,42 +100,6 @@ export function renderRoutingText(
   const keywords = Object.keys(digest.keywords);
   if (keywords.length > 0) parts.push(`keywords: ${keywords.join(" ")}`);
   return fitTokens(parts.join(" | "), maxTokens);
-}
-
-/** Cuts text to at most `maxTokens` tokens, on a word boundary where possible. */
-export function fitTokens(text: string, maxTokens: number): { text: string; tokens: number } {
-  let tokens = countTokens(text);
-  if (tokens <= maxTokens) return { text, tokens };
-  // Tokens are roughly proportional to characters: shrink proportionally, then step down.
-  let cut = Math.max(0, Math.floor((text.length * maxTokens) / tokens));
-  let candidate = text.slice(0, cut);
-  tokens = countTokens(candidate);
-  while (tokens > maxTokens && cut > 0) {
-    cut = Math.max(0, cut - Math.max(4, Math.floor(cut * 0.05)));
-    candidate = text.slice(0, cut);
-    tokens = countTokens(candidate);
-  }
-  const space = candidate.lastIndexOf(" ");
-  if (space > candidate.length * 0.8) candidate = candidate.slice(0, space);
-  return { text: candidate, tokens: countTokens(candidate) };
-}
-
-/** Capitalised words and phrases not at a sentence start, and any capitalised word not a stopword. */
-export function extractEntities(text: string): string[] {
-  const found: string[] = [];
-  for (const match of text.matchAll(/\b[A-Z][\p{L}'’-]*(?:\s+(?:of\s+|the\s+|de\s+)?[A-Z][\p{L}'’-]*)*/gu)) {
-    const phrase = match[0].replace(/['’]s$/, "").trim();
-    const lower = phrase.toLowerCase();
-    if (phrase.length < 2 || stopwords.has(lower)) continue;
-    found.push(lower);
-  }
-  return found;
-}
-
-export function contentWords(text: string): string[] {
-  return (text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu) ?? []).filter(
-    (word) => word.length > 2 && !stopwords.has(word) && !/^\d+$/.test(word),
-  );
 }
 
 function splitSentences(text: string): string[] {

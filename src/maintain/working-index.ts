@@ -1,16 +1,15 @@
-import { mergeDigests, renderRoutingText } from "./digest.ts";
+import { cosine, mergeMeans } from "../core/vectors.ts";
 import type {
   EntryDigest,
-  IndexBounds,
   IndexEntry,
   IndexOp,
   IndexState,
-  IndexUtilisation,
   MaintenanceAudit,
   PointerRef,
   Relation,
-} from "./types.ts";
-import { cosine, mergeMeans } from "./vectors.ts";
+} from "../store/index-records.ts";
+import type { IndexBounds, IndexUtilisation } from "./config.ts";
+import { mergeDigests, renderRoutingText } from "./digest.ts";
 
 /** An entry about to enter the index: one coherent segment of an incoming session. */
 export interface IncomingEntry {

@@ -1,6 +1,7 @@
+import type { IndexEntry, IndexState, MaintenancePlan } from "../store/index-records.ts";
+import type { IndexBounds, MaintenanceConfig } from "./config.ts";
 import { renderRoutingText } from "./digest.ts";
 import { ComparatorJudge, type Judgement, type JudgeView, type RelationJudge } from "./judge.ts";
-import type { IndexBounds, IndexEntry, IndexState, MaintenanceConfig, MaintenancePlan } from "./types.ts";
 import { entrySimilarity, type IncomingEntry, WorkingIndex } from "./working-index.ts";
 
 /** A maintenance policy: how an incoming entry changes the index. RAMU is Cairn's; baselines sit beside it. */

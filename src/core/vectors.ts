@@ -1,4 +1,4 @@
-/** Small vector helpers for the index: every vector here is unit length or null. */
+/** Vector maths and codecs shared by every layer: every vector here is unit length or null. */
 
 export function cosine(a: Float32Array, b: Float32Array): number {
   if (a.length !== b.length) return 0;
@@ -41,4 +41,17 @@ export function normalise(vector: Float32Array): Float32Array {
   if (norm === 0) return vector;
   for (let index = 0; index < vector.length; index++) vector[index] = (vector[index] as number) / norm;
   return vector;
+}
+
+/** The bytes of a vector (little-endian float32), without copying. */
+export function vectorBytes(vector: Float32Array): Uint8Array {
+  return new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+/**
+ * A vector from stored bytes. Copies: a buffer handed out by a database driver may be a view into a
+ * pooled allocation that is reused after the call.
+ */
+export function vectorFromBytes(bytes: Uint8Array): Float32Array {
+  return new Float32Array(new Uint8Array(bytes).buffer);
 }

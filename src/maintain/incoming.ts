@@ -1,7 +1,7 @@
+import { meanVector } from "../core/vectors.ts";
+import type { PointerRef } from "../store/index-records.ts";
 import { buildDigest } from "./digest.ts";
 import { segmentSession } from "./segment.ts";
-import type { PointerRef } from "./types.ts";
-import { meanVector } from "./vectors.ts";
 import type { IncomingEntry } from "./working-index.ts";
 
 /** One raw node as maintenance sees it on the write path. */

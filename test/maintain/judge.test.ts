@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { buildDigest } from "../../src/index/digest.ts";
-import { ChatJudge, ComparatorJudge, type JudgeView } from "../../src/index/judge.ts";
+import { buildDigest } from "../../src/maintain/digest.ts";
+import { ChatJudge, ComparatorJudge, type JudgeView } from "../../src/maintain/judge.ts";
 import type { ChatModel } from "../../src/models/provider.ts";
 
 const day = 86_400_000;

@@ -1,4 +1,5 @@
-import type { IndexBounds, IndexEntry, IndexOp, IndexState, PointerRef } from "./types.ts";
+import type { IndexEntry, IndexOp, IndexState, PointerRef } from "../store/index-records.ts";
+import type { IndexBounds } from "./config.ts";
 import { measure, overBounds } from "./working-index.ts";
 
 /** Applies store ops to an in-memory state: the reference the SQLite store must agree with. */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import type { Judgement, JudgeView, RelationJudge } from "../../src/index/judge.ts";
+import type { Judgement, JudgeView, RelationJudge } from "../../src/maintain/judge.ts";
 import { Memory, type MemoryOptions } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { tempDir } from "../support/fixtures.ts";

@@ -1,6 +1,6 @@
+import type { IndexEntry } from "../store/index-records.ts";
 import type { JudgeView } from "./judge.ts";
 import { closestPairs, type MaintenancePolicy, overflow } from "./ramu.ts";
-import type { IndexEntry } from "./types.ts";
 import { entrySimilarity, type IncomingEntry, type WorkingIndex } from "./working-index.ts";
 
 /**

@@ -1,10 +1,12 @@
 import { type ChannelName, type Fused, fuseRrf } from "../channels/rrf.ts";
 import { retrieveTriPath, type TopChannel, type TriPathSpaces } from "../channels/tri-path.ts";
-import type { IndexEntry } from "../index/types.ts";
-import { cosine } from "../index/vectors.ts";
-import type { Ranked, RawNode, SearchFilters } from "../store/records.ts";
+import type { Ranked } from "../core/ranked.ts";
+import { cosine } from "../core/vectors.ts";
+import type { RouteConfig } from "../evidence/route-trace.ts";
+import type { IndexEntry } from "../store/index-records.ts";
+import type { RawNode, SearchFilters } from "../store/records.ts";
 import type { ScopedStore } from "../store/store.ts";
-import { type LinkedEntries, type Route, type RouteConfig, routeQuery } from "./router.ts";
+import { type LinkedEntries, type Route, routeQuery } from "./router.ts";
 import { type CoverageKey, orderWithCoverage } from "./select.ts";
 
 /** How deep the one lexical pass goes: enough to score routed candidates, cheap next to the MATCH itself. */

@@ -1,4 +1,4 @@
-import { cosine } from "./vectors.ts";
+import { cosine } from "../core/vectors.ts";
 
 /**
  * Splits a session's raw nodes into coherent segments of at most `maxNodes`, cutting where

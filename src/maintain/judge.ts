@@ -1,6 +1,6 @@
+import { cosine } from "../core/vectors.ts";
 import type { ChatModel } from "../models/provider.ts";
-import type { EntryDigest, Relation } from "./types.ts";
-import { cosine } from "./vectors.ts";
+import type { EntryDigest, Relation } from "../store/index-records.ts";
 
 /** What the judge sees of an entry: its digest, vectors, speakers and time span. */
 export interface JudgeView {

@@ -1,0 +1,27 @@
+import type { RouteConfig } from "../evidence/route-trace.ts";
+import { defaultRouteConfig } from "./router.ts";
+
+/** Settings of the read pipeline. Defaults from DESIGN §4 (M2A fusion, C3M routing); the object handed around is frozen. */
+
+/**
+ * - `cairn` (default): routing through the active index fused with the direct channels over raw nodes.
+ * - `route`: C3M BMER alone: only what routing reaches is read.
+ * - `tri-path`: M2A's direct channels only, no index.
+ */
+export type SearchMode = "cairn" | "route" | "tri-path";
+
+export interface SearchConfig {
+  readonly mode: SearchMode;
+  readonly routing: RouteConfig;
+  /** RRF constant (M2A, Cormack et al.): rank r contributes 1/(k + r). */
+  readonly rrfK: number;
+  /** Candidates each channel contributes to fusion. */
+  readonly perChannel: number;
+}
+
+export const defaultSearchConfig: SearchConfig = Object.freeze({
+  mode: "cairn",
+  routing: defaultRouteConfig,
+  rrfK: 60,
+  perChannel: 10,
+});
