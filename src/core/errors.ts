@@ -4,7 +4,7 @@
  */
 const marker = Symbol.for("cairn.error");
 
-export type ErrorCode = "input" | "not_found" | "conflict" | "store" | "provider" | "config";
+export type ErrorCode = "input" | "not_found" | "conflict" | "store" | "provider" | "config" | "invariant";
 
 export class CairnError extends Error {
   readonly [marker] = true;
@@ -71,6 +71,18 @@ export class ProviderError extends CairnError {
 export class ConfigError extends CairnError {
   constructor(message: string) {
     super("config", message);
+  }
+}
+
+/**
+ * Cairn caught itself about to break one of its own invariants (DESIGN §3): a bug, not bad input.
+ * Nothing was written; `invariant` names which promise, the message says what and where.
+ */
+export class InvariantError extends CairnError {
+  readonly invariant: string;
+  constructor(invariant: string, message: string) {
+    super("invariant", `${invariant}: ${message}`);
+    this.invariant = invariant;
   }
 }
 

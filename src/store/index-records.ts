@@ -81,6 +81,40 @@ export type IndexOp =
   /** Only lossy baselines (MemRefine-style delete) emit this; the store refuses it. */
   | { readonly op: "drop"; readonly entryId: string };
 
+/**
+ * Index changes of a forget. Unlike maintenance, a forget may take pointers away, but only
+ * pointers to the raw nodes it deletes, and remove an entry only once it points at nothing: the
+ * store refuses any other removal, so a forget can never strand surviving evidence.
+ */
+export type ForgetOp =
+  /** Re-derived or re-linked entry; its pointers are not touched by a put. */
+  | { readonly op: "put"; readonly entry: IndexEntry }
+  | { readonly op: "unlink"; readonly entryId: string; readonly pointers: readonly string[] }
+  | { readonly op: "remove"; readonly entryId: string };
+
+/** What a forget's index repair did, for its audit event: entry ids and counts, never content. */
+export interface ForgetRepairs {
+  readonly removed: readonly string[];
+  readonly rederived: readonly string[];
+  /** Entries that took a removed active entry's place on its page. */
+  readonly promoted: readonly string[];
+  /** Entries now reached through another host or successor than before. */
+  readonly relinked: readonly string[];
+  /** Entries found unreachable before the forget (a damaged index), hosted under an active entry. */
+  readonly orphansHosted: readonly string[];
+}
+
+/**
+ * The index side of a forget, planned against `baseVersion` by a pure function and applied by the
+ * store in the same transaction that deletes `rawNodeIds`; a changed index means plan again.
+ */
+export interface ForgetPlan {
+  readonly baseVersion: number;
+  readonly rawNodeIds: readonly string[];
+  readonly ops: readonly ForgetOp[];
+  readonly repairs: ForgetRepairs;
+}
+
 export interface MaintenanceAudit {
   readonly action: string;
   readonly subject: string;

@@ -27,6 +27,7 @@ const cairnStatus: Record<ErrorCode, ContentfulStatusCode> = {
   store: 500,
   provider: 502,
   config: 500,
+  invariant: 500,
 };
 
 const httpStatus: Record<HttpErrorCode, ContentfulStatusCode> = {

@@ -1,0 +1,221 @@
+import { InvariantError } from "../core/errors.ts";
+import { meanVector } from "../core/vectors.ts";
+import type { ForgetOp, ForgetPlan, IndexEntry, IndexState } from "../store/index-records.ts";
+import { buildDigest, renderRoutingText } from "./digest.ts";
+
+/**
+ * Forget's index repair as a pure function (DESIGN invariant 2): pointers to the forgotten raw
+ * nodes go; an entry that keeps some is re-derived from what remains (its routing text may quote
+ * forgotten words); an entry left with none is removed and whatever was reached through it gets
+ * another way in, so every surviving raw node stays reachable from an active entry.
+ */
+
+/** What re-deriving an entry needs to know about one of its surviving raw nodes. */
+export interface SurvivingNode {
+  readonly id: string;
+  readonly sessionKey: string;
+  readonly speaker: string | null;
+  readonly text: string;
+  /** Captions and image-derived text of the node's images. */
+  readonly imageText: readonly string[];
+  readonly timeMs: number;
+  /** The node's vector in the index's text space, if it has one. */
+  readonly textVector: Float32Array | null;
+  /** Vectors of the node's images in the index's image space. */
+  readonly imageVectors: readonly Float32Array[];
+}
+
+/** Raw nodes whose data `planForget` needs: the surviving pointers of every entry the forget touches. */
+export function survivorsToRead(state: IndexState, forgotten: ReadonlySet<string>): string[] {
+  const ids = new Set<string>();
+  for (const entry of state.entries.values()) {
+    if (!entry.pointers.some((pointer) => forgotten.has(pointer))) continue;
+    for (const pointer of entry.pointers) if (!forgotten.has(pointer)) ids.add(pointer);
+  }
+  return [...ids];
+}
+
+/**
+ * Plans the index side of forgetting `forgotten` against `state` (every entry, any status).
+ * `survivors` must hold every id `survivorsToRead` named. Removals run in index order; each one
+ * hands what it reached to its parent (the successor or host it was reached through) or, for an
+ * active entry, to an heir that takes its page. A final pass hosts anything still unreachable (only
+ * an index damaged before this forget has such entries) under an active entry, and reports it.
+ */
+export function planForget(
+  state: IndexState,
+  forgotten: ReadonlySet<string>,
+  survivors: ReadonlyMap<string, SurvivingNode>,
+): ForgetPlan {
+  const entries = new Map(state.entries);
+  const unlinks: ForgetOp[] = [];
+  const toRemove: string[] = [];
+  const rederived: string[] = [];
+  for (const entry of state.entries.values()) {
+    const lost = entry.pointers.filter((pointer) => forgotten.has(pointer));
+    if (lost.length === 0) continue;
+    unlinks.push({ op: "unlink", entryId: entry.id, pointers: lost });
+    const kept = entry.pointers.filter((pointer) => !forgotten.has(pointer));
+    if (kept.length === 0) {
+      toRemove.push(entry.id);
+      continue;
+    }
+    entries.set(entry.id, rederive(entry, kept, survivors));
+    rederived.push(entry.id);
+  }
+  const links = new LinkRepair(entries);
+  for (const id of toRemove) links.remove(id);
+  const orphansHosted = links.hostOrphans();
+
+  const removed = new Set(toRemove);
+  const changed = new Set([...rederived, ...links.changed].filter((id) => !removed.has(id)));
+  const puts: ForgetOp[] = [...changed].map((id) => ({ op: "put", entry: links.get(id) }));
+  return {
+    baseVersion: state.version,
+    rawNodeIds: [...forgotten],
+    ops: [...unlinks, ...puts, ...toRemove.map((entryId): ForgetOp => ({ op: "remove", entryId }))],
+    repairs: {
+      removed: toRemove,
+      rederived: rederived.filter((id) => !removed.has(id)),
+      promoted: links.promoted,
+      relinked: [...links.changed].filter((id) => !removed.has(id) && !links.promoted.includes(id)),
+      orphansHosted,
+    },
+  };
+}
+
+/** An entry rebuilt from its surviving raw nodes: digest, routing text, vectors, sessions and span. */
+function rederive(
+  entry: IndexEntry,
+  kept: readonly string[],
+  survivors: ReadonlyMap<string, SurvivingNode>,
+): IndexEntry {
+  const nodes = kept.map((id) => {
+    const node = survivors.get(id);
+    if (!node) throw new InvariantError("forget plan", `needs surviving raw node ${id} (see survivorsToRead)`);
+    return node;
+  });
+  const digest = buildDigest(nodes);
+  const times = nodes.map((node) => node.timeMs);
+  const span = { startMs: Math.min(...times), endMs: Math.max(...times) };
+  // The entry keeps its own token allowance: a forget never makes routing text longer.
+  const routing = renderRoutingText(digest, span, Math.max(1, entry.tokens));
+  const textVectors = nodes.flatMap((node) => (node.textVector ? [node.textVector] : []));
+  // An entry that never had an image vector does not gain one from its survivors' images.
+  const imageVectors = entry.imageVector ? nodes.flatMap((node) => node.imageVectors) : [];
+  return {
+    ...entry,
+    digest,
+    routingText: routing.text,
+    tokens: routing.tokens,
+    vector: meanVector(textVectors) ?? entry.vector,
+    vectorWeight: textVectors.length,
+    imageVector: meanVector(imageVectors),
+    imageWeight: imageVectors.length,
+    pointers: kept,
+    sessions: [...new Set(nodes.map((node) => node.sessionKey))],
+    timeStartMs: span.startMs,
+    timeEndMs: span.endMs,
+  };
+}
+
+/**
+ * Link surgery on a copy of the index. Reachability runs from an active entry down through
+ * `predecessor` links (to earlier states) and to the entries that name it as `host`; removing an
+ * entry must splice both kinds of link around it.
+ */
+class LinkRepair {
+  readonly changed = new Set<string>();
+  readonly promoted: string[] = [];
+  readonly #entries: Map<string, IndexEntry>;
+
+  constructor(entries: Map<string, IndexEntry>) {
+    this.#entries = entries;
+  }
+
+  get(id: string): IndexEntry {
+    const entry = this.#entries.get(id);
+    if (!entry) throw new InvariantError("forget plan", `entry ${id} is not in the index being repaired`);
+    return entry;
+  }
+
+  remove(id: string): void {
+    const entry = this.get(id);
+    const hosted = this.#hostedBy(id);
+    const successor = [...this.#entries.values()].find((other) => other.predecessor === id) ?? null;
+    if (entry.status === "active") {
+      // The earlier state takes the page first (it is what the entry updated), else the most recent hosted entry.
+      const heirId = entry.predecessor ?? hosted[0]?.id ?? null;
+      if (heirId) {
+        this.#set(heirId, { status: "active", page: entry.page, host: null, lastAction: "promoted" });
+        this.promoted.push(heirId);
+        for (const child of hosted) if (child.id !== heirId) this.#set(child.id, { host: heirId });
+      }
+      if (successor) this.#set(successor.id, { predecessor: null });
+    } else {
+      // Reached through its successor (an earlier state) or its host; a repair may have given a
+      // superseded entry a host after its successor went, so either may be the way in.
+      const parent =
+        entry.status === "superseded" ? (successor?.id ?? entry.host) : (entry.host ?? successor?.id ?? null);
+      if (successor) this.#set(successor.id, { predecessor: entry.predecessor });
+      else if (entry.predecessor) this.#set(entry.predecessor, { host: parent });
+      for (const child of hosted) this.#set(child.id, { host: parent });
+    }
+    this.#entries.delete(id);
+  }
+
+  /**
+   * Entries no active entry reaches. None exist after `remove` on a sound index; an index damaged
+   * before this forget may have some, and hosting them keeps their evidence reachable.
+   */
+  hostOrphans(): string[] {
+    const active = [...this.#entries.values()].filter((entry) => entry.status === "active");
+    const reached = this.#reachable(active.map((entry) => entry.id));
+    const orphans = [...this.#entries.values()].filter((entry) => !reached.has(entry.id));
+    const anchor = active.reduce<IndexEntry | null>(
+      (latest, entry) => (!latest || entry.timeEndMs > latest.timeEndMs ? entry : latest),
+      null,
+    );
+    if (orphans.length === 0 || !anchor) return [];
+    // Roots of the unreachable part: orphans no other orphan reaches.
+    const reachedFromOrphans = new Set<string>();
+    for (const orphan of orphans) {
+      for (const id of this.#reachable([orphan.id])) if (id !== orphan.id) reachedFromOrphans.add(id);
+    }
+    const roots = orphans.filter((orphan) => !reachedFromOrphans.has(orphan.id));
+    for (const root of roots.length > 0 ? roots : orphans.slice(0, 1)) {
+      this.#set(root.id, { host: anchor.id, status: root.status === "active" ? "overflow" : root.status });
+    }
+    return (roots.length > 0 ? roots : orphans.slice(0, 1)).map((root) => root.id);
+  }
+
+  #reachable(from: readonly string[]): Set<string> {
+    const hostedBy = new Map<string, string[]>();
+    for (const entry of this.#entries.values()) {
+      if (entry.host) hostedBy.set(entry.host, [...(hostedBy.get(entry.host) ?? []), entry.id]);
+    }
+    const seen = new Set<string>();
+    const stack = [...from];
+    for (let id = stack.pop(); id !== undefined; id = stack.pop()) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const entry = this.#entries.get(id);
+      if (entry?.predecessor) stack.push(entry.predecessor);
+      stack.push(...(hostedBy.get(id) ?? []));
+    }
+    return seen;
+  }
+
+  /** Entries hosted by `id`, most recent first (the likeliest to be asked about). */
+  #hostedBy(id: string): IndexEntry[] {
+    const order = new Map([...this.#entries.keys()].map((key, index) => [key, index]));
+    return [...this.#entries.values()]
+      .filter((entry) => entry.host === id)
+      .sort((a, b) => b.timeEndMs - a.timeEndMs || (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+  }
+
+  #set(id: string, fields: Partial<IndexEntry>): void {
+    this.#entries.set(id, { ...this.get(id), ...fields });
+    this.changed.add(id);
+  }
+}

@@ -1,0 +1,39 @@
+import { InvariantError } from "../core/errors.ts";
+import type { ForgetPlan, IndexEntry, IndexState } from "./index-records.ts";
+
+/**
+ * What applying a forget plan means, on plain data: the reference every backend must agree with
+ * (the conformance suite compares them) and the checks every backend makes before it writes.
+ * Unlinks may only name raw nodes the plan forgets; an entry may only be removed once it points at
+ * nothing; a put never changes pointers. Throws `InvariantError` on a plan that breaks them.
+ */
+export function applyForgetPlan(state: IndexState, plan: ForgetPlan): IndexState {
+  const forgotten = new Set(plan.rawNodeIds);
+  const entries = new Map(state.entries);
+  const entry = (id: string): IndexEntry => {
+    const found = entries.get(id);
+    if (!found) throw new InvariantError("forget plan", `names entry ${id}, which is not in the index`);
+    return found;
+  };
+  for (const op of plan.ops) {
+    if (op.op === "unlink") {
+      const stray = op.pointers.find((pointer) => !forgotten.has(pointer));
+      if (stray) throw new InvariantError("provenance", `forget may not unlink ${stray}: it is not being forgotten`);
+      const drop = new Set(op.pointers);
+      const current = entry(op.entryId);
+      entries.set(op.entryId, { ...current, pointers: current.pointers.filter((pointer) => !drop.has(pointer)) });
+    } else if (op.op === "put") {
+      entries.set(op.entry.id, { ...op.entry, pointers: entries.get(op.entry.id)?.pointers ?? [] });
+    } else {
+      const { pointers } = entry(op.entryId);
+      if (pointers.length > 0) {
+        throw new InvariantError(
+          "provenance",
+          `forget may not remove entry ${op.entryId}: it still points at evidence`,
+        );
+      }
+      entries.delete(op.entryId);
+    }
+  }
+  return { version: state.version + 1, entries };
+}

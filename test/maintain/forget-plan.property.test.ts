@@ -1,0 +1,222 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import { applyOps, checkIndex } from "../../src/maintain/check.ts";
+import type { IndexBounds } from "../../src/maintain/config.ts";
+import { planForget, type SurvivingNode, survivorsToRead } from "../../src/maintain/forget-plan.ts";
+import { buildIncomingEntries, type IncomingNode } from "../../src/maintain/incoming.ts";
+import { ComparatorJudge } from "../../src/maintain/judge.ts";
+import { planMaintenance, Ramu } from "../../src/maintain/ramu.ts";
+import { hashTextEmbedder } from "../../src/models/hash-provider.ts";
+import { applyForgetPlan } from "../../src/store/index-plan.ts";
+import type { IndexEntry, IndexState, MaintenanceAudit } from "../../src/store/index-records.ts";
+
+/**
+ * DESIGN invariant 2 under forget, over 10,000 random histories: an index is built by RAMU under
+ * bounds small enough to produce version chains whose links overflow under hosts (the shape that
+ * used to strand a chain when its members were forgotten one by one), then sessions are forgotten
+ * one at a time in a random order. After every forget, every surviving raw node is reachable from
+ * an active entry, no link dangles or loops, and the plan only unlinked forgotten raw nodes.
+ */
+const embedder = hashTextEmbedder(32);
+const people = ["Ana", "Bruno"];
+const places = ["Lisbon", "Porto", "Kyoto"];
+
+const turnArb = fc.oneof(
+  fc.record({ kind: fc.constant("lives"), who: fc.nat(1), where: fc.nat(2) }),
+  fc.record({ kind: fc.constant("moved"), who: fc.nat(1), where: fc.nat(2) }),
+  fc.record({ kind: fc.constant("repeat"), back: fc.nat(6) }),
+  fc.record({ kind: fc.constant("noise"), seed: fc.nat(50) }),
+);
+const historyArb = fc
+  .record({
+    sessions: fc.array(fc.array(turnArb, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 8 }),
+    entries: fc.integer({ min: 2, max: 4 }),
+    segmentMaxNodes: fc.integer({ min: 1, max: 2 }),
+    seed: fc.nat(),
+  })
+  .chain((history) =>
+    fc.record({
+      history: fc.constant(history),
+      order: fc.shuffledSubarray(
+        history.sessions.map((_, index) => index),
+        { minLength: 1 },
+      ),
+    }),
+  );
+
+function render(turn: Record<string, number | string>, said: string[]): string {
+  const who = people[Number(turn.who ?? 0)] as string;
+  if (turn.kind === "lives") return `${who} lives in ${places[Number(turn.where)]}.`;
+  if (turn.kind === "moved") return `${who} moved and now lives in ${places[Number(turn.where)]}.`;
+  if (turn.kind === "repeat" && said.length > 0) return said[said.length - 1 - (Number(turn.back) % said.length)] ?? "";
+  return `Weather note ${turn.seed}: cloudy near the harbour.`;
+}
+
+interface Built {
+  readonly state: IndexState;
+  readonly audits: MaintenanceAudit[];
+  readonly nodes: Map<string, SurvivingNode>;
+  readonly sessionNodes: string[][];
+}
+
+async function build(
+  sessions: readonly (readonly Record<string, number | string>[])[],
+  bounds: IndexBounds,
+  segmentMaxNodes: number,
+): Promise<Built> {
+  const ramu = new Ramu({ bounds, candidates: 5, delta: 0.7, segmentMaxNodes }, new ComparatorJudge());
+  let state: IndexState = { version: 0, entries: new Map() };
+  const audits: MaintenanceAudit[] = [];
+  const nodes = new Map<string, SurvivingNode>();
+  const sessionNodes: string[][] = [];
+  const said: string[] = [];
+  let nextId = 0;
+  for (const [position, turns] of sessions.entries()) {
+    const texts = turns.map((turn) => render(turn, said));
+    said.push(...texts);
+    const vectors = await embedder.embed(texts);
+    const incomingNodes: IncomingNode[] = texts.map((text, index) => ({
+      ref: `s${position}:${index}`,
+      speaker: people[position % 2] ?? null,
+      text,
+      imageText: [],
+      timeMs: Date.UTC(2024, 0, 1) + position * 86_400_000 + index * 1_000,
+      vector: vectors[index] ?? null,
+      imageVectors: [],
+    }));
+    for (const node of incomingNodes) {
+      nodes.set(node.ref, {
+        id: node.ref,
+        sessionKey: `s${position}`,
+        speaker: node.speaker,
+        text: node.text,
+        imageText: [],
+        timeMs: node.timeMs,
+        textVector: node.vector,
+        imageVectors: [],
+      });
+    }
+    sessionNodes.push(incomingNodes.map((node) => node.ref));
+    const incoming = buildIncomingEntries(`s${position}`, incomingNodes, { segmentMaxNodes, dimensions: 32 });
+    const plan = await planMaintenance(state, incoming, ramu, {
+      bounds,
+      newId: () => `e${position}-${nextId++}`,
+      nowMs: incomingNodes[0]?.timeMs ?? 0,
+    });
+    state = applyOps(state, plan.ops);
+    audits.push(...plan.audits);
+  }
+  return { state, audits, nodes, sessionNodes };
+}
+
+/** The shape behind the old repair bug: a superseded entry that is reached through a host, not a successor. */
+function hostedEarlierStates(entries: ReadonlyMap<string, IndexEntry>): number {
+  const successors = new Set([...entries.values()].flatMap((entry) => (entry.predecessor ? [entry.predecessor] : [])));
+  return [...entries.values()].filter(
+    (entry) => entry.status === "superseded" && entry.host && !successors.has(entry.id),
+  ).length;
+}
+
+describe("forget's index repair over random histories", () => {
+  it("keeps every surviving raw node reachable, whatever is forgotten in whatever order (10,000 histories)", async () => {
+    const seen = {
+      forgets: 0,
+      removed: 0,
+      rederived: 0,
+      promoted: 0,
+      relinked: 0,
+      removedInChains: 0,
+      hostedEarlier: 0,
+    };
+    await fc.assert(
+      fc.asyncProperty(historyArb, async ({ history, order }) => {
+        const bounds: IndexBounds = { entries: history.entries, pages: 1, tokens: 400, bytes: 40_000 };
+        const built = await build(history.sessions, bounds, history.segmentMaxNodes);
+        let state = built.state;
+        const alive = new Set(built.nodes.keys());
+        for (const session of order) {
+          const forgotten = new Set(built.sessionNodes[session]);
+          const survivors = new Map(
+            survivorsToRead(state, forgotten).map((id) => [id, built.nodes.get(id) as SurvivingNode]),
+          );
+          const before = state;
+          seen.hostedEarlier += hostedEarlierStates(before.entries);
+          const plan = planForget(before, forgotten, survivors);
+          state = applyForgetPlan(before, plan);
+          for (const id of forgotten) alive.delete(id);
+          seen.forgets++;
+          seen.removed += plan.repairs.removed.length;
+          seen.rederived += plan.repairs.rederived.length;
+          seen.promoted += plan.repairs.promoted.length;
+          seen.relinked += plan.repairs.relinked.length;
+          seen.removedInChains += plan.repairs.removed.filter((id) => {
+            const entry = before.entries.get(id);
+            return entry?.predecessor || [...before.entries.values()].some((other) => other.predecessor === id);
+          }).length;
+          assert.deepEqual(plan.repairs.orphansHosted, [], "a sound index never needs the orphan fallback");
+          assert.equal(plan.baseVersion, before.version);
+          const violations = checkIndex({ entries: state.entries, rawNodeIds: alive, audits: built.audits, bounds });
+          assert.deepEqual(
+            violations.filter((violation) => violation.invariant !== "bounds"),
+            [],
+            `after forgetting session ${session}`,
+          );
+          for (const entry of state.entries.values()) {
+            for (const pointer of entry.pointers)
+              assert.ok(alive.has(pointer), `${entry.id} points at forgotten ${pointer}`);
+          }
+        }
+      }),
+      { numRuns: 10_000 },
+    );
+    // The histories must exercise every repair, or the property proves little.
+    for (const [kind, count] of Object.entries(seen))
+      assert.ok(count > 0, `no ${kind} in 10,000 histories: ${JSON.stringify(seen)}`);
+  });
+
+  it("hosts the entries of an index damaged before the forget under an active entry, and says so", () => {
+    const entry = (id: string, fields: Partial<IndexEntry>): IndexEntry => ({
+      id,
+      status: "active",
+      page: 0,
+      digest: { speakers: [], entities: {}, keywords: {}, numbers: [], imageText: [], snippets: [], stateCues: 0 },
+      routingText: id,
+      tokens: 1,
+      vector: new Float32Array([1, 0]),
+      vectorWeight: 1,
+      imageVector: null,
+      imageWeight: 0,
+      pointers: [`n-${id}`],
+      sessions: ["s"],
+      timeStartMs: 0,
+      timeEndMs: 0,
+      predecessor: null,
+      host: null,
+      lastAction: "add",
+      relation: null,
+      createdMs: 0,
+      updatedMs: 0,
+      ...fields,
+    });
+    // `stray` is superseded with neither successor nor host: nothing reaches it (the old bug's result).
+    const state: IndexState = {
+      version: 7,
+      entries: new Map([
+        ["a", entry("a", {})],
+        ["stray", entry("stray", { status: "superseded", page: null })],
+        ["gone", entry("gone", { status: "overflow", page: null, host: "a" })],
+      ]),
+    };
+    const plan = planForget(state, new Set(["n-gone"]), new Map());
+    assert.deepEqual(plan.repairs.orphansHosted, ["stray"]);
+    const after = applyForgetPlan(state, plan);
+    assert.equal(after.entries.get("stray")?.host, "a");
+    assert.deepEqual(
+      checkIndex({ entries: after.entries, rawNodeIds: ["n-a", "n-stray"], audits: [], bounds: null }).filter(
+        (violation) => violation.invariant === "provenance" || violation.invariant === "structure",
+      ),
+      [],
+    );
+  });
+});
