@@ -24,6 +24,7 @@ import type { Scope } from "../src/core/scope.ts";
 import type { SessionInput } from "../src/ingest/session-input.ts";
 import { Memory } from "../src/memory.ts";
 import { createModels } from "../src/models/profiles.ts";
+import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import { type CorpusImage, generateQueries, generateSessions, makeImagePool } from "./perf/corpus.ts";
 import { Random } from "./perf/random.ts";
 import { percentile } from "./perf/stats.ts";
@@ -199,7 +200,9 @@ async function main(): Promise<void> {
     const images = await makeImagePool(48);
     const queries = generateQueries(500, 4321);
     const models = await createModels(config.profile);
-    let memory = await Memory.open({ path: dir, models });
+    // The store is opened here so the bench can wait on its ANN index builds.
+    const store = await SqliteStore.open({ path: dir });
+    let memory = await Memory.open({ store, models });
 
     const preload = [...generateSessions({ rawNodes: config.preloadRawNodes, imageShare: 0.05 }, images)];
     const loading = new cliProgress.SingleBar(
@@ -214,9 +217,9 @@ async function main(): Promise<void> {
     loading.stop();
     // Warm caches and wait for the ANN indexes (built in a worker) before timing anything.
     for (const query of queries.slice(0, 50)) await memory.search(scope, query);
-    const indexes = (memory.store as { vectorIndexes?: { ready(space: string, scope: Scope): Promise<void> } })
-      .vectorIndexes;
-    for (const space of [memory.textSpace.name, memory.imageTextSpace.name]) await indexes?.ready(space, scope);
+    for (const space of [memory.textSpace.name, memory.imageTextSpace.name]) {
+      await store.vectorIndexes.ready(space, scope);
+    }
     const inProcessAlone = await sequentialSearches(queries, (query) => memory.search(scope, query));
 
     const inProcessSessions = sessionSource(images, "inproc");

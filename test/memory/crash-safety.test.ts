@@ -139,14 +139,13 @@ describe("crash safety", () => {
       if (!closed) await memory.close();
     });
     assert.deepEqual(filesUnder(join(storeDir, "pending")), [], `write journals are settled on open ${context}`);
-    const scoped = memory.store.forScope(crashScope);
     const check = await memory.checkIndex(crashScope);
     assert.deepEqual(check.violations, [], `the active index keeps its invariants ${context}`);
     const pointed = new Set((await memory.listEntries(crashScope)).flatMap((entry) => entry.pointers));
 
     const checkWhole = async (key: string) => {
       const plan = crashSessionPlan(Number(key.slice(1)));
-      const session = await scoped.findSessionByKey(key);
+      const session = await memory.getSession(crashScope, key).catch(() => null);
       assert.ok(session, `acknowledged session ${key} is missing ${context}`);
       const nodes = await memory.listRawNodes(crashScope, session.id);
       assert.equal(session.turnCount, plan.turns.length, `${key} turn count ${context}`);
@@ -226,7 +225,7 @@ describe("crash safety", () => {
     t.after(() => memory.close());
     const lost: string[] = [];
     for (const ack of round.acks) {
-      const session = await memory.store.forScope(crashScope).findSessionByKey(ack.key);
+      const session = await memory.getSession(crashScope, ack.key).catch(() => null);
       assert.ok(session, `acknowledged ${ack.key} is missing`);
       for (const node of await memory.listRawNodes(crashScope, session.id)) {
         for (const { hash } of node.images) {

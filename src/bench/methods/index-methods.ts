@@ -3,12 +3,12 @@ import { checkIndex, sources } from "../../maintain/check.ts";
 import type { MaintenancePolicy } from "../../maintain/ramu.ts";
 import { type ReplayedIndex, replayIndex } from "../../maintain/replay-index.ts";
 import { measure } from "../../maintain/working-index.ts";
-import type { SearchOptions } from "../../memory.ts";
+import { type SearchOptions, scopedStore, searchThroughIndex } from "../../memory.ts";
 import type { IndexState } from "../../store/index-records.ts";
 import type { BenchContext, BenchMethod, IndexFigures } from "../method.ts";
 import { fromPack } from "./search-method.ts";
 
-type ReadOptions = Omit<SearchOptions, "budget" | "index">;
+type ReadOptions = Omit<SearchOptions, "budget">;
 
 /** Reads through the memory's own stored index, which RAMU maintained on every write of the replay. */
 export function storedIndexMethod(name: string, description: string, options: ReadOptions): BenchMethod {
@@ -27,7 +27,7 @@ export function storedIndexMethod(name: string, description: string, options: Re
     async indexFigures(context) {
       const { memory, scope } = context;
       const check = await memory.checkIndex(scope);
-      const state = await memory.store.forScope(scope).readIndex({ activeOnly: false });
+      const state = await memory[scopedStore](scope).readIndex({ activeOnly: false });
       const actions: Record<string, number> = {};
       for (const event of await memory.listAudit(scope, { limit: -1 })) {
         if (event.action.startsWith("index.")) actions[event.action] = (actions[event.action] ?? 0) + 1;
@@ -51,7 +51,7 @@ export function maintenanceBaseline(
   const replayed = (context: BenchContext) => {
     let replay = replays.get(context);
     if (!replay) {
-      replay = replayIndex(context.memory.store.forScope(context.scope), policy, {
+      replay = replayIndex(context.memory[scopedStore](context.scope), policy, {
         config: context.memory.maintenance,
         spaces: { text: context.memory.textSpace.name, image: context.memory.imageSpace?.name ?? null },
         dimensions: context.memory.textSpace.dimensions,
@@ -67,10 +67,11 @@ export function maintenanceBaseline(
     async retrieve(context, question, queryImage) {
       const { state } = await replayed(context);
       const image = queryImage ? { data: queryImage } : undefined;
-      const pack = await context.memory.search(
+      const pack = await context.memory[searchThroughIndex](
         context.scope,
         { text: question.text, image },
-        { mode: "route", ...options, index: state, budget: context.budget },
+        { mode: "route", ...options, budget: context.budget },
+        state,
       );
       return fromPack(pack);
     },

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { validateScope } from "../../core/scope.ts";
 import { blobResponse } from "./blob-response.ts";
 import { defineRoute, type Route, type RouteDoc } from "./route.ts";
 import {
@@ -85,8 +84,7 @@ export function apiRoutes(info: { version: string }): Route[] {
         responses: { 200: { description: "the session", schema: responses.session }, ...errors, ...notFound },
       },
       async ({ c, memory, scope, params }) => {
-        // The SDK has no getSession yet; the scoped store enforces the same isolation.
-        const session = await memory.store.forScope(validateScope(scope)).getSession(params.id);
+        const session = await memory.getSession(scope, params.id);
         return c.json({ session, rawNodes: await memory.listRawNodes(scope, session.id) });
       },
     ),

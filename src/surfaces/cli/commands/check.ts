@@ -13,7 +13,7 @@ export const violationExitCode = 6;
 export async function check(options: CommonOptions, flags: { scopeGiven: boolean }): Promise<number> {
   const memory = await openMemory(options);
   try {
-    const scopes: Scope[] = flags.scopeGiven ? [scopeOf(options)] : await memory.store.listScopes();
+    const scopes: Scope[] = flags.scopeGiven ? [scopeOf(options)] : await memory.listScopes();
     const results: { scope: Scope; check: IndexCheck }[] = [];
     for (const scope of scopes) results.push({ scope, check: await memory.checkIndex(scope) });
     const violations = results.reduce((sum, { check }) => sum + check.violations.length, 0);

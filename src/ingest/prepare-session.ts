@@ -1,0 +1,166 @@
+import { createHash } from "node:crypto";
+import type { Models } from "../models/provider.ts";
+import type { VectorSpaces } from "../models/vector-spaces.ts";
+import type { RawNodeWrite, SessionWrite } from "../store/records.ts";
+import type { ScopedStore } from "../store/store.ts";
+import type { AcceptedImage, IntakeOptions } from "./image-intake.ts";
+import { intakeSessionImages, readImages, type SessionImages, type TurnImage } from "./session-images.ts";
+import { parseSessionInput, type SessionInput } from "./session-input.ts";
+
+/** A session ready to commit: every check done, every model run; only maintenance and the write remain. */
+export interface PreparedSession {
+  readonly write: Omit<SessionWrite, "index">;
+  readonly warnings: readonly string[];
+}
+
+export interface PrepareContext {
+  readonly models: Models;
+  readonly spaces: VectorSpaces;
+  readonly intake: IntakeOptions;
+}
+
+/**
+ * The write pipeline's first half: parse and limit-check the input, load and decode every image,
+ * read and embed what is new (pixels already stored were read and embedded when they first
+ * arrived), and lay out the raw nodes. Nothing is written; any bad input fails here.
+ */
+export async function prepareSession(
+  scoped: ScopedStore,
+  input: unknown,
+  context: PrepareContext,
+): Promise<PreparedSession> {
+  const session = parseSessionInput(input, context.intake.limits);
+  const warnings: string[] = [];
+  const images = await intakeSessionImages(session, context.intake);
+  const { models, spaces } = context;
+  const known = await scoped.knownImages([...images.unique.keys()], spaces.image?.name ?? null);
+  const unread = [...images.unique.values()].filter((image) => !known.get(image.hash)?.derivedText);
+  const derivedText = await readImages(models, unread, warnings);
+  for (const [hash, { derivedText: text }] of known) if (text) derivedText.set(hash, text);
+
+  const imageTexts = session.turns.map((_, index) =>
+    (images.perTurn[index] ?? [])
+      .flatMap((image) => [image.caption, image.accepted && derivedText.get(image.accepted.hash)])
+      .filter(Boolean)
+      .join("\n"),
+  );
+  // A turn that is only an image is represented in the dense text channel by what the image says.
+  const turnTexts = session.turns.map((turn, index) => (turn.text ?? "").trim() || (imageTexts[index] ?? ""));
+  // One pass through the embedder for both spaces: fewer round trips to the model worker.
+  const vectors = await embedInBatches(models.text.maxBatchSize, [...turnTexts, ...imageTexts], (batch) =>
+    models.text.embed(batch),
+  );
+  const unembedded = [...images.unique.values()].filter((image) => !known.get(image.hash)?.vector);
+  const imageVectors = await embedImages(models, unembedded, warnings);
+  for (const [hash, { vector }] of known) if (vector) imageVectors.set(hash, vector);
+
+  const sessionTimeMs = Date.parse(session.time);
+  const rawNodes = session.turns.map(
+    (turn, index): RawNodeWrite => ({
+      turn: index,
+      speaker: turn.speaker ?? null,
+      role: turn.role ?? null,
+      text: turn.text ?? "",
+      timeMs: turn.time ? Date.parse(turn.time) : sessionTimeMs,
+      source: session.source ?? null,
+      uri: turn.uri ?? null,
+      metadata: turn.metadata ?? {},
+      images: (images.perTurn[index] ?? []).map(({ accepted, caption, origin }) => ({
+        hash: accepted?.hash ?? null,
+        caption,
+        derivedText: (accepted && derivedText.get(accepted.hash)) ?? null,
+        origin,
+      })),
+      textVectors: {
+        ...(turnTexts[index] ? { [spaces.text.name]: vectors[index] as Float32Array } : {}),
+        ...(imageTexts[index] ? { [spaces.imageText.name]: vectors[turnTexts.length + index] as Float32Array } : {}),
+      },
+      imageVectors: (images.perTurn[index] ?? []).map(({ accepted }) => {
+        const vector = accepted && imageVectors.get(accepted.hash);
+        return spaces.image && vector ? { [spaces.image.name]: vector } : {};
+      }),
+    }),
+  );
+  return {
+    write: {
+      key: session.session,
+      timeMs: sessionTimeMs,
+      source: session.source ?? null,
+      contentHash: contentHash(session, images.perTurn),
+      blobs: [...images.unique.values()].map(({ origin: _origin, ...blob }) => blob),
+      rawNodes,
+      spaces: spaces.image ? [spaces.text, spaces.imageText, spaces.image] : [spaces.text, spaces.imageText],
+    },
+    warnings,
+  };
+}
+
+/**
+ * Checks a session exactly as `prepareSession` would (schema, limits, every image loaded and
+ * decoded) without running a model or writing anything.
+ */
+export async function validateSession(
+  input: unknown,
+  intake: IntakeOptions,
+): Promise<{ sessionKey: string; turns: number; images: number; sessionImages: SessionImages }> {
+  const session = parseSessionInput(input, intake.limits);
+  const images = await intakeSessionImages(session, intake);
+  return {
+    sessionKey: session.session,
+    turns: session.turns.length,
+    images: images.perTurn.flat().length,
+    sessionImages: images,
+  };
+}
+
+async function embedImages(
+  models: Models,
+  images: readonly AcceptedImage[],
+  warnings: string[],
+): Promise<Map<string, Float32Array>> {
+  const embedder = models.image;
+  if (!embedder) {
+    if (images.length > 0)
+      warnings.push(`the ${models.profile} profile has no image embedder: images are searchable by text only`);
+    return new Map();
+  }
+  const vectors = await embedInBatches(embedder.maxBatchSize, images, (batch) =>
+    embedder.embedImages(batch.map((image) => image.data)),
+  );
+  return new Map(images.map((image, index) => [image.hash, vectors[index] as Float32Array]));
+}
+
+async function embedInBatches<T>(
+  batchSize: number,
+  items: readonly T[],
+  embed: (batch: T[]) => Promise<Float32Array[]>,
+): Promise<Float32Array[]> {
+  const vectors: Float32Array[] = [];
+  const present = items.map((item, index) => ({ item, index })).filter(({ item }) => item !== "");
+  for (let start = 0; start < present.length; start += batchSize) {
+    const batch = present.slice(start, start + batchSize);
+    const result = await embed(batch.map(({ item }) => item));
+    batch.forEach(({ index }, position) => {
+      vectors[index] = result[position] as Float32Array;
+    });
+  }
+  return vectors;
+}
+
+/** Identity of a session's content: a retried write with the same content is a duplicate, not a conflict. */
+function contentHash(session: SessionInput, images: readonly (readonly TurnImage[])[]): string {
+  const canonical = {
+    time: Date.parse(session.time),
+    source: session.source ?? null,
+    turns: session.turns.map((turn, index) => ({
+      speaker: turn.speaker ?? null,
+      role: turn.role ?? null,
+      text: turn.text ?? "",
+      time: turn.time ? Date.parse(turn.time) : null,
+      uri: turn.uri ?? null,
+      metadata: turn.metadata ?? {},
+      images: (images[index] ?? []).map(({ accepted, caption, origin }) => [accepted?.hash ?? null, caption, origin]),
+    })),
+  };
+  return createHash("sha256").update(JSON.stringify(canonical)).digest("hex");
+}

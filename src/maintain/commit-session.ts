@@ -1,0 +1,73 @@
+import type { VectorSpaces } from "../models/vector-spaces.ts";
+import { IndexVersionConflict, type MaintenancePlan } from "../store/index-records.ts";
+import type { CommitResult, SessionWrite } from "../store/records.ts";
+import type { ScopedStore } from "../store/store.ts";
+import type { MaintenanceConfig } from "./config.ts";
+import { buildIncomingEntries } from "./incoming.ts";
+import { type MaintenancePolicy, planMaintenance } from "./ramu.ts";
+import { emptyPlan } from "./replay-index.ts";
+
+/** A plan that keeps losing to other writers gives up after this many tries (a `ConflictError`, HTTP 409). */
+export const maxPlanAttempts = 8;
+
+export interface MaintainedCommit {
+  readonly result: CommitResult;
+  /** The plan that landed with the session (empty for a duplicate). */
+  readonly plan: MaintenancePlan;
+}
+
+export interface CommitContext {
+  readonly policy: MaintenancePolicy;
+  readonly config: MaintenanceConfig;
+  readonly spaces: VectorSpaces;
+  readonly newId: () => string;
+  readonly now: () => number;
+}
+
+/**
+ * The write pipeline's second half: cut the session into incoming entries, plan maintenance
+ * against the active index as it is now, and commit the session with its plan in one transaction.
+ * The plan only lands against the index version it was made from; when another writer got there
+ * first it is made again, up to `maxPlanAttempts` times.
+ */
+export async function commitWithMaintenance(
+  scoped: ScopedStore,
+  write: Omit<SessionWrite, "index">,
+  context: CommitContext,
+): Promise<MaintainedCommit> {
+  const { spaces } = context;
+  const incoming = buildIncomingEntries(
+    write.key,
+    write.rawNodes.map((node, index) => ({
+      ref: `@${index}`,
+      speaker: node.speaker,
+      text: node.text,
+      imageText: node.images.flatMap((image) =>
+        [image.caption, image.derivedText].filter((text): text is string => !!text),
+      ),
+      timeMs: node.timeMs,
+      vector: node.textVectors[spaces.text.name] ?? null,
+      imageVectors: node.imageVectors.flatMap((vectors) => {
+        const vector = spaces.image ? vectors[spaces.image.name] : undefined;
+        return vector ? [vector] : [];
+      }),
+    })),
+    { segmentMaxNodes: context.config.segmentMaxNodes, dimensions: spaces.text.dimensions },
+  );
+  const indexSpaces = { text: spaces.text.name, image: spaces.image?.name ?? null };
+  for (let attempt = 1; ; attempt++) {
+    const plan = (await scoped.findSessionByKey(write.key))
+      ? emptyPlan()
+      : await planMaintenance(await scoped.readIndex({ activeOnly: true }), incoming, context.policy, {
+          bounds: context.config.bounds,
+          newId: context.newId,
+          nowMs: context.now(),
+        });
+    try {
+      const result = await scoped.commitSession({ ...write, index: { plan, spaces: indexSpaces } });
+      return { result, plan: result.duplicate ? emptyPlan() : plan };
+    } catch (error) {
+      if (!(error instanceof IndexVersionConflict) || attempt >= maxPlanAttempts) throw error;
+    }
+  }
+}
