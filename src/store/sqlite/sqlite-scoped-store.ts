@@ -32,10 +32,7 @@ import {
 } from "./index-rows.ts";
 import type { SqliteStore } from "./sqlite-store.ts";
 import type { Neighbour } from "./vector-index.ts";
-import type { VectorRow } from "./vector-indexes.ts";
-
-/** Image vector rows use rowid = raw-node rowid × this + ordinal (at most 63 images per turn). */
-export const imageSlots = 64;
+import { imageSlots, type VectorRow } from "./vector-rows.ts";
 
 interface SessionRow {
   rowid: number;

@@ -11,6 +11,7 @@ import { BlobFiles } from "./blob-files.ts";
 import { migrate } from "./migrations.ts";
 import { SqliteScopedStore } from "./sqlite-scoped-store.ts";
 import { VectorIndexes, type VectorIndexOptions } from "./vector-indexes.ts";
+import { type SpaceRow, vectorTableOf } from "./vector-rows.ts";
 
 export interface SqliteStoreOptions {
   /** Folder holding `cairn.db` and the blob files; created if missing. */
@@ -19,13 +20,6 @@ export interface SqliteStoreOptions {
   readonly newId?: (prefix: string) => string;
   /** Approximate vector search (HNSW indexes under `<path>/ann/`); defaults in `defaultVectorIndexOptions`. */
   readonly vectorIndex?: Partial<VectorIndexOptions>;
-}
-
-interface SpaceRow {
-  name: string;
-  kind: "text" | "image";
-  dimensions: number;
-  table_name: string;
 }
 
 /**
@@ -50,7 +44,7 @@ export class SqliteStore implements Store {
       folder: join(options.path, "ann"),
       spaceTable: (name) => {
         const space = this.space(name);
-        return space && { table: space.table_name, kind: space.kind, dimensions: space.dimensions };
+        return space && vectorTableOf(space);
       },
       options: options.vectorIndex,
     });
