@@ -9,8 +9,11 @@ import type { VectorSpace } from "../records.ts";
 import type { ScopedStore, Store } from "../store.ts";
 import { BlobFiles } from "./blob-files.ts";
 import { migrate } from "./migrations.ts";
+import { numberOrUndefined, strings } from "./record-rows.ts";
+import type { StoreServices } from "./scope-context.ts";
 import { SqliteScopedStore } from "./sqlite-scoped-store.ts";
 import { VectorIndexes, type VectorIndexOptions } from "./vector-indexes.ts";
+import { type SpaceRow, vectorTableOf } from "./vector-rows.ts";
 
 export interface SqliteStoreOptions {
   /** Folder holding `cairn.db` and the blob files; created if missing. */
@@ -21,18 +24,11 @@ export interface SqliteStoreOptions {
   readonly vectorIndex?: Partial<VectorIndexOptions>;
 }
 
-interface SpaceRow {
-  name: string;
-  kind: "text" | "image";
-  dimensions: number;
-  table_name: string;
-}
-
 /**
  * Embedded default store: one SQLite file in WAL mode (FTS5 for BM25, sqlite-vec for
  * vectors partitioned by scope) plus content-addressed blob files beside it.
  */
-export class SqliteStore implements Store {
+export class SqliteStore implements Store, StoreServices {
   readonly kind = "sqlite";
   readonly db: Database;
   readonly files: BlobFiles;
@@ -50,7 +46,7 @@ export class SqliteStore implements Store {
       folder: join(options.path, "ann"),
       spaceTable: (name) => {
         const space = this.space(name);
-        return space && { table: space.table_name, kind: space.kind, dimensions: space.dimensions };
+        return space && vectorTableOf(space);
       },
       options: options.vectorIndex,
     });
@@ -84,7 +80,7 @@ export class SqliteStore implements Store {
   forScope(scope: Scope): ScopedStore {
     this.#assertOpen();
     const valid = validateScope(scope);
-    return new SqliteScopedStore(this, valid, scopeKey(valid));
+    return new SqliteScopedStore(this.db, this, valid, scopeKey(valid));
   }
 
   hasBlob(hash: string): boolean {
@@ -103,7 +99,7 @@ export class SqliteStore implements Store {
       }
       return existing.table_name;
     }
-    const count = (this.db.prepare("SELECT count(*) AS n FROM vector_spaces").get() as { n: number }).n;
+    const count = numberOrUndefined(this.db.prepare("SELECT count(*) FROM vector_spaces").pluck().get()) ?? 0;
     const table = `vec_${count + 1}`;
     this.db.exec(
       `CREATE VIRTUAL TABLE ${table} USING vec0 (scope_key TEXT PARTITION KEY, session_rowid INTEGER, time_ms INTEGER, speaker TEXT, embedding FLOAT[${space.dimensions}] distance_metric=cosine)`,
@@ -120,10 +116,12 @@ export class SqliteStore implements Store {
 
   async listScopes(): Promise<Scope[]> {
     this.#assertOpen();
-    const keys = this.db
-      .prepare("SELECT scope_key FROM sessions UNION SELECT scope_key FROM index_entries ORDER BY 1")
-      .pluck()
-      .all() as string[];
+    const keys = strings(
+      this.db
+        .prepare("SELECT scope_key FROM sessions UNION SELECT scope_key FROM index_entries ORDER BY 1")
+        .pluck()
+        .all(),
+    );
     return keys.map((key) => {
       const [tenant = "", user = "", agent = ""] = key.split("/");
       return agent ? { tenant, user, agent } : { tenant, user };

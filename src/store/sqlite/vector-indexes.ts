@@ -3,10 +3,10 @@ import { join } from "node:path";
 import type { Database } from "better-sqlite3";
 import { StoreError } from "../../core/errors.ts";
 import { scopeKey as keyOfScope, type Scope, validateScope } from "../../core/scope.ts";
-import { imageSlots } from "./sqlite-scoped-store.ts";
 import { type HnswOptions, type Neighbour, VectorIndex, vectorFromBlob } from "./vector-index.ts";
 import { buildInWorker } from "./vector-index-build.ts";
 import { VectorIndexFiles } from "./vector-index-manifest.ts";
+import { imageSlots, type VectorRow, type VectorTable } from "./vector-rows.ts";
 
 export interface VectorIndexOptions {
   /**
@@ -31,19 +31,6 @@ export const defaultVectorIndexOptions: VectorIndexOptions = Object.freeze({
   filterOverFetch: 10,
   maxCatchUp: 5_000,
 });
-
-/** What the registry needs to know about a vector space's vec0 table. */
-export interface VectorTable {
-  readonly table: string;
-  readonly kind: "text" | "image";
-  readonly dimensions: number;
-}
-
-export interface VectorRow {
-  readonly table: string;
-  readonly rowid: number;
-  readonly vector: Float32Array;
-}
 
 export type VectorIndexState = "exact" | "building" | "ready" | "failed";
 

@@ -1,0 +1,211 @@
+import type { Statement } from "better-sqlite3";
+import { ConflictError, StoreError } from "../../core/errors.ts";
+import { vectorBytes } from "../../core/vectors.ts";
+import { IndexVersionConflict } from "../index-records.ts";
+import type { CommitResult, SessionRecord, SessionWrite, VectorSpace } from "../records.ts";
+import { writeAudit } from "./audit-events.ts";
+import { applyPlan } from "./index-rows.ts";
+import { rawNodeRowid } from "./read-raw-nodes.ts";
+import { sessionById, sessionRowByKey } from "./read-sessions.ts";
+import { strings, toSession } from "./record-rows.ts";
+import type { ScopeContext } from "./scope-context.ts";
+import { imageSlots, type VectorRow } from "./vector-rows.ts";
+
+/** A vector space of the write and the vec0 table holding it. */
+interface SpaceTable {
+  readonly space: VectorSpace;
+  readonly table: string;
+}
+
+/**
+ * Atomically writes a session, its raw nodes, blob references, FTS and vector rows, its index plan
+ * and audit events. Blob files land first, journalled, so a failed commit leaves none behind.
+ */
+export function commitSession(context: ScopeContext, write: SessionWrite): CommitResult {
+  const { store } = context;
+  const files = store.files;
+  const newBlobs = write.blobs.filter((blob) => !store.hasBlob(blob.hash));
+  const journal = files.begin(newBlobs.map((blob) => blob.hash));
+  try {
+    for (const blob of newBlobs) files.put(blob.hash, blob.data, blob.thumbnail);
+    const vectors: VectorRow[] = [];
+    // IMMEDIATE takes the write lock first, so the key check and the insert see the same state even
+    // with concurrent writers; creating a new vector space inside it keeps a failed commit from
+    // leaving an empty table behind.
+    const result = context.db
+      .transaction(() => {
+        const existing = sessionRowByKey(context, write.key);
+        if (existing) return duplicateOf(context, toSession(existing), write);
+        const tables = write.spaces.map((space) => ({ space, table: store.ensureSpace(space) }));
+        return insertSession(context, write, tables, vectors);
+      })
+      .immediate();
+    store.vectorIndexes.afterCommit(context.key, vectors);
+    return result;
+  } catch (error) {
+    if (error instanceof ConflictError || error instanceof IndexVersionConflict) throw error;
+    throw new StoreError("commitSession", error);
+  } finally {
+    files.settle(journal, (hash) => store.hasBlob(hash));
+  }
+}
+
+/** The same session written twice is acknowledged again; the same key with other content is a conflict. */
+function duplicateOf(context: ScopeContext, existing: SessionRecord, write: SessionWrite): CommitResult {
+  if (existing.contentHash !== write.contentHash) {
+    throw new ConflictError(`session ${write.key} already exists in this scope with different content`);
+  }
+  const rawNodeIds = strings(
+    context.db
+      .prepare(
+        "SELECT r.id FROM raw_nodes r JOIN sessions s ON s.rowid = r.session_rowid WHERE s.id = ? ORDER BY r.turn",
+      )
+      .pluck()
+      .all(existing.id),
+  );
+  return { session: existing, rawNodeIds, entryIds: [], duplicate: true };
+}
+
+/** `vectors` collects the vec0 rows written, for the ANN indexes once the transaction has committed. */
+function insertSession(
+  context: ScopeContext,
+  write: SessionWrite,
+  tables: readonly SpaceTable[],
+  vectors: VectorRow[],
+): CommitResult {
+  const now = context.store.now();
+  const sessionId = context.store.newId("ses");
+  const imageCount = write.rawNodes.reduce((sum, node) => sum + node.images.length, 0);
+  const sessionRowid = Number(
+    context.db
+      .prepare(
+        `INSERT INTO sessions (id, scope_key, session_key, time_ms, source, content_hash, turn_count, image_count, created_ms)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        sessionId,
+        context.key,
+        write.key,
+        write.timeMs,
+        write.source,
+        write.contentHash,
+        write.rawNodes.length,
+        imageCount,
+        now,
+      ).lastInsertRowid,
+  );
+  const insertBlob = context.db.prepare(
+    "INSERT OR IGNORE INTO blobs (hash, media_type, bytes, width, height) VALUES (?, ?, ?, ?, ?)",
+  );
+  for (const blob of write.blobs) insertBlob.run(blob.hash, blob.mediaType, blob.bytes, blob.width, blob.height);
+  const { rawNodeIds, rowids } = insertRawNodes(context, write, sessionRowid, tables, vectors);
+  const entryIds = applyIndexPlan(context, write, rowids);
+  writeAudit(context, "session.add", sessionId, {
+    sessionKey: write.key,
+    rawNodes: rawNodeIds.length,
+    images: imageCount,
+    blobs: write.blobs.length,
+    entries: entryIds,
+  });
+  const session = sessionById(context, sessionId);
+  if (!session) throw new StoreError("commitSession", "session vanished inside its own transaction");
+  return { session, rawNodeIds, entryIds, duplicate: false };
+}
+
+/** Raw nodes with their FTS rows, images and vectors; returns their ids and rowids in write order. */
+function insertRawNodes(
+  context: ScopeContext,
+  write: SessionWrite,
+  sessionRowid: number,
+  tables: readonly SpaceTable[],
+  vectors: VectorRow[],
+): { rawNodeIds: string[]; rowids: number[] } {
+  const { db, key, scopeToken } = context;
+  const insertNode = db.prepare(
+    `INSERT INTO raw_nodes (id, scope_key, session_rowid, turn, speaker, role, text, time_ms, source, uri, metadata)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const insertImage = db.prepare(
+    "INSERT INTO raw_node_images (raw_node_rowid, ordinal, blob_hash, caption, derived_text, origin) VALUES (?, ?, ?, ?, ?, ?)",
+  );
+  const insertText = db.prepare("INSERT INTO fts_text (rowid, body) VALUES (?, ?)");
+  const insertImageText = db.prepare("INSERT INTO fts_image_text (rowid, body) VALUES (?, ?)");
+  const cacheVector = db.prepare("INSERT OR IGNORE INTO blob_vectors (blob_hash, space, vector) VALUES (?, ?, ?)");
+  const insertVector = vectorInserter(context, tables, vectors);
+
+  const rawNodeIds: string[] = [];
+  const rowids: number[] = [];
+  for (const node of write.rawNodes) {
+    const id = context.store.newId("rn");
+    const rowid = Number(
+      insertNode.run(
+        id,
+        key,
+        sessionRowid,
+        node.turn,
+        node.speaker,
+        node.role,
+        node.text,
+        node.timeMs,
+        node.source,
+        node.uri,
+        JSON.stringify(node.metadata),
+      ).lastInsertRowid,
+    );
+    rawNodeIds.push(id);
+    rowids.push(rowid);
+    insertText.run(BigInt(rowid), `${scopeToken} ${node.text}`);
+    const imageText = node.images
+      .map((image) => [image.caption, image.derivedText].filter(Boolean).join(" "))
+      .join(" ");
+    if (imageText.trim()) insertImageText.run(BigInt(rowid), `${scopeToken} ${imageText}`);
+    const meta = [key, BigInt(sessionRowid), BigInt(node.timeMs), node.speaker ?? ""] as const;
+    for (const [space, vector] of Object.entries(node.textVectors)) insertVector(space, rowid, vector, meta);
+    node.images.forEach((image, ordinal) => {
+      insertImage.run(rowid, ordinal, image.hash, image.caption, image.derivedText, image.origin);
+      for (const [space, vector] of Object.entries(node.imageVectors[ordinal] ?? {})) {
+        insertVector(space, rowid * imageSlots + ordinal, vector, meta);
+        if (image.hash) cacheVector.run(image.hash, space, vectorBytes(vector));
+      }
+    });
+  }
+  return { rawNodeIds, rowids };
+}
+
+/** Writes one vec0 row of a declared space and records it in `vectors`. */
+function vectorInserter(
+  context: ScopeContext,
+  tables: readonly SpaceTable[],
+  vectors: VectorRow[],
+): (space: string, rowid: number, vector: Float32Array, meta: readonly unknown[]) => void {
+  const statements = new Map<string, { table: string; insert: Statement<unknown[]> }>(
+    tables.map(({ space, table }) => [
+      space.name,
+      {
+        table,
+        insert: context.db.prepare(
+          `INSERT INTO ${table} (rowid, scope_key, session_rowid, time_ms, speaker, embedding) VALUES (?, ?, ?, ?, ?, ?)`,
+        ),
+      },
+    ]),
+  );
+  return (space, rowid, vector, meta) => {
+    const statement = statements.get(space);
+    if (!statement) throw new StoreError("commitSession", `vector for undeclared space ${space}`);
+    statement.insert.run(BigInt(rowid), ...meta, vector);
+    vectors.push({ table: statement.table, rowid, vector });
+  };
+}
+
+/** The index changes of this session land with it, or not at all; returns the entries they touch. */
+function applyIndexPlan(context: ScopeContext, write: SessionWrite, rowids: readonly number[]): string[] {
+  const { plan, spaces } = write.index;
+  applyPlan(context.db, context.key, plan, spaces, (pointer) => {
+    const position = pointer.startsWith("@") ? Number(pointer.slice(1)) : Number.NaN;
+    const rowid = Number.isInteger(position) ? rowids[position] : rawNodeRowid(context, pointer);
+    if (rowid === undefined) throw new StoreError("commitSession", `index pointer ${pointer} names no raw node`);
+    return rowid;
+  });
+  for (const audit of plan.audits) writeAudit(context, audit.action, audit.subject, audit.details);
+  return [...new Set(plan.ops.map((op) => (op.op === "put" ? op.entry.id : op.entryId)))];
+}

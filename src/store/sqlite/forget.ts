@@ -1,0 +1,201 @@
+import { NotFoundError, StoreError } from "../../core/errors.ts";
+import type { ForgetResult, ForgetTarget } from "../records.ts";
+import { writeAudit } from "./audit-events.ts";
+import { forgetFromIndex, forgetWholeIndex } from "./index-rows.ts";
+import { type ImageSlotRow, numbers, type RowidIdRow, strings } from "./record-rows.ts";
+import type { ScopeContext } from "./scope-context.ts";
+import { imageSlots, type SpaceRow, vectorTableOf } from "./vector-rows.ts";
+
+/** The rows a forget removes, resolved from its target inside the scope. */
+interface ForgetRows {
+  readonly nodeRowids: number[];
+  readonly sessionRowids: number[];
+  /** What the audit event names: the session id, the raw-node id, or "scope". */
+  readonly subject: string;
+}
+
+/** vec0 rowids deleted per table, for the loaded ANN indexes once the transaction has committed. */
+type RemovedVectors = { table: string; rowids: number[] }[];
+
+/**
+ * Deletes a session, a raw node or the whole scope: rows, FTS and vector rows, blobs no other raw
+ * node references (and their files), and re-derives or removes the index entries built on them.
+ */
+export function forget(context: ScopeContext, target: ForgetTarget): ForgetResult {
+  const { store } = context;
+  const files = store.files;
+  // Journal the blobs this forget may orphan: if the process dies after the commit, the next
+  // open still deletes their files, so forgotten pixels never outlive their rows.
+  const journal = files.begin(blobsOf(context, target));
+  const removedVectors: RemovedVectors = [];
+  try {
+    const result = context.db.transaction(() => forgetRows(context, target, removedVectors)).immediate();
+    store.vectorIndexes.afterForget(context.key, removedVectors);
+    return result;
+  } catch (error) {
+    if (error instanceof NotFoundError) throw error;
+    throw new StoreError("forget", error);
+  } finally {
+    files.settle(journal, (hash) => store.hasBlob(hash));
+  }
+}
+
+/** Blobs the target's raw nodes reference; none for a target that does not exist. */
+function blobsOf(context: ScopeContext, target: ForgetTarget): string[] {
+  try {
+    return referencedBlobs(context, forgetTargets(context, target).nodeRowids);
+  } catch (error) {
+    if (error instanceof NotFoundError) return [];
+    throw error;
+  }
+}
+
+function forgetRows(context: ScopeContext, target: ForgetTarget, removedVectors: RemovedVectors): ForgetResult {
+  const { nodeRowids, sessionRowids, subject } = forgetTargets(context, target);
+  const spaces = context.store.spaces();
+  // Inside the write lock and before any row goes: persisted ANN indexes of this scope are deleted.
+  context.store.vectorIndexes.beforeForget(context.key, spaces.map(vectorTableOf));
+  const blobHashes = referencedBlobs(context, nodeRowids);
+  deleteDerivedRows(context, nodeRowids, spaces, removedVectors);
+  // Entries derived from these raw nodes are re-derived from what remains, or removed.
+  const index =
+    "all" in target
+      ? { removed: forgetWholeIndex(context.db, context.key), rebuilt: 0 }
+      : forgetFromIndex(
+          context.db,
+          context.key,
+          nodeRowids,
+          (name) => spaces.find((space) => space.name === name)?.table_name ?? null,
+        );
+  deleteRawNodesAndSessions(context, nodeRowids, sessionRowids);
+  const removedBlobs = deleteOrphanBlobs(context, blobHashes);
+  const auditId = writeAudit(context, "forget", subject, {
+    target: "all" in target ? "all" : "session" in target ? "session" : "rawNode",
+    sessions: sessionRowids.length,
+    rawNodes: nodeRowids.length,
+    entries: index.removed,
+    entriesRederived: index.rebuilt,
+    blobsDeleted: removedBlobs.length,
+  });
+  return {
+    sessions: sessionRowids.length,
+    rawNodes: nodeRowids.length,
+    entries: index.removed,
+    blobsDeleted: removedBlobs.length,
+    auditId,
+  };
+}
+
+function forgetTargets(context: ScopeContext, target: ForgetTarget): ForgetRows {
+  const { db, key } = context;
+  const rowidsOf = (sql: string, ...params: unknown[]) =>
+    numbers(
+      db
+        .prepare(sql)
+        .pluck()
+        .all(...params),
+    );
+  if ("all" in target) {
+    return {
+      nodeRowids: rowidsOf("SELECT rowid FROM raw_nodes WHERE scope_key = ?", key),
+      sessionRowids: rowidsOf("SELECT rowid FROM sessions WHERE scope_key = ?", key),
+      subject: "scope",
+    };
+  }
+  if ("session" in target) {
+    const row = db
+      .prepare(
+        "SELECT rowid, id FROM sessions WHERE scope_key = ? AND (id = ? OR session_key = ?) ORDER BY id = ? DESC LIMIT 1",
+      )
+      .get(key, target.session, target.session, target.session) as RowidIdRow | undefined;
+    if (!row) throw new NotFoundError("session", target.session);
+    return {
+      nodeRowids: rowidsOf("SELECT rowid FROM raw_nodes WHERE scope_key = ? AND session_rowid = ?", key, row.rowid),
+      sessionRowids: [row.rowid],
+      subject: row.id,
+    };
+  }
+  const [rowid] = rowidsOf("SELECT rowid FROM raw_nodes WHERE scope_key = ? AND id = ?", key, target.rawNode);
+  if (rowid === undefined) throw new NotFoundError("raw node", target.rawNode);
+  return { nodeRowids: [rowid], sessionRowids: [], subject: target.rawNode };
+}
+
+function referencedBlobs(context: ScopeContext, nodeRowids: readonly number[]): string[] {
+  return strings(
+    context.db
+      .prepare(
+        "SELECT DISTINCT blob_hash FROM raw_node_images WHERE blob_hash IS NOT NULL AND raw_node_rowid IN (SELECT value FROM json_each(?))",
+      )
+      .pluck()
+      .all(JSON.stringify(nodeRowids)),
+  );
+}
+
+/** Vector rows in every space, FTS rows and image rows of the raw nodes. */
+function deleteDerivedRows(
+  context: ScopeContext,
+  nodeRowids: readonly number[],
+  spaces: readonly SpaceRow[],
+  removedVectors: RemovedVectors,
+): void {
+  const { db } = context;
+  const nodes = JSON.stringify(nodeRowids);
+  const imageRowids = (
+    db
+      .prepare(
+        "SELECT raw_node_rowid, ordinal FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))",
+      )
+      .all(nodes) as ImageSlotRow[]
+  ).map((row) => row.raw_node_rowid * imageSlots + row.ordinal);
+  for (const space of spaces) {
+    const rowids = space.kind === "text" ? [...nodeRowids] : imageRowids;
+    db.prepare(`DELETE FROM ${space.table_name} WHERE rowid IN (SELECT value FROM json_each(?))`).run(
+      JSON.stringify(rowids),
+    );
+    removedVectors.push({ table: space.table_name, rowids });
+  }
+  db.prepare("DELETE FROM fts_text WHERE rowid IN (SELECT value FROM json_each(?))").run(nodes);
+  db.prepare("DELETE FROM fts_image_text WHERE rowid IN (SELECT value FROM json_each(?))").run(nodes);
+  db.prepare("DELETE FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))").run(nodes);
+}
+
+/** Raw nodes, then the target sessions; a session that keeps some raw nodes reports what it still holds. */
+function deleteRawNodesAndSessions(
+  context: ScopeContext,
+  nodeRowids: readonly number[],
+  sessionRowids: readonly number[],
+): void {
+  const { db } = context;
+  const nodes = JSON.stringify(nodeRowids);
+  const touchedSessions = JSON.stringify(
+    numbers(
+      db
+        .prepare("SELECT DISTINCT session_rowid FROM raw_nodes WHERE rowid IN (SELECT value FROM json_each(?))")
+        .pluck()
+        .all(nodes),
+    ),
+  );
+  db.prepare("DELETE FROM raw_nodes WHERE rowid IN (SELECT value FROM json_each(?))").run(nodes);
+  db.prepare(
+    `UPDATE sessions SET
+       turn_count = (SELECT count(*) FROM raw_nodes r WHERE r.session_rowid = sessions.rowid),
+       image_count = (SELECT count(*) FROM raw_node_images i JOIN raw_nodes r ON r.rowid = i.raw_node_rowid
+                      WHERE r.session_rowid = sessions.rowid)
+     WHERE rowid IN (SELECT value FROM json_each(?))`,
+  ).run(touchedSessions);
+  db.prepare("DELETE FROM sessions WHERE rowid IN (SELECT value FROM json_each(?))").run(JSON.stringify(sessionRowids));
+}
+
+/** Blobs no raw node references any more lose their rows and cached vectors; returns their hashes. */
+function deleteOrphanBlobs(context: ScopeContext, hashes: readonly string[]): string[] {
+  const { db } = context;
+  const removed: string[] = [];
+  for (const hash of hashes) {
+    const stillUsed = db.prepare("SELECT 1 FROM raw_node_images WHERE blob_hash = ? LIMIT 1").get(hash);
+    if (stillUsed) continue;
+    db.prepare("DELETE FROM blob_vectors WHERE blob_hash = ?").run(hash);
+    db.prepare("DELETE FROM blobs WHERE hash = ?").run(hash);
+    removed.push(hash);
+  }
+  return removed;
+}

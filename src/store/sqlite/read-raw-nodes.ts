@@ -1,0 +1,67 @@
+import { NotFoundError } from "../../core/errors.ts";
+import type { ImageRef, RawNode } from "../records.ts";
+import {
+  type ImageRow,
+  numberOrUndefined,
+  type RawNodeRow,
+  rawNodeColumns,
+  toImageRef,
+  toRawNode,
+} from "./record-rows.ts";
+import type { ScopeContext } from "./scope-context.ts";
+
+/** Raw nodes of one scope, with their images: a foreign id reads exactly like a missing one. */
+
+export function getRawNode(context: ScopeContext, id: string): RawNode {
+  const [node] = getRawNodes(context, [id]);
+  if (!node) throw new NotFoundError("raw node", id);
+  return node;
+}
+
+/** Missing or foreign ids are omitted; order follows `ids`. */
+export function getRawNodes(context: ScopeContext, ids: readonly string[]): RawNode[] {
+  if (ids.length === 0) return [];
+  const rows = context.db
+    .prepare(
+      // `+r.scope_key`: otherwise SQLite walks the scope's whole index (~15 ms at 100k) instead of the ids.
+      `SELECT ${rawNodeColumns} FROM raw_nodes r JOIN sessions s ON s.rowid = r.session_rowid
+       WHERE +r.scope_key = ? AND r.id IN (SELECT value FROM json_each(?))`,
+    )
+    .all(context.key, JSON.stringify(ids)) as RawNodeRow[];
+  const byId = new Map(withImages(context, rows).map((node) => [node.id, node]));
+  return ids.map((id) => byId.get(id)).filter((node): node is RawNode => node !== undefined);
+}
+
+export function listRawNodes(context: ScopeContext, options: { sessionId: string }): RawNode[] {
+  const rows = context.db
+    .prepare(
+      `SELECT ${rawNodeColumns} FROM raw_nodes r JOIN sessions s ON s.rowid = r.session_rowid
+       WHERE r.scope_key = ? AND s.id = ? ORDER BY r.turn`,
+    )
+    .all(context.key, options.sessionId) as RawNodeRow[];
+  return withImages(context, rows);
+}
+
+/** The rowid of one of this scope's raw nodes, or undefined for a missing or foreign id. */
+export function rawNodeRowid(context: ScopeContext, id: string): number | undefined {
+  return numberOrUndefined(
+    context.db.prepare("SELECT rowid FROM raw_nodes WHERE scope_key = ? AND id = ?").pluck().get(context.key, id),
+  );
+}
+
+function withImages(context: ScopeContext, rows: RawNodeRow[]): RawNode[] {
+  if (rows.length === 0) return [];
+  const images = context.db
+    .prepare(
+      `SELECT i.*, b.media_type, b.bytes, b.width, b.height FROM raw_node_images i LEFT JOIN blobs b ON b.hash = i.blob_hash
+       WHERE i.raw_node_rowid IN (SELECT value FROM json_each(?)) ORDER BY i.raw_node_rowid, i.ordinal`,
+    )
+    .all(JSON.stringify(rows.map((row) => row.rowid))) as ImageRow[];
+  const byNode = new Map<number, ImageRef[]>();
+  for (const image of images) {
+    const list = byNode.get(image.raw_node_rowid) ?? [];
+    list.push(toImageRef(image));
+    byNode.set(image.raw_node_rowid, list);
+  }
+  return rows.map((row) => toRawNode(row, byNode.get(row.rowid) ?? []));
+}

@@ -1,0 +1,38 @@
+import { NotFoundError } from "../../core/errors.ts";
+import type { SessionRecord } from "../records.ts";
+import { type SessionRow, toSession } from "./record-rows.ts";
+import type { ScopeContext } from "./scope-context.ts";
+
+/** Sessions of one scope: a foreign id reads exactly like a missing one. */
+
+export function getSession(context: ScopeContext, id: string): SessionRecord {
+  const session = sessionById(context, id);
+  if (!session) throw new NotFoundError("session", id);
+  return session;
+}
+
+export function sessionById(context: ScopeContext, id: string): SessionRecord | null {
+  const row = context.db.prepare("SELECT * FROM sessions WHERE scope_key = ? AND id = ?").get(context.key, id) as
+    | SessionRow
+    | undefined;
+  return row ? toSession(row) : null;
+}
+
+export function findSessionByKey(context: ScopeContext, key: string): SessionRecord | null {
+  const row = sessionRowByKey(context, key);
+  return row ? toSession(row) : null;
+}
+
+export function sessionRowByKey(context: ScopeContext, key: string): SessionRow | undefined {
+  return context.db.prepare("SELECT * FROM sessions WHERE scope_key = ? AND session_key = ?").get(context.key, key) as
+    | SessionRow
+    | undefined;
+}
+
+/** Oldest first; no limit unless one is given. */
+export function listSessions(context: ScopeContext, options: { limit?: number; offset?: number }): SessionRecord[] {
+  const rows = context.db
+    .prepare("SELECT * FROM sessions WHERE scope_key = ? ORDER BY time_ms, rowid LIMIT ? OFFSET ?")
+    .all(context.key, options.limit ?? -1, options.offset ?? 0) as SessionRow[];
+  return rows.map(toSession);
+}
