@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { ConfigError } from "./core/errors.ts";
+import { ConfigError, NotFoundError } from "./core/errors.ts";
 import { KeyedQueue } from "./core/keyed-queue.ts";
 import { type Scope, scopeKey, validateScope } from "./core/scope.ts";
 import { type Budget, defaultBudget } from "./evidence/budget.ts";
@@ -10,6 +10,7 @@ import { defaultIngestLimits, type IngestLimits } from "./ingest/limits.ts";
 import { prepareSession, validateSession } from "./ingest/prepare-session.ts";
 import { commitWithMaintenance } from "./maintain/commit-session.ts";
 import { defaultMaintenanceConfig, type IndexBounds, type MaintenanceConfig } from "./maintain/config.ts";
+import { forgetWithRepair, sessionByIdOrKey } from "./maintain/forget.ts";
 import { ChatJudge, ComparatorJudge, type RelationJudge } from "./maintain/judge.ts";
 import { type MaintenancePolicy, Ramu } from "./maintain/ramu.ts";
 import { checkScopeIndex, type IndexCheck, listPublicEntries, rebuildScopeIndex } from "./maintain/scope-index.ts";
@@ -83,6 +84,9 @@ export interface AddSessionResult {
 const queryEmbeddingCacheSize = 256;
 /** Scopes whose active entries stay cached between searches. */
 const activeIndexCacheSize = 64;
+
+/** Audit events `listAudit` returns when no limit is given: a screenful for a dashboard. */
+const defaultAuditPage = 100;
 
 /** The harness's way to read through another index than the stored one (not part of the public SDK). */
 export const searchThroughIndex = Symbol("cairn.searchThroughIndex");
@@ -236,11 +240,14 @@ export class Memory {
   /** A session by its id or by its key (the caller's own id). */
   async getSession(scope: Scope, idOrKey: string): Promise<SessionRecord> {
     const scoped = this.#scoped(scope);
-    return (await scoped.findSessionByKey(idOrKey)) ?? scoped.getSession(idOrKey);
+    const [session] = await scoped.readSessions({ keys: [idOrKey] });
+    return session ?? sessionByIdOrKey(scoped, idOrKey);
   }
 
   async getRawNode(scope: Scope, id: string): Promise<RawNode> {
-    return this.#scoped(scope).getRawNode(id);
+    const [node] = await this.#scoped(scope).readRawNodes({ ids: [id] });
+    if (!node) throw new NotFoundError("raw node", id);
+    return node;
   }
 
   /** Original bytes of an image (or its 256 px WebP thumbnail) referenced by a raw node of this scope. */
@@ -249,27 +256,21 @@ export class Memory {
     hash: string,
     options: { thumbnail?: boolean } = {},
   ): Promise<{ record: BlobRecord; data: Uint8Array; mediaType: string }> {
-    const scoped = this.#scoped(scope);
-    if (options.thumbnail) {
-      const data = await scoped.getThumbnail(hash);
-      const { record } = await scoped.getBlob(hash);
-      return { record, data, mediaType: "image/webp" };
-    }
-    const blob = await scoped.getBlob(hash);
-    return { ...blob, mediaType: blob.record.mediaType };
+    const blob = await this.#scoped(scope).readBlob(hash, options);
+    return { ...blob, mediaType: options.thumbnail ? "image/webp" : blob.record.mediaType };
   }
 
   /** Deletes raw evidence and everything derived from it (vectors, index rows, entries, orphaned blobs); audited. */
   async forget(scope: Scope, target: ForgetTarget): Promise<ForgetResult> {
-    return this.#scoped(scope).forget(target);
+    return forgetWithRepair(this.#scoped(scope), target, this.spaces);
   }
 
   async listSessions(scope: Scope, options?: { limit?: number; offset?: number }): Promise<SessionRecord[]> {
-    return this.#scoped(scope).listSessions(options);
+    return this.#scoped(scope).readSessions(options ?? {});
   }
 
   async listRawNodes(scope: Scope, sessionId: string): Promise<RawNode[]> {
-    return this.#scoped(scope).listRawNodes({ sessionId });
+    return this.#scoped(scope).readRawNodes({ sessionId });
   }
 
   async listEntries(scope: Scope, options?: { limit?: number; offset?: number }): Promise<Entry[]> {
@@ -306,7 +307,7 @@ export class Memory {
   }
 
   async listAudit(scope: Scope, options?: { limit?: number; offset?: number }): Promise<AuditEvent[]> {
-    return this.#scoped(scope).listAudit(options);
+    return this.#scoped(scope).readAudit({ limit: options?.limit ?? defaultAuditPage, offset: options?.offset });
   }
 
   async stats(scope: Scope): Promise<ScopeStats> {
@@ -335,7 +336,7 @@ export class Memory {
 
   /** A store migrated from before the maintained index replays its sessions through maintenance once. */
   async #ensureIndex(scoped: ScopedStore): Promise<void> {
-    if (await scoped.indexNeedsRebuild()) await this.rebuildIndex(scoped.scope);
+    if ((await scoped.indexStatus()).needsRebuild) await this.rebuildIndex(scoped.scope);
   }
 }
 

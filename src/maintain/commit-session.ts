@@ -56,13 +56,14 @@ export async function commitWithMaintenance(
   );
   const indexSpaces = { text: spaces.text.name, image: spaces.image?.name ?? null };
   for (let attempt = 1; ; attempt++) {
-    const plan = (await scoped.findSessionByKey(write.key))
-      ? emptyPlan()
-      : await planMaintenance(await scoped.readIndex({ activeOnly: true }), incoming, context.policy, {
-          bounds: context.config.bounds,
-          newId: context.newId,
-          nowMs: context.now(),
-        });
+    const plan =
+      (await scoped.readSessions({ keys: [write.key] })).length > 0
+        ? emptyPlan()
+        : await planMaintenance(await scoped.readIndex({ activeOnly: true }), incoming, context.policy, {
+            bounds: context.config.bounds,
+            newId: context.newId,
+            nowMs: context.now(),
+          });
     try {
       const result = await scoped.commitSession({ ...write, index: { plan, spaces: indexSpaces } });
       return { result, plan: result.duplicate ? emptyPlan() : plan };

@@ -84,6 +84,26 @@ export function planForget(
   };
 }
 
+/** Forgetting a whole scope: every entry goes, whatever it points at. */
+export function planForgetAll(state: IndexState, rawNodeIds: readonly string[]): ForgetPlan {
+  const entries = [...state.entries.values()];
+  return {
+    baseVersion: state.version,
+    rawNodeIds,
+    ops: [
+      ...entries.map((entry): ForgetOp => ({ op: "unlink", entryId: entry.id, pointers: entry.pointers })),
+      ...entries.map((entry): ForgetOp => ({ op: "remove", entryId: entry.id })),
+    ],
+    repairs: {
+      removed: entries.map((entry) => entry.id),
+      rederived: [],
+      promoted: [],
+      relinked: [],
+      orphansHosted: [],
+    },
+  };
+}
+
 /** An entry rebuilt from its surviving raw nodes: digest, routing text, vectors, sessions and span. */
 function rederive(
   entry: IndexEntry,

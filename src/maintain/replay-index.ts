@@ -35,7 +35,7 @@ export async function replayIndex(
     readonly newId: () => string;
   },
 ): Promise<ReplayedIndex> {
-  const sessions = (await scoped.listSessions({ limit: -1 })).sort(
+  const sessions = (await scoped.readSessions({})).sort(
     (a, b) => Date.parse(a.time) - Date.parse(b.time) || a.createdAt.localeCompare(b.createdAt),
   );
   let state: IndexState = { version: 0, entries: new Map() };
@@ -46,9 +46,9 @@ export async function replayIndex(
   let overflowRepairs = 0;
   let rawNodes = 0;
   for (const session of sessions) {
-    const nodes = await scoped.listRawNodes({ sessionId: session.id });
+    const nodes = await scoped.readRawNodes({ sessionId: session.id });
     rawNodes += nodes.length;
-    const vectors = await scoped.getTextVectors(
+    const vectors = await scoped.readVectors(
       options.spaces.text,
       nodes.map((node) => node.id),
     );

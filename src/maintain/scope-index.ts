@@ -24,10 +24,10 @@ export interface IndexCheck {
 export async function checkScopeIndex(scoped: ScopedStore, bounds: IndexBounds): Promise<IndexCheck> {
   const state = await scoped.readIndex({ activeOnly: false });
   const rawNodeIds: string[] = [];
-  for (const session of await scoped.listSessions({ limit: -1 })) {
-    for (const node of await scoped.listRawNodes({ sessionId: session.id })) rawNodeIds.push(node.id);
+  for (const session of await scoped.readSessions({})) {
+    for (const node of await scoped.readRawNodes({ sessionId: session.id })) rawNodeIds.push(node.id);
   }
-  const audits = await scoped.listAudit({ limit: -1 });
+  const audits = await scoped.readAudit();
   return {
     violations: checkIndex({ entries: state.entries, rawNodeIds, audits, bounds }),
     rawNodes: rawNodeIds.length,
@@ -93,6 +93,6 @@ export async function rebuildScopeIndex(
     dimensions: context.spaces.text.dimensions,
     newId: context.newId,
   });
-  await scoped.rebuildIndex(replayed.plan, spaces);
+  await scoped.applyIndexPlan(replayed.plan, { spaces, replace: true });
   return replayed.state;
 }

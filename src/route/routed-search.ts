@@ -54,7 +54,7 @@ export async function retrieveRouted(
     {
       config: options.routing,
       pageBeam: options.pageBeam,
-      neighbours: (ids, window) => store.neighbours(ids, window),
+      neighbours: (ids, window) => neighboursOf(store, ids, window),
     },
   );
   const enabled = new Set(options.channels);
@@ -95,7 +95,7 @@ export async function retrieveRouted(
   const readAll = Boolean(options.filters) || options.routing.lambda > 0 || (!direct && !!query.imageVector);
   let nodes = new Map<string, RawNode>();
   if (readAll) {
-    for (const node of await store.getRawNodes(poolIds))
+    for (const node of await store.readRawNodes({ ids: poolIds }))
       if (matchesFilters(node, options.filters)) nodes.set(node.id, node);
   }
   const pool = readAll ? poolIds.filter((id) => nodes.has(id)) : poolIds;
@@ -142,7 +142,7 @@ export async function retrieveRouted(
   if (!readAll) {
     const reach = Math.max(48, 4 * options.budgetRawNodes);
     nodes = new Map(
-      (await store.getRawNodes(fused.slice(0, reach).map((hit) => hit.id))).map((node) => [node.id, node]),
+      (await store.readRawNodes({ ids: fused.slice(0, reach).map((hit) => hit.id) })).map((node) => [node.id, node]),
     );
   }
   const keys = new Map<string, CoverageKey>();
@@ -289,4 +289,22 @@ export function matchesFilters(node: RawNode, filters: SearchFilters | undefined
   if (filters.timeToMs !== undefined && time > filters.timeToMs) return false;
   if (filters.speakers?.length && !filters.speakers.includes(node.speaker ?? "")) return false;
   return true;
+}
+
+/**
+ * Raw nodes within `window` turns of the given ones in the same session, each mapped to the given
+ * node it is nearest (ties: the earlier given), for the router's neighbour window.
+ */
+async function neighboursOf(store: ScopedStore, ids: readonly string[], window: number): Promise<Map<string, string>> {
+  const given = await store.readRawNodes({ ids });
+  const out = new Map<string, string>();
+  for (const node of await store.readRawNodes({ near: ids, window })) {
+    let nearest: RawNode | null = null;
+    for (const candidate of given) {
+      if (candidate.sessionId !== node.sessionId || Math.abs(candidate.turn - node.turn) > window) continue;
+      if (!nearest || Math.abs(candidate.turn - node.turn) < Math.abs(nearest.turn - node.turn)) nearest = candidate;
+    }
+    if (nearest) out.set(node.id, nearest.id);
+  }
+  return out;
 }

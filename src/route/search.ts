@@ -180,7 +180,7 @@ async function retrieveDirect(
       perChannel: context.config.perChannel,
     },
   );
-  const nodes = await scoped.getRawNodes(direct.fused.map((hit) => hit.id));
+  const nodes = await scoped.readRawNodes({ ids: direct.fused.map((hit) => hit.id) });
   return {
     ordered: direct.fused,
     nodes: new Map(nodes.map((node) => [node.id, node])),
@@ -292,7 +292,7 @@ export class ActiveEntriesCache {
 
   async get(scoped: ScopedStore): Promise<readonly IndexEntry[]> {
     const key = scopeKey(scoped.scope);
-    const version = await scoped.indexVersion();
+    const { version } = await scoped.indexStatus();
     const cached = this.#entries.get(key);
     if (cached && cached.version === version) return cached.entries;
     const state = await scoped.readIndex({ activeOnly: true });

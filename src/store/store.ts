@@ -1,11 +1,10 @@
 import type { Ranked } from "../core/ranked.ts";
 import type { Scope } from "../core/scope.ts";
-import type { IndexEntry, IndexState, MaintenancePlan } from "./index-records.ts";
+import type { ForgetPlan, IndexEntry, IndexState, MaintenancePlan } from "./index-records.ts";
 import type {
   AuditEvent,
   BlobRecord,
   CommitResult,
-  Entry,
   ForgetResult,
   ForgetTarget,
   RawNode,
@@ -30,19 +29,63 @@ export interface Store {
 
 export type LexicalField = "text" | "imageText";
 
+/** Which sessions to read: by id, by key (the caller's own ids), or every one in time order (paged). */
+export type SessionQuery =
+  | { readonly ids: readonly string[] }
+  | { readonly keys: readonly string[] }
+  | { readonly limit?: number; readonly offset?: number };
+
+/** Which raw nodes to read: by id (order kept, missing omitted), a session's in turn order, or the neighbours of some. */
+export type RawNodeQuery =
+  | { readonly ids: readonly string[] }
+  | { readonly sessionId: string }
+  /** Raw nodes within `window` turns of `near` in the same session, excluding `near` themselves. */
+  | { readonly near: readonly string[]; readonly window: number };
+
+/** A forget as planned: the target, and the index repair made against the index as it stood. */
+export interface ForgetRequest {
+  readonly target: ForgetTarget;
+  /** `rawNodeIds` must be exactly the raw nodes the target covers now; otherwise the plan is stale. */
+  readonly plan: ForgetPlan;
+}
+
+/**
+ * One scope's handle: every method is bound to that scope. Three groups, each with its own
+ * conformance file (test/store/): the cold store, the channel index, the active index.
+ */
 export interface ScopedStore {
   readonly scope: Scope;
-  /** Atomically writes a session, its raw nodes, blob references, channel rows, its entry and an audit event. */
+
+  // ── Cold store: raw evidence, immutable until an audited forget ─────────────────────────────
+  /**
+   * Atomically writes a session, its raw nodes, blob references, channel rows, its maintenance plan
+   * (against the plan's base version: a stale plan is an `IndexVersionConflict`) and audit events.
+   */
   commitSession(write: SessionWrite): Promise<CommitResult>;
-  getSession(id: string): Promise<SessionRecord>;
-  findSessionByKey(key: string): Promise<SessionRecord | null>;
-  listSessions(options?: { limit?: number; offset?: number }): Promise<SessionRecord[]>;
-  getRawNode(id: string): Promise<RawNode>;
-  /** Missing or foreign ids are omitted; order follows `ids`. */
-  getRawNodes(ids: readonly string[]): Promise<RawNode[]>;
-  listRawNodes(options: { sessionId: string }): Promise<RawNode[]>;
-  getBlob(hash: string): Promise<{ record: BlobRecord; data: Uint8Array }>;
-  getThumbnail(hash: string): Promise<Uint8Array>;
+  readSessions(query: SessionQuery): Promise<SessionRecord[]>;
+  readRawNodes(query: RawNodeQuery): Promise<RawNode[]>;
+  /** An image's original bytes, or its 256 px WebP thumbnail; visible only while a raw node of the scope uses it. */
+  readBlob(hash: string, options?: { readonly thumbnail?: boolean }): Promise<{ record: BlobRecord; data: Uint8Array }>;
+  /**
+   * What is already derived from these images' pixels: the image vector in `imageSpace` and the
+   * image-derived text (OCR, captions from a model). Both depend only on the bytes, so a write of a
+   * known image reuses them instead of running the models again. Unknown hashes are omitted.
+   */
+  knownImages(
+    hashes: readonly string[],
+    imageSpace: string | null,
+  ): Promise<Map<string, { vector: Float32Array | null; derivedText: string | null }>>;
+  /**
+   * Deletes the target's raw nodes and everything derived from them, applies the plan's index
+   * repair in the same transaction, and records one audit event with counts, never content. A plan
+   * made against another index version, or for other raw nodes, is an `IndexVersionConflict`.
+   */
+  forget(request: ForgetRequest): Promise<ForgetResult>;
+  /** Newest first; no limit means all. */
+  readAudit(options?: { readonly limit?: number; readonly offset?: number }): Promise<AuditEvent[]>;
+  stats(): Promise<ScopeStats>;
+
+  // ── Channel index: what the retrieval channels search ───────────────────────────────────────
   /** BM25 over raw-node text or image-derived text; best first. */
   searchLexical(
     field: LexicalField,
@@ -55,36 +98,29 @@ export interface ScopedStore {
     vector: Float32Array,
     options: { limit: number; filters?: SearchFilters },
   ): Promise<Ranked[]>;
-  /** Entries of the active index (all statuses unless `status` is given), oldest first. */
-  listEntries(options?: { limit?: number; offset?: number; status?: Entry["status"] }): Promise<Entry[]>;
+  /** Stored text vectors of raw nodes in one space; missing ids are omitted. */
+  readVectors(space: string, rawNodeIds: readonly string[]): Promise<Map<string, Float32Array>>;
+
+  // ── Active index: entries, their pointers and links ──────────────────────────────────────────
   /** The maintained index: active entries only (what maintenance plans against), or every entry. */
   readIndex(options: { activeOnly: boolean }): Promise<IndexState>;
-  /** Increases with every change of the index; a cheap check for cached copies. */
-  indexVersion(): Promise<number>;
+  /**
+   * The index version (it increases with every change: a cheap check for cached copies) and whether
+   * the store was migrated from a version without a maintained index and must replay it.
+   */
+  indexStatus(): Promise<{ version: number; needsRebuild: boolean }>;
   /** Entries hosted by `hosts` (overflow and merged) and entries named by `ids`, any status. */
   readLinkedEntries(options: {
     hosts: readonly string[];
     ids: readonly string[];
     nearest?: { vector: Float32Array; perHost: number };
   }): Promise<IndexEntry[]>;
-  /** True when the store was migrated from a version without a maintained index and must replay it. */
-  indexNeedsRebuild(): Promise<boolean>;
-  /** Replaces the scope's index with the result of `plan` applied to an empty index, atomically. */
-  rebuildIndex(plan: MaintenancePlan, spaces: { text: string; image: string | null }): Promise<void>;
-  /** Raw nodes within `window` turns of the given ones in the same session, each with the given node it is near. */
-  neighbours(rawNodeIds: readonly string[], window: number): Promise<Map<string, string>>;
-  /** Stored text vectors of raw nodes in one space; missing ids are omitted. */
-  getTextVectors(space: string, rawNodeIds: readonly string[]): Promise<Map<string, Float32Array>>;
-  forget(target: ForgetTarget): Promise<ForgetResult>;
-  listAudit(options?: { limit?: number; offset?: number }): Promise<AuditEvent[]>;
-  stats(): Promise<ScopeStats>;
   /**
-   * What is already derived from these images' pixels: the image vector in `imageSpace` and the
-   * image-derived text (OCR, captions from a model). Both depend only on the bytes, so a write of a
-   * known image reuses them instead of running the models again. Unknown hashes are omitted.
+   * Applies a maintenance plan whose pointers name stored raw nodes. With `replace`, the scope's
+   * index is first emptied and the plan applied to the empty index (a rebuild), atomically.
    */
-  knownImages(
-    hashes: readonly string[],
-    imageSpace: string | null,
-  ): Promise<Map<string, { vector: Float32Array | null; derivedText: string | null }>>;
+  applyIndexPlan(
+    plan: MaintenancePlan,
+    options: { readonly spaces: { readonly text: string; readonly image: string | null }; readonly replace: boolean },
+  ): Promise<void>;
 }

@@ -25,7 +25,7 @@ describe("MCP tool failures that are not Cairn's typed errors", () => {
           const scoped = target.forScope(scope);
           return new Proxy(scoped, {
             get(inner, name, innerReceiver) {
-              if (name === "getRawNode") return () => Promise.reject(new Error("secret internal detail"));
+              if (name === "readRawNodes") return () => Promise.reject(new Error("secret internal detail"));
               const value = Reflect.get(inner, name, innerReceiver);
               return typeof value === "function" ? value.bind(inner) : value;
             },

@@ -248,7 +248,7 @@ async function checkAll(memory: Memory, model: Model, storeDir: string): Promise
     }
 
     // Invariant 4 and forgetting: foreign and forgotten ids answer exactly like unknown ones.
-    const visible = await memory[scopedStore](scope).getRawNodes(everyId);
+    const visible = await memory[scopedStore](scope).readRawNodes({ ids: everyId });
     assert.deepEqual(new Set(visible.map((node) => node.id)), new Set(live.map((node) => node.id)));
     for (const node of [...allLive(model).filter((n) => n.scope !== index), ...model.forgotten]) {
       await rejectsWith(memory.getRawNode(scope, node.id), NotFoundError, "foreign or forgotten raw node");

@@ -7,7 +7,8 @@ import BetterSqlite3 from "better-sqlite3";
 import { StoreError } from "../../src/core/errors.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { drawPng, tempDir } from "../support/fixtures.ts";
-import { buildSessionWrite, runStoreConformance } from "./store-conformance.ts";
+import { forget, getSession, getThumbnail, listEntries } from "./scoped-reads.ts";
+import { buildSessionWrite, runStoreConformance, spaces } from "./store-conformance.ts";
 
 runStoreConformance("sqlite", async (t) => SqliteStore.open({ path: tempDir(t) }));
 
@@ -46,22 +47,22 @@ describe("SqliteStore", () => {
     const first = await SqliteStore.open({ path: dir });
     const committed = await first.forScope(scope).commitSession(write);
     const before = {
-      session: await first.forScope(scope).getSession(committed.session.id),
-      nodes: await first.forScope(scope).getRawNodes(committed.rawNodeIds),
-      entries: await first.forScope(scope).listEntries(),
-      audit: await first.forScope(scope).listAudit(),
+      session: await getSession(first.forScope(scope), committed.session.id),
+      nodes: await first.forScope(scope).readRawNodes({ ids: committed.rawNodeIds }),
+      entries: await listEntries(first.forScope(scope)),
+      audit: await first.forScope(scope).readAudit(),
     };
     await first.close();
 
     const reopened = await SqliteStore.open({ path: dir });
     t.after(() => reopened.close());
     const again = reopened.forScope(scope);
-    assert.deepEqual(await again.getSession(committed.session.id), before.session);
-    assert.deepEqual(await again.getRawNodes(committed.rawNodeIds), before.nodes);
-    assert.deepEqual(await again.listEntries(), before.entries);
-    assert.deepEqual(await again.listAudit(), before.audit);
-    assert.deepEqual(Buffer.from((await again.getBlob(sha256(red))).data), red);
-    assert.ok((await again.getThumbnail(sha256(red))).length > 0);
+    assert.deepEqual(await getSession(again, committed.session.id), before.session);
+    assert.deepEqual(await again.readRawNodes({ ids: committed.rawNodeIds }), before.nodes);
+    assert.deepEqual(await listEntries(again), before.entries);
+    assert.deepEqual(await again.readAudit(), before.audit);
+    assert.deepEqual(Buffer.from((await again.readBlob(sha256(red))).data), red);
+    assert.ok((await getThumbnail(again, sha256(red))).length > 0);
     assert.deepEqual(
       (await again.searchLexical("text", "reeds", { limit: 10 })).map((hit) => hit.id),
       [committed.rawNodeIds[0]],
@@ -153,7 +154,7 @@ describe("SqliteStore", () => {
     assert.deepEqual(filesUnder(join(dir, "pending")), [], "journals are settled");
     assert.deepEqual(filesUnder(join(dir, "blobs")), [join(sha256(kept).slice(0, 2), sha256(kept))]);
     assert.deepEqual(filesUnder(join(dir, "thumbs")), [join(sha256(kept).slice(0, 2), `${sha256(kept)}.webp`)]);
-    assert.deepEqual(Buffer.from((await reopened.forScope(scope).getBlob(sha256(kept))).data), kept);
+    assert.deepEqual(Buffer.from((await reopened.forScope(scope).readBlob(sha256(kept))).data), kept);
   });
 
   it("removes a half-written temporary blob file left by a writer killed mid-write", async (t) => {
@@ -186,8 +187,8 @@ describe("SqliteStore", () => {
         }),
       );
     }
-    await store.forScope(scope).forget({ all: true });
-    await store.forScope(other).forget({ all: true });
+    await forget(store.forScope(scope), { all: true }, spaces);
+    await forget(store.forScope(other), { all: true }, spaces);
     const tables = [
       "sessions",
       "raw_nodes",

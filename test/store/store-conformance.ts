@@ -9,6 +9,7 @@ import { defaultIndexBounds } from "../../src/maintain/config.ts";
 import { buildIncomingEntries } from "../../src/maintain/incoming.ts";
 import { planMaintenance } from "../../src/maintain/ramu.ts";
 import { hashImageEmbedder, hashTextEmbedder } from "../../src/models/hash-provider.ts";
+import type { VectorSpaces } from "../../src/models/vector-spaces.ts";
 import type { MaintenancePlan } from "../../src/store/index-records.ts";
 import type {
   BlobWrite,
@@ -20,6 +21,7 @@ import type {
 } from "../../src/store/records.ts";
 import type { ScopedStore, Store } from "../../src/store/store.ts";
 import { drawPng } from "../support/fixtures.ts";
+import { findSessionByKey, forget, getRawNode, getSession, getThumbnail, listEntries } from "./scoped-reads.ts";
 
 /**
  * One conformance suite for the `Store` seam, written against `Store` / `ScopedStore` only, so
@@ -47,6 +49,12 @@ const scopeC: Scope = { tenant: "globex", user: "ana" };
 
 const textSpace: VectorSpace = { name: "text:conformance-hash-64", kind: "text", dimensions: 64 };
 const imageSpace: VectorSpace = { name: "image:conformance-hash-16", kind: "image", dimensions: 16 };
+/** The spaces the conformance writes use, as a forget's re-derivation reads them. */
+export const spaces: VectorSpaces = {
+  text: textSpace,
+  imageText: { name: "imagetext:conformance-hash-64", kind: "text", dimensions: 64 },
+  image: imageSpace,
+};
 const textEmbedder = hashTextEmbedder(textSpace.dimensions);
 const imageEmbedder = hashImageEmbedder(imageSpace.dimensions);
 
@@ -218,14 +226,14 @@ function assertDescending(scores: readonly { score: number }[], message: string)
 
 /** Everything a scope can list, to prove that an operation changed nothing. */
 async function observe(scoped: ScopedStore) {
-  const sessions = await scoped.listSessions();
-  const nodes = await Promise.all(sessions.map((session) => scoped.listRawNodes({ sessionId: session.id })));
+  const sessions = await scoped.readSessions({});
+  const nodes = await Promise.all(sessions.map((session) => scoped.readRawNodes({ sessionId: session.id })));
   return {
     stats: await scoped.stats(),
     sessions,
     nodes,
-    entries: await scoped.listEntries(),
-    audit: await scoped.listAudit({ limit: 1_000 }),
+    entries: await listEntries(scoped),
+    audit: await scoped.readAudit({ limit: 1_000 }),
   };
 }
 
@@ -267,13 +275,13 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
     assert.equal(result.session.imageCount, 2);
     assert.equal(result.session.contentHash, write.contentHash);
 
-    assert.deepEqual(await a.getSession(result.session.id), result.session);
-    assert.deepEqual(await a.findSessionByKey("trip-1"), result.session);
-    assert.equal(await a.findSessionByKey("trip-2"), null);
-    assert.deepEqual(await a.listSessions(), [result.session]);
+    assert.deepEqual(await getSession(a, result.session.id), result.session);
+    assert.deepEqual(await findSessionByKey(a, "trip-1"), result.session);
+    assert.equal(await findSessionByKey(a, "trip-2"), null);
+    assert.deepEqual(await a.readSessions({}), [result.session]);
 
     const [firstId, secondId] = result.rawNodeIds as [string, string];
-    const first = await a.getRawNode(firstId);
+    const first = await getRawNode(a, firstId);
     assert.deepEqual(
       { ...first, images: undefined },
       {
@@ -315,16 +323,16 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
         origin: null,
       },
     ]);
-    const second = await a.getRawNode(secondId);
+    const second = await getRawNode(a, secondId);
     assert.equal(second.text, "Sounds lovely, how cold was the water?");
     assert.equal(second.time, new Date(base + hour).toISOString());
     assert.deepEqual(second.images, []);
     assert.deepEqual(second.metadata, {});
 
-    assert.deepEqual(ids(await a.getRawNodes([secondId, "rn_unknown", firstId])), [secondId, firstId]);
-    assert.deepEqual(ids(await a.listRawNodes({ sessionId: result.session.id })), [firstId, secondId]);
+    assert.deepEqual(ids(await a.readRawNodes({ ids: [secondId, "rn_unknown", firstId] })), [secondId, firstId]);
+    assert.deepEqual(ids(await a.readRawNodes({ sessionId: result.session.id })), [firstId, secondId]);
 
-    const blob = await a.getBlob(sha256(red));
+    const blob = await a.readBlob(sha256(red));
     assert.deepEqual(Buffer.from(blob.data), red);
     assert.deepEqual(blob.record, {
       hash: sha256(red),
@@ -334,9 +342,9 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
       height: 96,
     });
     const thumbnail = write.blobs.find((b) => b.hash === sha256(red))?.thumbnail;
-    assert.deepEqual(Buffer.from(await a.getThumbnail(sha256(red))), Buffer.from(thumbnail ?? []));
+    assert.deepEqual(Buffer.from(await getThumbnail(a, sha256(red))), Buffer.from(thumbnail ?? []));
 
-    const entries = await a.listEntries();
+    const entries = await listEntries(a);
     assert.equal(entries.length, 1);
     assert.deepEqual([entries[0]?.id], result.entryIds);
     assert.deepEqual(entries[0]?.sessions, [write.key]);
@@ -346,7 +354,7 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
     assert.equal(entries[0]?.timeEnd, new Date(base + hour).toISOString());
     assert.deepEqual(entries[0]?.pointers, result.rawNodeIds);
 
-    const audit = await a.listAudit();
+    const audit = await a.readAudit();
     assert.equal(audit.length, 2, "the session and the index action that placed it");
     assert.equal(audit[0]?.action, auditActions.add);
     assert.equal(audit[0]?.subject, result.session.id);
@@ -401,7 +409,7 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
     });
     await expectConflict(a.commitSession(other), "same key, different content");
     assert.deepEqual(await observe(a), before);
-    await expectNotFound(a.getBlob(sha256(blue)), "the conflicting write's new image was not stored");
+    await expectNotFound(a.readBlob(sha256(blue)), "the conflicting write's new image was not stored");
     assert.deepEqual(await a.searchLexical("text", "zeppelin", { limit: 10 }), []);
   });
 
@@ -422,12 +430,12 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
     };
     await assert.rejects(a.commitSession(broken));
     assert.deepEqual(await observe(a), before);
-    assert.equal(await a.findSessionByKey("broken"), null);
-    await expectNotFound(a.getBlob(sha256(green)), "a blob of a failed commit is not readable");
+    assert.equal(await findSessionByKey(a, "broken"), null);
+    await expectNotFound(a.readBlob(sha256(green)), "a blob of a failed commit is not readable");
     assert.deepEqual(await a.searchLexical("text", "first turn fine", { limit: 10 }), []);
     const retried = await a.commitSession(good);
     assert.equal(retried.duplicate, false, "the key is free after the failed commit");
-    assert.deepEqual(Buffer.from((await a.getBlob(sha256(green))).data), green);
+    assert.deepEqual(Buffer.from((await a.readBlob(sha256(green))).data), green);
   });
 
   test("lexical search ranks by BM25, best first, within the limit", async (store) => {
@@ -566,16 +574,16 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
     const a = store.forScope(scopeA);
     const write = await buildSessionWrite({ key: "s", turns: [{ text: "pic", images: [{ data: red }] }] });
     await a.commitSession(write);
-    const blob = await a.getBlob(sha256(red));
+    const blob = await a.readBlob(sha256(red));
     assert.equal(sha256(blob.data), sha256(red), "bytes hash to their name");
     assert.deepEqual(
-      Buffer.from(await a.getThumbnail(sha256(red))),
+      Buffer.from(await getThumbnail(a, sha256(red))),
       Buffer.from(write.blobs[0]?.thumbnail ?? new Uint8Array()),
     );
-    await expectNotFound(a.getBlob(sha256(green)), "a hash never stored");
-    await expectNotFound(a.getThumbnail(sha256(green)), "a thumbnail never stored");
-    await expectNotFound(a.getBlob("../../cairn.db"), "a path is not a hash");
-    await expectNotFound(a.getBlob(""), "empty hash");
+    await expectNotFound(a.readBlob(sha256(green)), "a hash never stored");
+    await expectNotFound(getThumbnail(a, sha256(green)), "a thumbnail never stored");
+    await expectNotFound(a.readBlob("../../cairn.db"), "a path is not a hash");
+    await expectNotFound(a.readBlob(""), "empty hash");
   });
 
   test("forget session cascades to raw nodes, search, vectors, entries and unshared blobs, audited without raw text", async (store) => {
@@ -600,17 +608,17 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
     );
     const otherBefore = await observe(c);
 
-    const result = await a.forget({ session: gone.session.id });
+    const result = await forget(a, { session: gone.session.id }, spaces);
     assert.equal(result.sessions, 1);
     assert.equal(result.rawNodes, 3);
     assert.equal(result.entries, 1);
     assert.equal(result.blobsDeleted, 1, "only the red image was referenced by nothing else");
 
-    await expectNotFound(a.getSession(gone.session.id), "forgotten session");
-    assert.equal(await a.findSessionByKey("gone"), null);
-    for (const id of gone.rawNodeIds) await expectNotFound(a.getRawNode(id), "forgotten raw node");
-    assert.deepEqual(await a.getRawNodes(gone.rawNodeIds), []);
-    assert.deepEqual(await a.listRawNodes({ sessionId: gone.session.id }), []);
+    await expectNotFound(getSession(a, gone.session.id), "forgotten session");
+    assert.equal(await findSessionByKey(a, "gone"), null);
+    for (const id of gone.rawNodeIds) await expectNotFound(getRawNode(a, id), "forgotten raw node");
+    assert.deepEqual(await a.readRawNodes({ ids: gone.rawNodeIds }), []);
+    assert.deepEqual(await a.readRawNodes({ sessionId: gone.session.id }), []);
     assert.deepEqual(ids(await a.searchLexical("text", "pangolin", { limit: 10 })), kept.rawNodeIds);
     assert.deepEqual(await a.searchLexical("text", "secret diary ants", { limit: 10 }), []);
     assert.deepEqual(await a.searchLexical("imageText", "pangolin sketch anthill", { limit: 10 }), []);
@@ -620,20 +628,20 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
     const nearestImage = await a.searchVectors(imageSpace.name, await embedImage(green), { limit: 1 });
     assert.deepEqual(ids(nearestImage), kept.rawNodeIds);
     assert.deepEqual(
-      (await a.listEntries()).map((entry) => entry.sessions),
+      (await listEntries(a)).map((entry) => entry.sessions),
       [[kept.session.key]],
     );
 
-    await expectNotFound(a.getBlob(sha256(red)), "an unshared blob is deleted");
-    await expectNotFound(a.getThumbnail(sha256(red)), "its thumbnail too");
-    assert.deepEqual(Buffer.from((await a.getBlob(sha256(blue))).data), blue, "blue is still used in this scope");
-    await expectNotFound(a.getBlob(sha256(green)), "green is no longer referenced in this scope");
-    assert.deepEqual(Buffer.from((await c.getBlob(sha256(green))).data), green, "green is still used by scope C");
-    assert.ok((await c.getThumbnail(sha256(green))).length > 0);
+    await expectNotFound(a.readBlob(sha256(red)), "an unshared blob is deleted");
+    await expectNotFound(getThumbnail(a, sha256(red)), "its thumbnail too");
+    assert.deepEqual(Buffer.from((await a.readBlob(sha256(blue))).data), blue, "blue is still used in this scope");
+    await expectNotFound(a.readBlob(sha256(green)), "green is no longer referenced in this scope");
+    assert.deepEqual(Buffer.from((await c.readBlob(sha256(green))).data), green, "green is still used by scope C");
+    assert.ok((await getThumbnail(c, sha256(green))).length > 0);
     assert.deepEqual(await observe(c), otherBefore, "another scope's same-named session is untouched");
-    assert.equal((await c.getRawNode(other.rawNodeIds[0] as string)).text, "other scope stripes");
+    assert.equal((await getRawNode(c, other.rawNodeIds[0] as string)).text, "other scope stripes");
 
-    const audit = await a.listAudit();
+    const audit = await a.readAudit();
     const event = audit.find((e) => e.id === result.auditId);
     assert.ok(event, "forget is audited");
     assert.equal(event.action, auditActions.forget);
@@ -643,7 +651,7 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
       await buildSessionWrite({ key: "gone", turns: [{ text: "a fresh start", images: [{ data: red }] }] }),
     );
     assert.equal(again.duplicate, false, "a forgotten key can be used again");
-    assert.deepEqual(Buffer.from((await a.getBlob(sha256(red))).data), red, "the same image can be stored again");
+    assert.deepEqual(Buffer.from((await a.readBlob(sha256(red))).data), red, "the same image can be stored again");
   });
 
   test("forget raw node removes it, rebuilds its entry without it, keeps its siblings", async (store) => {
@@ -660,30 +668,30 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
       }),
     );
     const [breakfast, lunch, dinner] = session.rawNodeIds as [string, string, string];
-    const result = await a.forget({ rawNode: lunch });
+    const result = await forget(a, { rawNode: lunch }, spaces);
     assert.deepEqual(
       { sessions: result.sessions, rawNodes: result.rawNodes, entries: result.entries, blobs: result.blobsDeleted },
       { sessions: 0, rawNodes: 1, entries: 0, blobs: 1 },
     );
-    await expectNotFound(a.getRawNode(lunch), "forgotten raw node");
-    assert.deepEqual(ids(await a.listRawNodes({ sessionId: session.session.id })), [breakfast, dinner]);
-    assert.equal((await a.getRawNode(dinner)).text, "dinner was noodles", "siblings are untouched");
+    await expectNotFound(getRawNode(a, lunch), "forgotten raw node");
+    assert.deepEqual(ids(await a.readRawNodes({ sessionId: session.session.id })), [breakfast, dinner]);
+    assert.equal((await getRawNode(a, dinner)).text, "dinner was noodles", "siblings are untouched");
     assert.deepEqual(await a.searchLexical("text", "quokka sandwich", { limit: 10 }), []);
     assert.equal((await a.searchVectors(textSpace.name, await embedText("lunch"), { limit: 2 })).length, 2);
-    await expectNotFound(a.getBlob(sha256(red)), "the forgotten turn's image");
+    await expectNotFound(a.readBlob(sha256(red)), "the forgotten turn's image");
 
-    const [entry] = await a.listEntries();
+    const [entry] = await listEntries(a);
     assert.ok(entry);
     assert.deepEqual(entry.pointers, [breakfast, dinner], "the entry points only at what remains");
     assert.ok(!entry.routingText.includes("quokka"), `entry text still quotes forgotten text: ${entry.routingText}`);
-    assertNoRawText(await a.listAudit(), ["quokka", "sandwich"]);
+    assertNoRawText(await a.readAudit(), ["quokka", "sandwich"]);
 
-    await a.forget({ rawNode: dinner });
-    const [afterDinner] = await a.listEntries();
+    await forget(a, { rawNode: dinner }, spaces);
+    const [afterDinner] = await listEntries(a);
     assert.equal(afterDinner?.timeEnd, new Date(base).toISOString(), "the entry's time span shrinks to what remains");
-    const last = await a.forget({ rawNode: breakfast });
+    const last = await forget(a, { rawNode: breakfast }, spaces);
     assert.equal(last.entries, 1, "an entry without pointers is removed");
-    assert.deepEqual(await a.listEntries(), []);
+    assert.deepEqual(await listEntries(a), []);
     assert.deepEqual(await a.stats(), { sessions: 1, rawNodes: 0, images: 0, entries: 0, auditEvents: 5 });
   });
 
@@ -701,27 +709,27 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
       await buildSessionWrite({ key: "1", turns: [{ text: "gamma wombat", images: [{ data: blue }] }] }),
     );
     const bBefore = await observe(b);
-    const result = await a.forget({ all: true });
+    const result = await forget(a, { all: true }, spaces);
     assert.deepEqual(
       { sessions: result.sessions, rawNodes: result.rawNodes, entries: result.entries, blobs: result.blobsDeleted },
       { sessions: 2, rawNodes: 2, entries: 2, blobs: 1 },
     );
     assert.deepEqual(await a.stats(), { sessions: 0, rawNodes: 0, images: 0, entries: 0, auditEvents: 5 });
-    assert.deepEqual(await a.listSessions(), []);
-    assert.deepEqual(await a.listEntries(), []);
+    assert.deepEqual(await a.readSessions({}), []);
+    assert.deepEqual(await listEntries(a), []);
     assert.deepEqual(await a.searchLexical("text", "wombat", { limit: 10 }), []);
     assert.deepEqual(await a.searchVectors(textSpace.name, await embedText("wombat"), { limit: 10 }), []);
     assert.deepEqual(await a.searchVectors(imageSpace.name, await embedImage(blue), { limit: 10 }), []);
-    await expectNotFound(a.getBlob(sha256(red)), "red");
-    await expectNotFound(a.getBlob(sha256(blue)), "blue, in the forgetting scope");
+    await expectNotFound(a.readBlob(sha256(red)), "red");
+    await expectNotFound(a.readBlob(sha256(blue)), "blue, in the forgetting scope");
     assert.deepEqual(await observe(b), bBefore);
-    assert.deepEqual(Buffer.from((await b.getBlob(sha256(blue))).data), blue);
+    assert.deepEqual(Buffer.from((await b.readBlob(sha256(blue))).data), blue);
     assert.deepEqual(ids(await b.searchLexical("text", "wombat", { limit: 10 })), bSession.rawNodeIds);
-    const [event] = await a.listAudit({ limit: 1 });
+    const [event] = await a.readAudit({ limit: 1 });
     assert.equal(event?.id, result.auditId);
     assert.equal(event?.action, auditActions.forget);
-    assertNoRawText(await a.listAudit(), ["alpha", "beta", "wombat"]);
-    const empty = await a.forget({ all: true });
+    assertNoRawText(await a.readAudit(), ["alpha", "beta", "wombat"]);
+    const empty = await forget(a, { all: true }, spaces);
     assert.equal(empty.rawNodes, 0, "forgetting an empty scope is allowed");
   });
 
@@ -729,8 +737,8 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
     const a = store.forScope(scopeA);
     await a.commitSession(await buildSessionWrite({ key: "s", turns: [{ text: "stays" }] }));
     const before = await observe(a);
-    await expectNotFound(a.forget({ session: "ses_nope" }), "unknown session");
-    await expectNotFound(a.forget({ rawNode: "rn_nope" }), "unknown raw node");
+    await expectNotFound(forget(a, { session: "ses_nope" }, spaces), "unknown session");
+    await expectNotFound(forget(a, { rawNode: "rn_nope" }, spaces), "unknown raw node");
     assert.deepEqual(await observe(a), before);
   });
 
@@ -758,28 +766,28 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
     const theirIds = [...theirs.rawNodeIds, ...bSessionOnly.rawNodeIds];
     const before = await observe(a);
 
-    const unknownSession = await expectNotFound(a.getSession("ses_unknown"), "unknown session");
-    const foreignSession = await expectNotFound(a.getSession(theirs.session.id), "foreign session");
+    const unknownSession = await expectNotFound(getSession(a, "ses_unknown"), "unknown session");
+    const foreignSession = await expectNotFound(getSession(a, theirs.session.id), "foreign session");
     assert.equal(foreignSession.kind, unknownSession.kind, "foreign ids answer exactly like unknown ones");
-    assert.equal(await a.findSessionByKey("b-only"), null);
-    assert.equal((await a.findSessionByKey("shared-key"))?.id, mine.session.id);
+    assert.equal(await findSessionByKey(a, "b-only"), null);
+    assert.equal((await findSessionByKey(a, "shared-key"))?.id, mine.session.id);
     assert.deepEqual(
-      (await a.listSessions()).map((s) => s.id),
+      (await a.readSessions({})).map((s) => s.id),
       [mine.session.id],
     );
     for (const id of theirIds) {
-      const foreign = await expectNotFound(a.getRawNode(id), "foreign raw node");
-      const unknown = await expectNotFound(a.getRawNode(`${id}x`), "unknown raw node");
+      const foreign = await expectNotFound(getRawNode(a, id), "foreign raw node");
+      const unknown = await expectNotFound(getRawNode(a, `${id}x`), "unknown raw node");
       assert.equal(foreign.kind, unknown.kind);
       assert.equal(foreign.message.replace(id, "?"), unknown.message.replace(`${id}x`, "?"));
     }
-    assert.deepEqual(ids(await a.getRawNodes([...theirIds, ...mine.rawNodeIds])), mine.rawNodeIds);
-    assert.deepEqual(await a.listRawNodes({ sessionId: theirs.session.id }), []);
+    assert.deepEqual(ids(await a.readRawNodes({ ids: [...theirIds, ...mine.rawNodeIds] })), mine.rawNodeIds);
+    assert.deepEqual(await a.readRawNodes({ sessionId: theirs.session.id }), []);
     for (const hash of [sha256(blue), sha256(green)]) {
-      const foreign = await expectNotFound(a.getBlob(hash), "foreign blob");
-      const unknown = await expectNotFound(a.getBlob(sha256(`${hash}x`)), "unknown blob");
+      const foreign = await expectNotFound(a.readBlob(hash), "foreign blob");
+      const unknown = await expectNotFound(a.readBlob(sha256(`${hash}x`)), "unknown blob");
       assert.equal(foreign.kind, unknown.kind);
-      await expectNotFound(a.getThumbnail(hash), "foreign thumbnail");
+      await expectNotFound(getThumbnail(a, hash), "foreign thumbnail");
     }
     assert.deepEqual(await a.searchLexical("text", "narwhal private plans", { limit: 10 }), []);
     assert.deepEqual(ids(await a.searchLexical("text", "okapi", { limit: 10 })), mine.rawNodeIds);
@@ -795,23 +803,23 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
       mine.rawNodeIds,
     );
     assert.deepEqual(
-      (await a.listEntries()).map((entry) => entry.sessions),
+      (await listEntries(a)).map((entry) => entry.sessions),
       [[mine.session.key]],
     );
-    assert.ok((await a.listAudit()).every((event) => !theirIds.includes(event.subject)));
+    assert.ok((await a.readAudit()).every((event) => !theirIds.includes(event.subject)));
     assert.ok(
-      (await a.listAudit()).every((event) => event.subject !== theirs.session.id),
+      (await a.readAudit()).every((event) => event.subject !== theirs.session.id),
       "audit events stay in their scope",
     );
     assert.deepEqual(await a.stats(), { sessions: 1, rawNodes: 1, images: 1, entries: 1, auditEvents: 2 });
-    await expectNotFound(a.forget({ session: theirs.session.id }), "forget a foreign session");
-    await expectNotFound(a.forget({ rawNode: theirIds[0] as string }), "forget a foreign raw node");
+    await expectNotFound(forget(a, { session: theirs.session.id }, spaces), "forget a foreign session");
+    await expectNotFound(forget(a, { rawNode: theirIds[0] as string }, spaces), "forget a foreign raw node");
     assert.deepEqual(await observe(a), before, "reads and refused forgets changed nothing");
 
     const bBefore = await observe(b);
-    await a.forget({ all: true });
+    await forget(a, { all: true }, spaces);
     assert.deepEqual(await observe(b), bBefore, "forget all in A leaves B as it was");
-    assert.deepEqual(Buffer.from((await b.getBlob(sha256(blue))).data), blue);
+    assert.deepEqual(Buffer.from((await b.readBlob(sha256(blue))).data), blue);
   });
 
   test("stats count sessions, raw nodes, images, entries and audit events of the scope", async (store) => {
@@ -835,7 +843,7 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
     );
     assert.deepEqual(await a.stats(), { sessions: 2, rawNodes: 3, images: 3, entries: 2, auditEvents: 4 });
     assert.deepEqual(await c.stats(), { sessions: 1, rawNodes: 1, images: 1, entries: 1, auditEvents: 2 });
-    await a.forget({ rawNode: first.rawNodeIds[0] as string });
+    await forget(a, { rawNode: first.rawNodeIds[0] as string }, spaces);
     assert.deepEqual(await a.stats(), { sessions: 2, rawNodes: 2, images: 1, entries: 2, auditEvents: 5 });
     assert.deepEqual(await store.forScope(scopeB).stats(), empty);
   });

@@ -9,7 +9,8 @@ import type { SearchFilters } from "../../src/store/records.ts";
 import { SqliteStore, type SqliteStoreOptions } from "../../src/store/sqlite/sqlite-store.ts";
 import { VectorIndex } from "../../src/store/sqlite/vector-index.ts";
 import { tempDir } from "../support/fixtures.ts";
-import { buildSessionWrite, runStoreConformance } from "./store-conformance.ts";
+import { forget } from "./scoped-reads.ts";
+import { buildSessionWrite, runStoreConformance, spaces } from "./store-conformance.ts";
 
 // The whole store contract again, with every partition on the ANN path as soon as its index is built.
 runStoreConformance("sqlite with the ANN index forced on", async (t) =>
@@ -199,10 +200,10 @@ describe("ANN vector search (SQLite)", () => {
     const victim = rawNodeIds[17] as string;
     const victimText = sentence(17);
     assert.equal(ids(await search(reopened, ana, victimText, 1))[0], victim, "found before the forget");
-    await reopened.forScope(ana).forget({ rawNode: victim });
+    await forget(reopened.forScope(ana), { rawNode: victim }, spaces);
     assert.deepEqual(readdirSync(join(dir, "ann")), [], "the forget deleted the persisted index at once");
     assert.ok(!ids(await search(reopened, ana, victimText, 50)).includes(victim), "gone from the loaded index");
-    await reopened.forScope(ana).forget({ session: "s3" });
+    await forget(reopened.forScope(ana), { session: "s3" }, spaces);
     const sessionThree = rawNodeIds.slice(60, 80);
     for (const query of [victimText, sentence(65), sentence(79)]) {
       const found = ids(await search(reopened, ana, query, 120));
@@ -305,7 +306,7 @@ describe("ANN vector search (SQLite)", () => {
       assert.ok(forAna.length > 0 && forAna.every((id) => anaIds.includes(id)), `ana: "${query}"`);
       assert.ok(forBo.length > 0 && forBo.every((id) => boIds.includes(id)), `bo: "${query}"`);
     }
-    await store.forScope(bo).forget({ all: true });
+    await forget(store.forScope(bo), { all: true }, spaces);
     assert.deepEqual(await search(store, bo, "teapot"), []);
     assert.ok((await search(store, ana, "teapot")).length > 0, "forgetting bo leaves ana's index alone");
     assert.ok(existsSync(join(dir, "ann")));

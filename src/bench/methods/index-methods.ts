@@ -29,7 +29,7 @@ export function storedIndexMethod(name: string, description: string, options: Re
       const check = await memory.checkIndex(scope);
       const state = await memory[scopedStore](scope).readIndex({ activeOnly: false });
       const actions: Record<string, number> = {};
-      for (const event of await memory.listAudit(scope, { limit: -1 })) {
+      for (const event of await memory[scopedStore](scope).readAudit()) {
         if (event.action.startsWith("index.")) actions[event.action] = (actions[event.action] ?? 0) + 1;
       }
       return figures("ramu", state, check.rawNodes, check.violations.length, actions, memory.maintenance.bounds);

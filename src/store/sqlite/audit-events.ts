@@ -2,9 +2,6 @@ import type { AuditEvent } from "../records.ts";
 import { type AuditRow, toAuditEvent } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
 
-/** Default page of `listAudit`: enough for a dashboard screen, small enough to render at once. */
-const defaultAuditPage = 100;
-
 /** Appends an audit event of this scope; callers run it inside the transaction it describes. */
 export function writeAudit(
   context: ScopeContext,
@@ -19,10 +16,10 @@ export function writeAudit(
   return id;
 }
 
-/** Newest first. */
-export function listAudit(context: ScopeContext, options: { limit?: number; offset?: number }): AuditEvent[] {
+/** Newest first; no limit means all. */
+export function readAudit(context: ScopeContext, options: { limit?: number; offset?: number }): AuditEvent[] {
   const rows = context.db
     .prepare("SELECT * FROM audit_events WHERE scope_key = ? ORDER BY rowid DESC LIMIT ? OFFSET ?")
-    .all(context.key, options.limit ?? defaultAuditPage, options.offset ?? 0) as AuditRow[];
+    .all(context.key, options.limit ?? -1, options.offset ?? 0) as AuditRow[];
   return rows.map(toAuditEvent);
 }

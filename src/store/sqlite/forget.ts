@@ -1,7 +1,9 @@
-import { NotFoundError, StoreError } from "../../core/errors.ts";
+import { CairnError, NotFoundError, StoreError } from "../../core/errors.ts";
+import { IndexVersionConflict } from "../index-records.ts";
 import type { ForgetResult, ForgetTarget } from "../records.ts";
+import type { ForgetRequest } from "../store.ts";
 import { writeAudit } from "./audit-events.ts";
-import { forgetFromIndex, forgetWholeIndex } from "./index-rows.ts";
+import { applyForgetOps, indexVersion } from "./index-rows.ts";
 import { type ImageSlotRow, numbers, type RowidIdRow, strings } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import { imageSlots, type SpaceRow, vectorTableOf } from "./vector-rows.ts";
@@ -19,9 +21,11 @@ type RemovedVectors = { table: string; rowids: number[] }[];
 
 /**
  * Deletes a session, a raw node or the whole scope: rows, FTS and vector rows, blobs no other raw
- * node references (and their files), and re-derives or removes the index entries built on them.
+ * node references (and their files), and applies the planned repair of the index entries built on
+ * them, all in one transaction.
  */
-export function forget(context: ScopeContext, target: ForgetTarget): ForgetResult {
+export function forget(context: ScopeContext, request: ForgetRequest): ForgetResult {
+  const { target } = request;
   const { store } = context;
   const files = store.files;
   // Journal the blobs this forget may orphan: if the process dies after the commit, the next
@@ -29,11 +33,11 @@ export function forget(context: ScopeContext, target: ForgetTarget): ForgetResul
   const journal = files.begin(blobsOf(context, target));
   const removedVectors: RemovedVectors = [];
   try {
-    const result = context.db.transaction(() => forgetRows(context, target, removedVectors)).immediate();
+    const result = context.db.transaction(() => forgetRows(context, request, removedVectors)).immediate();
     store.vectorIndexes.afterForget(context.key, removedVectors);
     return result;
   } catch (error) {
-    if (error instanceof NotFoundError) throw error;
+    if (CairnError.is(error)) throw error;
     throw new StoreError("forget", error);
   } finally {
     files.settle(journal, (hash) => store.hasBlob(hash));
@@ -50,40 +54,53 @@ function blobsOf(context: ScopeContext, target: ForgetTarget): string[] {
   }
 }
 
-function forgetRows(context: ScopeContext, target: ForgetTarget, removedVectors: RemovedVectors): ForgetResult {
+function forgetRows(context: ScopeContext, request: ForgetRequest, removedVectors: RemovedVectors): ForgetResult {
+  const { target, plan } = request;
   const { nodeRowids, sessionRowids, subject } = forgetTargets(context, target);
+  const nodeRowidById = rowidsById(context, nodeRowids);
+  // The plan is stale if the index moved on or the target now covers other raw nodes: plan again.
+  const version = indexVersion(context.db, context.key);
+  if (version !== plan.baseVersion || !sameIds(plan.rawNodeIds, nodeRowidById)) {
+    throw new IndexVersionConflict(plan.baseVersion, version);
+  }
   const spaces = context.store.spaces();
   // Inside the write lock and before any row goes: persisted ANN indexes of this scope are deleted.
   context.store.vectorIndexes.beforeForget(context.key, spaces.map(vectorTableOf));
   const blobHashes = referencedBlobs(context, nodeRowids);
   deleteDerivedRows(context, nodeRowids, spaces, removedVectors);
-  // Entries derived from these raw nodes are re-derived from what remains, or removed.
-  const index =
-    "all" in target
-      ? { removed: forgetWholeIndex(context.db, context.key), rebuilt: 0 }
-      : forgetFromIndex(
-          context.db,
-          context.key,
-          nodeRowids,
-          (name) => spaces.find((space) => space.name === name)?.table_name ?? null,
-        );
+  applyForgetOps(context.db, context.key, plan, (id) => nodeRowidById.get(id));
   deleteRawNodesAndSessions(context, nodeRowids, sessionRowids);
   const removedBlobs = deleteOrphanBlobs(context, blobHashes);
+  const { repairs } = plan;
   const auditId = writeAudit(context, "forget", subject, {
     target: "all" in target ? "all" : "session" in target ? "session" : "rawNode",
     sessions: sessionRowids.length,
     rawNodes: nodeRowids.length,
-    entries: index.removed,
-    entriesRederived: index.rebuilt,
+    entries: repairs.removed.length,
+    entriesRederived: repairs.rederived.length,
+    entriesPromoted: repairs.promoted.length,
+    entriesRelinked: repairs.relinked.length,
+    orphansHosted: repairs.orphansHosted.length,
     blobsDeleted: removedBlobs.length,
   });
   return {
     sessions: sessionRowids.length,
     rawNodes: nodeRowids.length,
-    entries: index.removed,
+    entries: repairs.removed.length,
     blobsDeleted: removedBlobs.length,
     auditId,
   };
+}
+
+function rowidsById(context: ScopeContext, nodeRowids: readonly number[]): Map<string, number> {
+  const rows = context.db
+    .prepare("SELECT rowid, id FROM raw_nodes WHERE rowid IN (SELECT value FROM json_each(?))")
+    .all(JSON.stringify(nodeRowids)) as RowidIdRow[];
+  return new Map(rows.map((row) => [row.id, row.rowid]));
+}
+
+function sameIds(planned: readonly string[], actual: ReadonlyMap<string, number>): boolean {
+  return planned.length === actual.size && planned.every((id) => actual.has(id));
 }
 
 function forgetTargets(context: ScopeContext, target: ForgetTarget): ForgetRows {

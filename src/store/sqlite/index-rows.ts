@@ -1,16 +1,16 @@
 import type { Database } from "better-sqlite3";
-import { meanVector, vectorBytes, vectorFromBytes } from "../../core/vectors.ts";
-import { buildDigest, renderRoutingText } from "../../maintain/digest.ts";
+import { InvariantError } from "../../core/errors.ts";
+import { vectorBytes, vectorFromBytes } from "../../core/vectors.ts";
 import {
   type EntryDigest,
   type EntryStatus,
+  type ForgetPlan,
   type IndexEntry,
   type IndexState,
   IndexVersionConflict,
   type MaintenancePlan,
   type Relation,
 } from "../index-records.ts";
-import type { Entry } from "../records.ts";
 
 /**
  * Rows of the active index (C3M): entries, their pointers to raw nodes, and a per-scope version
@@ -163,47 +163,62 @@ export function applyPlan(
     "INSERT OR IGNORE INTO index_pointers (entry_rowid, raw_node_rowid, ordinal) VALUES (?, ?, ?)",
   );
   for (const op of plan.ops) {
-    if (op.op === "drop") throw new Error("maintenance may not drop an entry: only forget removes index rows");
+    if (op.op === "drop")
+      throw new InvariantError("provenance", "maintenance may not drop an entry: only forget removes index rows");
     if (op.op === "put") {
       const entry = op.entry;
-      upsert.run({
-        id: entry.id,
-        scope_key: key,
-        status: entry.status,
-        page: entry.page,
-        digest: JSON.stringify(entry.digest),
-        routing_text: entry.routingText,
-        tokens: entry.tokens,
-        space: spaces.text,
-        vector: vectorBytes(entry.vector),
-        vector_weight: entry.vectorWeight,
-        image_space: entry.imageVector ? spaces.image : null,
-        image_vector: entry.imageVector ? vectorBytes(entry.imageVector) : null,
-        image_weight: entry.imageWeight,
-        sessions: JSON.stringify(entry.sessions),
-        time_start_ms: entry.timeStartMs,
-        time_end_ms: entry.timeEndMs,
-        predecessor: entry.predecessor,
-        host: entry.host,
-        last_action: entry.lastAction,
-        relation: entry.relation,
-        created_ms: entry.createdMs,
-        updated_ms: entry.updatedMs,
-      });
-      if (rowidOf.get(key, entry.id) === undefined) throw new Error(`entry ${entry.id} belongs to another scope`);
+      upsert.run(entryColumns(key, entry, spaces));
+      if (rowidOf.get(key, entry.id) === undefined)
+        throw new InvariantError("isolation", `entry ${entry.id} belongs to another scope`);
       continue;
     }
     const entryRowid = rowidOf.get(key, op.entryId) as number | undefined;
-    if (entryRowid === undefined) throw new Error(`link to unknown entry ${op.entryId}`);
+    if (entryRowid === undefined) throw new InvariantError("index plan", `link to unknown entry ${op.entryId}`);
     let ordinal = nextOrdinal.get(entryRowid) as number;
     for (const pointer of op.pointers) {
       if (link.run(entryRowid, resolve(pointer), ordinal).changes > 0) ordinal++;
     }
   }
+  bumpVersion(db, key);
+}
+
+function bumpVersion(db: Database, key: string): void {
   db.prepare(
     `INSERT INTO index_state (scope_key, version) VALUES (?, 1)
      ON CONFLICT (scope_key) DO UPDATE SET version = version + 1`,
   ).run(key);
+}
+
+/** An entry as the named parameters of the index_entries statements. */
+function entryColumns(
+  key: string,
+  entry: IndexEntry,
+  spaces: { readonly text: string; readonly image: string | null },
+): Record<string, unknown> {
+  return {
+    id: entry.id,
+    scope_key: key,
+    status: entry.status,
+    page: entry.page,
+    digest: JSON.stringify(entry.digest),
+    routing_text: entry.routingText,
+    tokens: entry.tokens,
+    space: spaces.text,
+    vector: vectorBytes(entry.vector),
+    vector_weight: entry.vectorWeight,
+    image_space: entry.imageVector ? spaces.image : null,
+    image_vector: entry.imageVector ? vectorBytes(entry.imageVector) : null,
+    image_weight: entry.imageWeight,
+    sessions: JSON.stringify(entry.sessions),
+    time_start_ms: entry.timeStartMs,
+    time_end_ms: entry.timeEndMs,
+    predecessor: entry.predecessor,
+    host: entry.host,
+    last_action: entry.lastAction,
+    relation: entry.relation,
+    created_ms: entry.createdMs,
+    updated_ms: entry.updatedMs,
+  };
 }
 
 /** A plan without a base version may only create entries and link pointers to them. */
@@ -213,190 +228,81 @@ function checkIndependent(db: Database, plan: MaintenancePlan): void {
   for (const op of plan.ops) {
     if (op.op === "put") {
       if (!created.has(op.entry.id) && exists.get(op.entry.id)) {
-        throw new Error(`a plan without a base version changes existing entry ${op.entry.id}`);
+        throw new InvariantError("index plan", `a plan without a base version changes existing entry ${op.entry.id}`);
       }
       created.add(op.entry.id);
     } else if (op.op === "link" && !created.has(op.entryId)) {
-      throw new Error(`a plan without a base version links existing entry ${op.entryId}`);
+      throw new InvariantError("index plan", `a plan without a base version links existing entry ${op.entryId}`);
     }
   }
 }
 
 /**
- * Forget's cascade into the index, run before the raw nodes go: pointers to them are removed,
- * entries that keep some pointers are re-derived from what remains (their routing text may quote
- * forgotten text), and entries left with none are removed with their links repaired so that every
- * remaining raw node stays reachable. Returns the number of entries removed.
+ * Applies the index side of a forget (see `applyForgetPlan` in ../index-plan.ts for the
+ * reference semantics): pointers to the forgotten raw nodes go, re-derived or re-linked entries
+ * are rewritten (their vector spaces stay), and an entry is removed only once it points at
+ * nothing. Runs inside the forget's transaction, before the raw-node rows are deleted.
  */
-export function forgetFromIndex(
+export function applyForgetOps(
   db: Database,
   key: string,
-  nodeRowids: readonly number[],
-  vectorTable: (space: string) => string | null,
-): { removed: number; rebuilt: number } {
-  const nodes = JSON.stringify(nodeRowids);
-  const touched = db
-    .prepare(
-      `SELECT DISTINCT e.id FROM index_pointers p JOIN index_entries e ON e.rowid = p.entry_rowid
-       WHERE e.scope_key = ? AND p.raw_node_rowid IN (SELECT value FROM json_each(?))`,
-    )
-    .pluck()
-    .all(key, nodes) as string[];
-  db.prepare(
-    `DELETE FROM index_pointers WHERE raw_node_rowid IN (SELECT value FROM json_each(?))
-       AND entry_rowid IN (SELECT rowid FROM index_entries WHERE scope_key = ?)`,
-  ).run(nodes, key);
-  if (touched.length === 0) return { removed: 0, rebuilt: 0 };
-  const forgotten = new Set(nodeRowids);
-  let removed = 0;
-  let rebuilt = 0;
-  for (const id of touched) {
-    const row = db.prepare("SELECT * FROM index_entries WHERE scope_key = ? AND id = ?").get(key, id) as
-      | EntryRow
-      | undefined;
-    if (!row) continue;
-    const remaining = db
-      .prepare(
-        `SELECT r.rowid, r.speaker, r.text, r.time_ms, s.session_key FROM index_pointers p
-         JOIN raw_nodes r ON r.rowid = p.raw_node_rowid JOIN sessions s ON s.rowid = r.session_rowid
-         WHERE p.entry_rowid = ? ORDER BY p.ordinal`,
-      )
-      .all(row.rowid) as {
-      rowid: number;
-      speaker: string | null;
-      text: string;
-      time_ms: number;
-      session_key: string;
-    }[];
-    const kept = remaining.filter((node) => !forgotten.has(node.rowid));
-    if (kept.length === 0) {
-      removeEntry(db, key, row);
-      removed++;
-    } else {
-      rederive(db, key, row, kept, vectorTable);
-      rebuilt++;
-    }
-  }
-  return { removed, rebuilt };
-}
-
-function removeEntry(db: Database, key: string, row: EntryRow): void {
-  const children = db
-    .prepare("SELECT id FROM index_entries WHERE scope_key = ? AND host = ? ORDER BY time_end_ms DESC, rowid")
-    .pluck()
-    .all(key, row.id) as string[];
-  const successor = db
-    .prepare("SELECT id FROM index_entries WHERE scope_key = ? AND predecessor = ?")
-    .pluck()
-    .get(key, row.id) as string | undefined;
-  const setHost = db.prepare("UPDATE index_entries SET host = ? WHERE scope_key = ? AND id = ?");
-  if (row.status === "active") {
-    // Something must take the entry's place, or what it reached becomes unreachable.
-    const heir = row.predecessor ?? children[0] ?? null;
-    if (heir) {
-      db.prepare(
-        "UPDATE index_entries SET status = 'active', page = ?, host = NULL, last_action = 'promoted' WHERE scope_key = ? AND id = ?",
-      ).run(row.page, key, heir);
-      for (const child of children) if (child !== heir) setHost.run(heir, key, child);
-    }
-  } else {
-    // Reachable through a parent: the successor (for an earlier state) or the host.
-    const parent = row.status === "superseded" ? successor : row.host;
-    if (row.predecessor) {
-      if (successor && row.status === "superseded") {
-        db.prepare("UPDATE index_entries SET predecessor = ? WHERE scope_key = ? AND id = ?").run(
-          row.predecessor,
-          key,
-          successor,
-        );
-      } else if (parent) setHost.run(parent, key, row.predecessor);
-    }
-    for (const child of children) setHost.run(parent ?? null, key, child);
-  }
-  if (successor && (row.status === "active" || !row.predecessor)) {
-    db.prepare("UPDATE index_entries SET predecessor = ? WHERE scope_key = ? AND id = ?").run(
-      row.status === "active" ? null : row.predecessor,
-      key,
-      successor,
-    );
-  }
-  db.prepare("DELETE FROM index_pointers WHERE entry_rowid = ?").run(row.rowid);
-  db.prepare("DELETE FROM index_entries WHERE rowid = ?").run(row.rowid);
-}
-
-function rederive(
-  db: Database,
-  key: string,
-  row: EntryRow,
-  kept: readonly { rowid: number; speaker: string | null; text: string; time_ms: number; session_key: string }[],
-  vectorTable: (space: string) => string | null,
+  plan: ForgetPlan,
+  rowidOfNode: (id: string) => number | undefined,
 ): void {
-  const imageRows = db.prepare(
-    "SELECT ordinal, blob_hash, caption, derived_text FROM raw_node_images WHERE raw_node_rowid = ? ORDER BY ordinal",
+  const version = indexVersion(db, key);
+  if (version !== plan.baseVersion) throw new IndexVersionConflict(plan.baseVersion, version);
+  const forgotten = new Set(plan.rawNodeIds);
+  const rowidOf = db.prepare("SELECT rowid FROM index_entries WHERE scope_key = ? AND id = ?").pluck();
+  const entryRowid = (id: string): number => {
+    const rowid = rowidOf.get(key, id);
+    if (typeof rowid !== "number")
+      throw new InvariantError("forget plan", `names entry ${id}, not in this scope's index`);
+    return rowid;
+  };
+  const unlink = db.prepare("DELETE FROM index_pointers WHERE entry_rowid = ? AND raw_node_rowid = ?");
+  const update = db.prepare(
+    `UPDATE index_entries SET status = @status, page = @page, digest = @digest, routing_text = @routing_text,
+       tokens = @tokens, vector = @vector, vector_weight = @vector_weight, image_vector = @image_vector,
+       image_weight = @image_weight, sessions = @sessions, time_start_ms = @time_start_ms, time_end_ms = @time_end_ms,
+       predecessor = @predecessor, host = @host, last_action = @last_action, relation = @relation, updated_ms = @updated_ms
+     WHERE scope_key = @scope_key AND id = @id`,
   );
-  const images = new Map(
-    kept.map((node) => [
-      node.rowid,
-      imageRows.all(node.rowid) as {
-        ordinal: number;
-        blob_hash: string | null;
-        caption: string | null;
-        derived_text: string | null;
-      }[],
-    ]),
-  );
-  const digest = buildDigest(
-    kept.map((node) => ({
-      speaker: node.speaker,
-      text: node.text,
-      imageText: (images.get(node.rowid) ?? []).flatMap((image) =>
-        [image.caption, image.derived_text].filter((text): text is string => !!text),
-      ),
-    })),
-  );
-  const times = kept.map((node) => node.time_ms);
-  const span = { startMs: Math.min(...times), endMs: Math.max(...times) };
-  const routing = renderRoutingText(digest, span, Math.max(1, row.tokens));
-  const table = vectorTable(row.space);
-  const vectors = table
-    ? kept.flatMap((node) => {
-        const blob = db.prepare(`SELECT embedding FROM ${table} WHERE rowid = ?`).pluck().get(BigInt(node.rowid)) as
-          | Buffer
-          | undefined;
-        return blob ? [vectorFromBytes(blob)] : [];
-      })
-    : [];
-  const imageVectors = row.image_space
-    ? kept.flatMap((node) =>
-        (images.get(node.rowid) ?? []).flatMap((image) => {
-          if (!image.blob_hash) return [];
-          const blob = db
-            .prepare("SELECT vector FROM blob_vectors WHERE blob_hash = ? AND space = ?")
-            .pluck()
-            .get(image.blob_hash, row.image_space) as Buffer | undefined;
-          return blob ? [vectorFromBytes(blob)] : [];
-        }),
-      )
-    : [];
-  const vector = meanVector(vectors);
-  const imageVector = meanVector(imageVectors);
-  db.prepare(
-    `UPDATE index_entries SET digest = ?, routing_text = ?, tokens = ?, vector = ?, vector_weight = ?, image_vector = ?,
-       image_weight = ?, sessions = ?, time_start_ms = ?, time_end_ms = ? WHERE scope_key = ? AND rowid = ?`,
-  ).run(
-    JSON.stringify(digest),
-    routing.text,
-    routing.tokens,
-    vector ? vectorBytes(vector) : row.vector,
-    vectors.length,
-    imageVector ? vectorBytes(imageVector) : null,
-    imageVectors.length,
-    JSON.stringify([...new Set(kept.map((node) => node.session_key))]),
-    span.startMs,
-    span.endMs,
-    key,
-    row.rowid,
-  );
+  const pointerCount = db.prepare("SELECT count(*) FROM index_pointers WHERE entry_rowid = ?").pluck();
+  const remove = db.prepare("DELETE FROM index_entries WHERE rowid = ?");
+  for (const op of plan.ops) {
+    if (op.op === "unlink") {
+      const rowid = entryRowid(op.entryId);
+      for (const pointer of op.pointers) {
+        const node = forgotten.has(pointer) ? rowidOfNode(pointer) : undefined;
+        if (node === undefined) {
+          throw new InvariantError("provenance", `forget may not unlink ${pointer}: it is not being forgotten`);
+        }
+        unlink.run(rowid, node);
+      }
+    } else if (op.op === "put") {
+      entryRowid(op.entry.id);
+      const {
+        space: _space,
+        image_space: _imageSpace,
+        created_ms: _created,
+        ...fields
+      } = entryColumns(key, op.entry, {
+        text: "",
+        image: null,
+      });
+      update.run(fields);
+    } else {
+      const rowid = entryRowid(op.entryId);
+      if (pointerCount.get(rowid) !== 0) {
+        throw new InvariantError(
+          "provenance",
+          `forget may not remove entry ${op.entryId}: it still points at evidence`,
+        );
+      }
+      remove.run(rowid);
+    }
+  }
+  bumpVersion(db, key);
 }
 
 export function forgetWholeIndex(db: Database, key: string): number {
@@ -406,28 +312,6 @@ export function forgetWholeIndex(db: Database, key: string): number {
   const removed = db.prepare("DELETE FROM index_entries WHERE scope_key = ?").run(key).changes;
   db.prepare("UPDATE index_state SET version = version + 1 WHERE scope_key = ?").run(key);
   return removed;
-}
-
-export function toPublicEntry(entry: IndexEntry): Entry {
-  return {
-    id: entry.id,
-    status: entry.status,
-    page: entry.page,
-    routingText: entry.routingText,
-    tokens: entry.tokens,
-    sessions: entry.sessions,
-    timeStart: new Date(entry.timeStartMs).toISOString(),
-    timeEnd: new Date(entry.timeEndMs).toISOString(),
-    pointers: entry.pointers,
-    predecessor: entry.predecessor,
-    host: entry.host,
-    lastAction: entry.lastAction,
-    relation: entry.relation,
-    latest: entry.status === "active",
-    entities: Object.keys(entry.digest.entities),
-    createdAt: new Date(entry.createdMs).toISOString(),
-    updatedAt: new Date(entry.updatedMs).toISOString(),
-  };
 }
 
 function toEntry(row: EntryRow, pointers: readonly string[]): IndexEntry {

@@ -6,21 +6,19 @@ import type { ScopeContext } from "./scope-context.ts";
 
 /** Image blobs as one scope sees them, and what is already derived from known images. */
 
-export function getBlob(context: ScopeContext, hash: string): { record: BlobRecord; data: Uint8Array } {
+/** Original bytes, or the 256 px WebP thumbnail; the record is the original's either way. */
+export function readBlob(
+  context: ScopeContext,
+  hash: string,
+  options: { readonly thumbnail?: boolean },
+): { record: BlobRecord; data: Uint8Array } {
   const record = blobInScope(context, hash);
+  const operation = options.thumbnail ? "readThumbnail" : "readBlob";
   try {
-    return { record, data: context.store.files.read(hash) };
+    const files = context.store.files;
+    return { record, data: options.thumbnail ? files.readThumbnail(hash) : files.read(hash) };
   } catch (error) {
-    throw new StoreError("getBlob", error);
-  }
-}
-
-export function getThumbnail(context: ScopeContext, hash: string): Uint8Array {
-  blobInScope(context, hash);
-  try {
-    return context.store.files.readThumbnail(hash);
-  } catch (error) {
-    throw new StoreError("getThumbnail", error);
+    throw new StoreError(operation, error);
   }
 }
 

@@ -1,5 +1,5 @@
-import { NotFoundError } from "../../core/errors.ts";
 import type { ImageRef, RawNode } from "../records.ts";
+import type { RawNodeQuery } from "../store.ts";
 import {
   type ImageRow,
   numberOrUndefined,
@@ -11,15 +11,30 @@ import {
 import type { ScopeContext } from "./scope-context.ts";
 
 /** Raw nodes of one scope, with their images: a foreign id reads exactly like a missing one. */
+export function readRawNodes(context: ScopeContext, query: RawNodeQuery): RawNode[] {
+  if ("ids" in query) return getRawNodes(context, query.ids);
+  if ("sessionId" in query) return listRawNodes(context, query);
+  return nearRawNodes(context, query.near, query.window);
+}
 
-export function getRawNode(context: ScopeContext, id: string): RawNode {
-  const [node] = getRawNodes(context, [id]);
-  if (!node) throw new NotFoundError("raw node", id);
-  return node;
+/** Raw nodes within `window` turns of the given ones in the same session, the given ones excluded; by session and turn. */
+function nearRawNodes(context: ScopeContext, ids: readonly string[], window: number): RawNode[] {
+  if (ids.length === 0) return [];
+  const rows = context.db
+    .prepare(
+      `SELECT DISTINCT ${rawNodeColumns} FROM raw_nodes g
+       JOIN raw_nodes r ON r.session_rowid = g.session_rowid AND r.turn BETWEEN g.turn - ? AND g.turn + ?
+       JOIN sessions s ON s.rowid = r.session_rowid
+       WHERE g.scope_key = ? AND r.scope_key = ? AND g.id IN (SELECT value FROM json_each(?))
+         AND r.id NOT IN (SELECT value FROM json_each(?))
+       ORDER BY r.session_rowid, r.turn`,
+    )
+    .all(window, window, context.key, context.key, JSON.stringify(ids), JSON.stringify(ids)) as RawNodeRow[];
+  return withImages(context, rows);
 }
 
 /** Missing or foreign ids are omitted; order follows `ids`. */
-export function getRawNodes(context: ScopeContext, ids: readonly string[]): RawNode[] {
+function getRawNodes(context: ScopeContext, ids: readonly string[]): RawNode[] {
   if (ids.length === 0) return [];
   const rows = context.db
     .prepare(
@@ -32,7 +47,7 @@ export function getRawNodes(context: ScopeContext, ids: readonly string[]): RawN
   return ids.map((id) => byId.get(id)).filter((node): node is RawNode => node !== undefined);
 }
 
-export function listRawNodes(context: ScopeContext, options: { sessionId: string }): RawNode[] {
+function listRawNodes(context: ScopeContext, options: { sessionId: string }): RawNode[] {
   const rows = context.db
     .prepare(
       `SELECT ${rawNodeColumns} FROM raw_nodes r JOIN sessions s ON s.rowid = r.session_rowid

@@ -1,16 +1,9 @@
-import { NotFoundError } from "../../core/errors.ts";
 import type { SessionRecord } from "../records.ts";
+import type { SessionQuery } from "../store.ts";
 import { type SessionRow, toSession } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
 
 /** Sessions of one scope: a foreign id reads exactly like a missing one. */
-
-export function getSession(context: ScopeContext, id: string): SessionRecord {
-  const session = sessionById(context, id);
-  if (!session) throw new NotFoundError("session", id);
-  return session;
-}
-
 export function sessionById(context: ScopeContext, id: string): SessionRecord | null {
   const row = context.db.prepare("SELECT * FROM sessions WHERE scope_key = ? AND id = ?").get(context.key, id) as
     | SessionRow
@@ -35,4 +28,11 @@ export function listSessions(context: ScopeContext, options: { limit?: number; o
     .prepare("SELECT * FROM sessions WHERE scope_key = ? ORDER BY time_ms, rowid LIMIT ? OFFSET ?")
     .all(context.key, options.limit ?? -1, options.offset ?? 0) as SessionRow[];
   return rows.map(toSession);
+}
+
+/** Sessions by id, by key, or all of them in time order (paged). */
+export function readSessions(context: ScopeContext, query: SessionQuery): SessionRecord[] {
+  if ("ids" in query) return query.ids.flatMap((id) => sessionById(context, id) ?? []);
+  if ("keys" in query) return query.keys.flatMap((key) => findSessionByKey(context, key) ?? []);
+  return listSessions(context, query);
 }

@@ -6,26 +6,24 @@ import type {
   AuditEvent,
   BlobRecord,
   CommitResult,
-  Entry,
   ForgetResult,
-  ForgetTarget,
   RawNode,
   ScopeStats,
   SearchFilters,
   SessionRecord,
   SessionWrite,
 } from "../records.ts";
-import type { LexicalField, ScopedStore } from "../store.ts";
-import { listAudit } from "./audit-events.ts";
+import type { ForgetRequest, LexicalField, RawNodeQuery, ScopedStore, SessionQuery } from "../store.ts";
+import { readAudit } from "./audit-events.ts";
 import { commitSession } from "./commit-session.ts";
-import { linkedEntries, neighbours, textVectors } from "./derived-lookups.ts";
+import { linkedEntries, textVectors } from "./derived-lookups.ts";
 import { forget } from "./forget.ts";
-import { indexVersion, readIndex } from "./index-rows.ts";
-import { getBlob, getThumbnail, knownImages } from "./read-blobs.ts";
-import { getRawNode, getRawNodes, listRawNodes } from "./read-raw-nodes.ts";
-import { findSessionByKey, getSession, listSessions } from "./read-sessions.ts";
+import { readIndex } from "./index-rows.ts";
+import { knownImages, readBlob } from "./read-blobs.ts";
+import { readRawNodes } from "./read-raw-nodes.ts";
+import { readSessions } from "./read-sessions.ts";
 import { createScopeContext, type ScopeContext, type StoreServices } from "./scope-context.ts";
-import { indexNeedsRebuild, listEntries, rebuildIndex } from "./scope-index.ts";
+import { applyIndexPlan, indexStatus } from "./scope-index.ts";
 import { scopeStats } from "./scope-stats.ts";
 import { searchLexical } from "./search-lexical.ts";
 import { searchVectors } from "./search-vectors.ts";
@@ -43,42 +41,46 @@ export class SqliteScopedStore implements ScopedStore {
     this.#context = createScopeContext(db, key, store);
   }
 
+  // ── Cold store ──────────────────────────────────────────────────────────────────────────────
   async commitSession(write: SessionWrite): Promise<CommitResult> {
     return commitSession(this.#context, write);
   }
 
-  async getSession(id: string): Promise<SessionRecord> {
-    return getSession(this.#context, id);
+  async readSessions(query: SessionQuery): Promise<SessionRecord[]> {
+    return readSessions(this.#context, query);
   }
 
-  async findSessionByKey(key: string): Promise<SessionRecord | null> {
-    return findSessionByKey(this.#context, key);
+  async readRawNodes(query: RawNodeQuery): Promise<RawNode[]> {
+    return readRawNodes(this.#context, query);
   }
 
-  async listSessions(options: { limit?: number; offset?: number } = {}): Promise<SessionRecord[]> {
-    return listSessions(this.#context, options);
+  async readBlob(
+    hash: string,
+    options: { thumbnail?: boolean } = {},
+  ): Promise<{ record: BlobRecord; data: Uint8Array }> {
+    return readBlob(this.#context, hash, options);
   }
 
-  async getRawNode(id: string): Promise<RawNode> {
-    return getRawNode(this.#context, id);
+  async knownImages(
+    hashes: readonly string[],
+    imageSpace: string | null,
+  ): Promise<Map<string, { vector: Float32Array | null; derivedText: string | null }>> {
+    return knownImages(this.#context, hashes, imageSpace);
   }
 
-  async getRawNodes(ids: readonly string[]): Promise<RawNode[]> {
-    return getRawNodes(this.#context, ids);
+  async forget(request: ForgetRequest): Promise<ForgetResult> {
+    return forget(this.#context, request);
   }
 
-  async listRawNodes(options: { sessionId: string }): Promise<RawNode[]> {
-    return listRawNodes(this.#context, options);
+  async readAudit(options: { limit?: number; offset?: number } = {}): Promise<AuditEvent[]> {
+    return readAudit(this.#context, options);
   }
 
-  async getBlob(hash: string): Promise<{ record: BlobRecord; data: Uint8Array }> {
-    return getBlob(this.#context, hash);
+  async stats(): Promise<ScopeStats> {
+    return scopeStats(this.#context);
   }
 
-  async getThumbnail(hash: string): Promise<Uint8Array> {
-    return getThumbnail(this.#context, hash);
-  }
-
+  // ── Channel index ───────────────────────────────────────────────────────────────────────────
   async searchLexical(
     field: LexicalField,
     query: string,
@@ -95,16 +97,17 @@ export class SqliteScopedStore implements ScopedStore {
     return searchVectors(this.#context, space, vector, options);
   }
 
-  async listEntries(options: { limit?: number; offset?: number; status?: Entry["status"] } = {}): Promise<Entry[]> {
-    return listEntries(this.#context, options);
+  async readVectors(space: string, rawNodeIds: readonly string[]): Promise<Map<string, Float32Array>> {
+    return textVectors(this.#context, space, rawNodeIds);
   }
 
+  // ── Active index ────────────────────────────────────────────────────────────────────────────
   async readIndex(options: { activeOnly: boolean }): Promise<IndexState> {
     return readIndex(this.#context.db, this.#context.key, options);
   }
 
-  async indexVersion(): Promise<number> {
-    return indexVersion(this.#context.db, this.#context.key);
+  async indexStatus(): Promise<{ version: number; needsRebuild: boolean }> {
+    return indexStatus(this.#context);
   }
 
   async readLinkedEntries(options: {
@@ -115,38 +118,10 @@ export class SqliteScopedStore implements ScopedStore {
     return linkedEntries(this.#context, options);
   }
 
-  async indexNeedsRebuild(): Promise<boolean> {
-    return indexNeedsRebuild(this.#context);
-  }
-
-  async rebuildIndex(plan: MaintenancePlan, spaces: { text: string; image: string | null }): Promise<void> {
-    rebuildIndex(this.#context, plan, spaces);
-  }
-
-  async neighbours(rawNodeIds: readonly string[], window: number): Promise<Map<string, string>> {
-    return neighbours(this.#context, rawNodeIds, window);
-  }
-
-  async getTextVectors(space: string, rawNodeIds: readonly string[]): Promise<Map<string, Float32Array>> {
-    return textVectors(this.#context, space, rawNodeIds);
-  }
-
-  async forget(target: ForgetTarget): Promise<ForgetResult> {
-    return forget(this.#context, target);
-  }
-
-  async listAudit(options: { limit?: number; offset?: number } = {}): Promise<AuditEvent[]> {
-    return listAudit(this.#context, options);
-  }
-
-  async stats(): Promise<ScopeStats> {
-    return scopeStats(this.#context);
-  }
-
-  async knownImages(
-    hashes: readonly string[],
-    imageSpace: string | null,
-  ): Promise<Map<string, { vector: Float32Array | null; derivedText: string | null }>> {
-    return knownImages(this.#context, hashes, imageSpace);
+  async applyIndexPlan(
+    plan: MaintenancePlan,
+    options: { readonly spaces: { readonly text: string; readonly image: string | null }; readonly replace: boolean },
+  ): Promise<void> {
+    applyIndexPlan(this.#context, plan, options);
   }
 }
