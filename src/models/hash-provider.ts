@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { checkBatchSize } from "./model-calls.ts";
 import type { ImageEmbedder, Models, TextEmbedder } from "./provider.ts";
 
 /**
@@ -7,25 +8,35 @@ import type { ImageEmbedder, Models, TextEmbedder } from "./provider.ts";
  * which is what fast unit tests need.
  */
 export function hashTextEmbedder(dimensions = 256): TextEmbedder {
-  return {
+  const embedder: TextEmbedder = {
     id: `hash-ngram-${dimensions}`,
     provider: "hash",
     dimensions,
     maxBatchSize: 1024,
+    // Hashing runs synchronously on the calling thread: a second call in flight could not overlap the first.
+    maxParallelCalls: 1,
+    // A pure function: nothing transient can fail, so there is nothing to retry.
+    maxRetries: 0,
     async embed(texts) {
+      checkBatchSize(embedder, texts.length);
       return texts.map((text) => embedFeatures(textFeatures(text), dimensions));
     },
   };
+  return embedder;
 }
 
 /** Image "features" from a coarse byte histogram; identical bytes give identical vectors. */
 export function hashImageEmbedder(dimensions = 64): ImageEmbedder {
-  return {
+  const embedder: ImageEmbedder = {
     id: `hash-bytes-${dimensions}`,
     provider: "hash",
     dimensions,
     maxBatchSize: 256,
+    // Synchronous, like the text embedder: parallel calls would only take turns.
+    maxParallelCalls: 1,
+    maxRetries: 0,
     async embedImages(images) {
+      checkBatchSize(embedder, images.length);
       return images.map((bytes) => {
         const vector = new Float32Array(dimensions);
         const step = Math.max(1, Math.floor(bytes.length / 4096));
@@ -37,6 +48,7 @@ export function hashImageEmbedder(dimensions = 64): ImageEmbedder {
       });
     },
   };
+  return embedder;
 }
 
 export function createHashModels(options: { dimensions?: number } = {}): Models {

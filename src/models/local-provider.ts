@@ -14,6 +14,7 @@ import type { Sharp } from "sharp";
 import type { Page, Worker as TesseractWorker, Word } from "tesseract.js";
 import { ProviderError } from "../core/errors.ts";
 import type { RequestBody, WorkerInit, WorkerResponse } from "./local-worker.ts";
+import { checkBatchSize } from "./model-calls.ts";
 import type { ImageEmbedder, ImageReader, Models, TextEmbedder } from "./provider.ts";
 
 const PROVIDER = "local";
@@ -59,42 +60,41 @@ export async function createLocalModels(options: { ocr?: boolean; imageFeatures?
 }
 
 function createTextEmbedder(worker: ModelWorker): TextEmbedder {
-  const maxBatchSize = 64;
-  return {
+  const embedder: TextEmbedder = {
     id: TEXT_MODEL,
     provider: PROVIDER,
     dimensions: TEXT_DIMENSIONS,
-    maxBatchSize,
+    // Bounds the activations one request holds in the worker.
+    maxBatchSize: 64,
+    // The worker runs one request at a time; a second call in flight would only wait in its queue.
+    maxParallelCalls: 1,
+    // Failures are a broken model or a closed worker; trying again gives the same answer.
+    maxRetries: 0,
     async embed(texts) {
-      const vectors: Float32Array[] = [];
-      // Callers should respect maxBatchSize; splitting anyway keeps a large call from holding all
-      // of its activations at once.
-      for (let start = 0; start < texts.length; start += maxBatchSize) {
-        const batch = texts.slice(start, start + maxBatchSize);
-        vectors.push(...(await worker.run({ op: "embedTexts", texts: batch }, batch.length, TEXT_DIMENSIONS)));
-      }
-      return vectors;
+      checkBatchSize(embedder, texts.length);
+      return worker.run({ op: "embedTexts", texts: [...texts] }, texts.length, TEXT_DIMENSIONS);
     },
   };
+  return embedder;
 }
 
 function createImageEmbedder(worker: ModelWorker): ImageEmbedder {
-  const maxBatchSize = 8;
-  return {
+  const embedder: ImageEmbedder = {
     id: IMAGE_MODEL,
     provider: PROVIDER,
     dimensions: IMAGE_DIMENSIONS,
-    maxBatchSize,
+    maxBatchSize: 8,
+    // sharp decodes the next batch on libuv's thread pool while the worker embeds this one.
+    maxParallelCalls: 2,
+    // An image that cannot be decoded cannot be decoded on a second try either.
+    maxRetries: 0,
     async embedImages(images) {
-      const vectors: Float32Array[] = [];
-      for (let start = 0; start < images.length; start += maxBatchSize) {
-        const batch = images.slice(start, start + maxBatchSize);
-        const pixels = await Promise.all(batch.map((image, i) => modelInput(image, start + i)));
-        vectors.push(...(await worker.run({ op: "embedImages", pixels }, batch.length, IMAGE_DIMENSIONS)));
-      }
-      return vectors;
+      checkBatchSize(embedder, images.length);
+      const pixels = await Promise.all(images.map((image, index) => modelInput(image, index)));
+      return worker.run({ op: "embedImages", pixels }, images.length, IMAGE_DIMENSIONS);
     },
   };
+  return embedder;
 }
 
 function createOcrReader(ocr: TesseractOcr): ImageReader {

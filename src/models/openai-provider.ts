@@ -3,10 +3,11 @@
  * embeddings, image embeddings and chat with images. Every response is parsed with a schema before it is
  * trusted; anything unexpected becomes a `ProviderError` that keeps the raw body.
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { ConfigError, InputError, ProviderError } from "../core/errors.ts";
+import { checkBatchSize, withRetries } from "./model-calls.ts";
 import type { ChatMessage, ChatModel, ChatPart, ImageEmbedder, ImageReader, Models, TextEmbedder } from "./provider.ts";
+import { RetryableProviderError } from "./retryable-provider-error.ts";
 
 const PROVIDER = "openai";
 
@@ -30,10 +31,15 @@ export interface OpenAIModelsOptions {
   fetch?: typeof fetch;
   /** Per attempt, including reading the body. Default 60 000. */
   timeoutMs?: number;
-  /** Extra attempts after a 429, a 5xx or a network failure. Default 2. */
+  /** Extra attempts after a 429, a 5xx or a network failure (made by model-calls.ts). Default 2. */
   maxRetries?: number;
   /** Inputs per embeddings request. Default 64. */
   maxBatchSize?: number;
+  /**
+   * Embeddings requests in flight at once. Default 1: local servers (Ollama, llama.cpp) queue parallel
+   * requests anyway; a hosted API with rate limits to spare can take more.
+   */
+  maxParallelCalls?: number;
 }
 
 /**
@@ -47,7 +53,7 @@ export interface OpenAIModelsOptions {
  *   chatModel: "llava",
  *   imageReader: true,
  * });
- * const [vector] = await models.text.embed(["where did Alice park?"]);
+ * const [vector] = await embedTexts(models.text, ["where did Alice park?"]);
  * await models.close();
  */
 export function createOpenAIModels(options: OpenAIModelsOptions): Models {
@@ -58,16 +64,16 @@ export function createOpenAIModels(options: OpenAIModelsOptions): Models {
     config.imageModel === undefined
       ? undefined
       : createImageEmbedder(client, {
+          ...embedderLimits(config),
           model: config.imageModel,
           dimensions: config.imageDimensions,
-          maxBatchSize: config.maxBatchSize,
         });
   return Object.freeze({
     profile: "openai",
     text: createTextEmbedder(client, {
+      ...embedderLimits(config),
       model: config.textModel,
       dimensions: config.textDimensions,
-      maxBatchSize: config.maxBatchSize,
     }),
     // Absent capabilities are left out rather than set to undefined, so `"chat" in models` tells the truth.
     ...(image ? { image } : {}),
@@ -105,6 +111,7 @@ interface Config {
   readonly timeoutMs: number;
   readonly maxRetries: number;
   readonly maxBatchSize: number;
+  readonly maxParallelCalls: number;
 }
 
 function resolveConfig(options: OpenAIModelsOptions): Config {
@@ -122,7 +129,16 @@ function resolveConfig(options: OpenAIModelsOptions): Config {
     timeoutMs: positiveInteger("timeoutMs", options.timeoutMs ?? 60_000),
     maxRetries: nonNegativeInteger("maxRetries", options.maxRetries ?? 2),
     maxBatchSize: positiveInteger("maxBatchSize", options.maxBatchSize ?? 64),
+    maxParallelCalls: positiveInteger("maxParallelCalls", options.maxParallelCalls ?? 1),
   });
+}
+
+function embedderLimits(config: Config): Omit<EmbedderSettings, "model" | "dimensions"> {
+  return {
+    maxBatchSize: config.maxBatchSize,
+    maxParallelCalls: config.maxParallelCalls,
+    maxRetries: config.maxRetries,
+  };
 }
 
 function endpointRoot(baseUrl: string): string {
@@ -149,18 +165,18 @@ function nonNegativeInteger(field: string, value: number): number {
   return value;
 }
 
-// ─── HTTP: timeouts, retries, errors ────────────────────────────────────────────────────────────
+// ─── HTTP: timeouts and errors ──────────────────────────────────────────────────────────────────
 
 interface Client {
-  /** POSTs JSON and returns the raw body of a 2xx answer; anything else throws `ProviderError`. */
+  /**
+   * One POST of JSON; returns the raw body of a 2xx answer. Failures are `ProviderError`s, and
+   * `RetryableProviderError`s where another attempt may succeed: retrying is model-calls.ts's decision.
+   */
   post(path: string, model: string, payload: unknown): Promise<string>;
+  /** POST with this client's retry budget, for calls that do not go through model-calls.ts (chat). */
+  postWithRetries(path: string, model: string, payload: unknown): Promise<string>;
   close(): void;
 }
-
-type Attempt = { ok: true; body: string } | { ok: false; error: ProviderError; retryable: boolean; waitMs?: number };
-
-const BASE_BACKOFF_MS = 250;
-const MAX_BACKOFF_MS = 4_000;
 
 function createClient(config: Config): Client {
   // Aborting this on close stops in-flight requests, so shutdown is not held hostage by a slow endpoint.
@@ -168,36 +184,45 @@ function createClient(config: Config): Client {
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
   if (config.apiKey) headers.authorization = `Bearer ${config.apiKey}`;
 
-  async function attempt(path: string, model: string, body: string): Promise<Attempt> {
+  async function post(path: string, model: string, payload: unknown): Promise<string> {
+    if (lifetime.signal.aborted) throw closedError(model);
     const timeout = AbortSignal.timeout(config.timeoutMs);
     const signal = AbortSignal.any([lifetime.signal, timeout]);
+    let response: Response;
+    let text: string;
     try {
-      const response = await config.fetch(`${config.baseUrl}${path}`, { method: "POST", headers, body, signal });
-      const text = await response.text();
-      if (response.ok) return { ok: true, body: text };
-      return httpFailure({ path, model, response, body: text });
+      response = await config.fetch(`${config.baseUrl}${path}`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(payload),
+        signal,
+      });
+      text = await response.text();
     } catch (cause) {
-      if (lifetime.signal.aborted) return { ok: false, retryable: false, error: closedError(model, cause) };
+      if (lifetime.signal.aborted) throw closedError(model, cause);
       if (timeout.aborted) {
-        // A timed-out request is not retried: a model that was too slow once will most likely be too slow again,
-        // and retrying would multiply the caller's wait by maxRetries.
-        const error = new ProviderError(PROVIDER, model, `${path} timed out after ${config.timeoutMs} ms`, { cause });
-        return { ok: false, retryable: false, error };
+        // A timed-out request is not retryable: a model that was too slow once will most likely be too slow
+        // again, and retrying would multiply the caller's wait by maxRetries.
+        throw new ProviderError(PROVIDER, model, `${path} timed out after ${config.timeoutMs} ms`, { cause });
       }
-      const error = new ProviderError(PROVIDER, model, `${path} request failed: ${describeCause(cause)}`, { cause });
-      return { ok: false, retryable: true, error };
+      throw new RetryableProviderError(PROVIDER, model, `${path} request failed: ${describeCause(cause)}`, { cause });
     }
+    if (response.ok) return text;
+    throw httpFailure({ path, model, response, body: text });
   }
 
   return {
-    async post(path, model, payload) {
-      if (lifetime.signal.aborted) throw closedError(model);
-      const body = JSON.stringify(payload);
-      for (let retry = 0; ; retry += 1) {
-        const outcome = await attempt(path, model, body);
-        if (outcome.ok) return outcome.body;
-        if (!outcome.retryable || retry >= config.maxRetries) throw outcome.error;
-        await pause(outcome.waitMs ?? backoff(retry), lifetime.signal, model);
+    post,
+    async postWithRetries(path, model, payload) {
+      try {
+        return await withRetries(() => post(path, model, payload), {
+          maxRetries: config.maxRetries,
+          signal: lifetime.signal,
+        });
+      } catch (error) {
+        // Closing during a backoff ends the wait; say so rather than repeat the failure that started it.
+        if (lifetime.signal.aborted) throw closedError(model, error);
+        throw error;
       }
     },
     close() {
@@ -206,13 +231,16 @@ function createClient(config: Config): Client {
   };
 }
 
-function httpFailure(input: { path: string; model: string; response: Response; body: string }): Attempt {
+function httpFailure(input: { path: string; model: string; response: Response; body: string }): ProviderError {
   const { status, statusText } = input.response;
   const detail = errorMessageIn(input.body);
   const message = `${input.path} answered HTTP ${status}${statusText ? ` ${statusText}` : ""}${detail ? `: ${detail}` : ""}`;
-  const error = new ProviderError(PROVIDER, input.model, message, { body: input.body });
-  const retryable = status === 429 || status >= 500;
-  return { ok: false, error, retryable, waitMs: retryAfterMs(input.response.headers) };
+  if (status !== 429 && status < 500) return new ProviderError(PROVIDER, input.model, message, { body: input.body });
+  const retryAfterMs = retryAfterMsIn(input.response.headers);
+  return new RetryableProviderError(PROVIDER, input.model, message, {
+    body: input.body,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  });
 }
 
 const errorEnvelope = z.object({ error: z.union([z.string(), z.object({ message: z.string() })]) });
@@ -231,23 +259,11 @@ function errorMessageIn(body: string): string | undefined {
   return typeof parsed.data.error === "string" ? parsed.data.error : parsed.data.error.message;
 }
 
-/** Honours a `Retry-After` in seconds, capped so one answer cannot stall a caller for minutes. */
-function retryAfterMs(headers: Headers): number | undefined {
+/** The wait a `Retry-After` in seconds asks for; model-calls.ts caps it. HTTP dates are not honoured. */
+function retryAfterMsIn(headers: Headers): number | undefined {
   const seconds = Number(headers.get("retry-after"));
   if (!headers.has("retry-after") || !Number.isFinite(seconds) || seconds < 0) return undefined;
-  return Math.min(seconds * 1_000, MAX_BACKOFF_MS);
-}
-
-function backoff(retry: number): number {
-  return Math.min(BASE_BACKOFF_MS * 2 ** retry, MAX_BACKOFF_MS);
-}
-
-async function pause(ms: number, signal: AbortSignal, model: string): Promise<void> {
-  try {
-    await sleep(ms, undefined, { signal });
-  } catch (cause) {
-    throw closedError(model, cause);
-  }
+  return seconds * 1_000;
 }
 
 function closedError(model: string, cause?: unknown): ProviderError {
@@ -292,44 +308,49 @@ interface EmbedderSettings {
   readonly model: string;
   readonly dimensions: number;
   readonly maxBatchSize: number;
+  readonly maxParallelCalls: number;
+  readonly maxRetries: number;
 }
 
 function createTextEmbedder(client: Client, settings: EmbedderSettings): TextEmbedder {
-  return Object.freeze({
+  const embedder: TextEmbedder = Object.freeze({
     id: settings.model,
     provider: PROVIDER,
     dimensions: settings.dimensions,
     maxBatchSize: settings.maxBatchSize,
+    maxParallelCalls: settings.maxParallelCalls,
+    maxRetries: settings.maxRetries,
     async embed(texts: readonly string[]): Promise<Float32Array[]> {
-      const vectors: Float32Array[] = [];
-      // Sequential on purpose: local servers (Ollama, llama.cpp) queue parallel requests anyway.
-      for (const batch of chunks(texts, settings.maxBatchSize)) {
-        vectors.push(...(await requestEmbeddings(client, settings, { model: settings.model, input: batch })));
-      }
-      return vectors;
+      checkBatchSize(embedder, texts.length);
+      if (texts.length === 0) return [];
+      return requestEmbeddings(client, settings, { model: settings.model, input: texts });
     },
   });
+  return embedder;
 }
 
 /**
  * There is no OpenAI wire format for image embeddings; this follows vLLM's multimodal embeddings API, the one
  * OpenAI-compatible server that serves them: a chat-style `messages` array with one image, answering one vector.
+ * Hence a batch size of 1, whatever `maxBatchSize` says for text.
  */
 function createImageEmbedder(client: Client, settings: EmbedderSettings): ImageEmbedder {
-  return Object.freeze({
+  const embedder: ImageEmbedder = Object.freeze({
     id: settings.model,
     provider: PROVIDER,
     dimensions: settings.dimensions,
-    maxBatchSize: settings.maxBatchSize,
+    maxBatchSize: 1,
+    maxParallelCalls: settings.maxParallelCalls,
+    maxRetries: settings.maxRetries,
     async embedImages(images: readonly Uint8Array[]): Promise<Float32Array[]> {
-      const vectors: Float32Array[] = [];
-      for (const image of images) {
-        const messages = [{ role: "user", content: [imageUrlPart(image, detectMediaType(image))] }];
-        vectors.push(...(await requestEmbeddings(client, settings, { model: settings.model, messages }, 1)));
-      }
-      return vectors;
+      checkBatchSize(embedder, images.length);
+      const [image] = images;
+      if (image === undefined) return [];
+      const messages = [{ role: "user", content: [imageUrlPart(image, detectMediaType(image))] }];
+      return requestEmbeddings(client, settings, { model: settings.model, messages }, 1);
     },
   });
+  return embedder;
 }
 
 async function requestEmbeddings(
@@ -363,12 +384,6 @@ function unitVector(values: readonly number[]): Float32Array | undefined {
   const norm = Math.sqrt(values.reduce((sum, value) => sum + value * value, 0));
   if (norm === 0 || !Number.isFinite(norm)) return undefined;
   return Float32Array.from(values, (value) => value / norm);
-}
-
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const batches: T[][] = [];
-  for (let start = 0; start < items.length; start += size) batches.push(items.slice(start, start + size));
-  return batches;
 }
 
 // ─── Chat ───────────────────────────────────────────────────────────────────────────────────────
@@ -411,7 +426,7 @@ function createChatModel(client: Client, model: string): ChatModel {
 }
 
 async function requestCompletion(client: Client, model: string, payload: Record<string, unknown>): Promise<string> {
-  const body = await client.post("/chat/completions", model, payload);
+  const body = await client.postWithRetries("/chat/completions", model, payload);
   const response = decode(chatResponse, { body, model, what: "chat completion" });
   const [choice] = response.choices;
   if (choice?.message.refusal) {

@@ -9,18 +9,34 @@ export interface ModelInfo {
   readonly provider: string;
 }
 
-export interface TextEmbedder extends ModelInfo {
-  readonly dimensions: number;
+/**
+ * How the core may call an embedder, declared as data so batching, parallelism and retries live in one
+ * place (`embedTexts` / `embedImages` in model-calls.ts) rather than in every provider.
+ */
+export interface CallLimits {
   /** Largest batch the provider accepts in one call; the core splits larger inputs. */
   readonly maxBatchSize: number;
-  /** Unit-length vectors, one per input, in input order. */
+  /** Calls the core may keep in flight at once; 1 where the backend would only queue a second one. */
+  readonly maxParallelCalls: number;
+  /** Extra attempts after a `RetryableProviderError`; model-calls.ts uses 2 when this is left out. */
+  readonly maxRetries?: number;
+}
+
+export interface TextEmbedder extends ModelInfo, CallLimits {
+  readonly dimensions: number;
+  /**
+   * One call: unit-length vectors, one per input, in input order. At most `maxBatchSize` texts; to embed
+   * any number, with parallelism and retries, use `embedTexts(embedder, texts)` from model-calls.ts.
+   */
   embed(texts: readonly string[]): Promise<Float32Array[]>;
 }
 
-export interface ImageEmbedder extends ModelInfo {
+export interface ImageEmbedder extends ModelInfo, CallLimits {
   readonly dimensions: number;
-  readonly maxBatchSize: number;
-  /** Unit-length vectors for encoded images (PNG/JPEG/WebP bytes), in input order. */
+  /**
+   * One call: unit-length vectors for encoded images (PNG/JPEG/WebP bytes), in input order. At most
+   * `maxBatchSize` images; `embedImages(embedder, images)` from model-calls.ts takes any number.
+   */
   embedImages(images: readonly Uint8Array[]): Promise<Float32Array[]>;
 }
 

@@ -2,6 +2,7 @@
  * An in-process OpenAI-compatible server for provider tests. It answers over a real socket with responses
  * recorded in `test/fixtures/openai/*.json`, records every request, and can be scripted to misbehave.
  */
+import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { readdir, readFile } from "node:fs/promises";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
@@ -58,8 +59,17 @@ const FAILURES: Record<FakeFailure, FakeReply> = {
   "wrong-dimensions": { fixture: "embeddings-wrong-dimensions" },
 };
 
+export interface FakeOpenAIServerOptions {
+  /**
+   * What an unscripted embeddings request gets: `recorded` cycles the recorded vectors by position in the
+   * request (the default); `by-content` derives each vector from its input, so the same text or image always
+   * gets the same vector whatever batch it travels in, and order across batches can be checked.
+   */
+  readonly embeddings?: "recorded" | "by-content";
+}
+
 /** Starts the server on 127.0.0.1 on a free port. */
-export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
+export async function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {}): Promise<FakeOpenAIServer> {
   const fixtures = await loadFixtures();
   const requests: RecordedRequest[] = [];
   const queues = new Map<FakeRoute, FakeReply[]>([
@@ -80,7 +90,7 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
     requests.push({ method: request.method ?? "", path, headers: request.headers, body: parseJson(text) });
     const queue = queues.get(path as FakeRoute);
     if (!queue || request.method !== "POST") return send(response, notFound(path), fixtures);
-    const reply = queue.shift() ?? defaultReply(path as FakeRoute, text, fixtures);
+    const reply = queue.shift() ?? defaultReply(path as FakeRoute, text, { fixtures, embeddings: options.embeddings });
     if (!reply.delayMs) return send(response, reply, fixtures);
     const timer = setTimeout(() => {
       timers.delete(timer);
@@ -128,17 +138,32 @@ function fixtureText(fixtures: Map<string, string>, name: string): string {
  * Without a script, chat answers with the recorded caption and embeddings with the recorded vectors, one per input
  * (cycling through the recording), so batches of any size get a well-formed answer.
  */
-function defaultReply(route: FakeRoute, requestText: string, fixtures: Map<string, string>): FakeReply {
+function defaultReply(
+  route: FakeRoute,
+  requestText: string,
+  settings: { fixtures: Map<string, string>; embeddings: FakeOpenAIServerOptions["embeddings"] },
+): FakeReply {
   if (route === "/chat/completions") return { fixture: "chat-completion" };
-  const recorded = JSON.parse(fixtureText(fixtures, "embeddings")) as { data: { embedding: number[] }[] };
-  const request = parseJson(requestText) as { input?: unknown[] } | undefined;
-  const count = request?.input?.length ?? 1;
-  const data = Array.from({ length: count }, (_, index) => ({
+  const recorded = JSON.parse(fixtureText(settings.fixtures, "embeddings")) as { data: { embedding: number[] }[] };
+  const request = parseJson(requestText) as { input?: unknown[]; messages?: unknown } | undefined;
+  // An image request (chat-style `messages`) embeds as one input.
+  const inputs = request?.input ?? [request?.messages];
+  const width = recorded.data[0]?.embedding.length ?? 8;
+  const data = inputs.map((input, index) => ({
     object: "embedding",
     index,
-    embedding: recorded.data[index % recorded.data.length]?.embedding,
+    embedding:
+      settings.embeddings === "by-content"
+        ? contentVector(input, width)
+        : recorded.data[index % recorded.data.length]?.embedding,
   }));
   return { body: JSON.stringify({ ...recorded, data }) };
+}
+
+/** A vector of `width` components read from the SHA-256 of the input: the same input, the same vector. */
+function contentVector(input: unknown, width: number): number[] {
+  const digest = createHash("sha256").update(JSON.stringify(input)).digest();
+  return Array.from({ length: width }, (_, index) => ((digest[index % digest.length] ?? 0) - 127.5) / 128);
 }
 
 function notFound(path: string): FakeReply {

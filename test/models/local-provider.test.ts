@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import sharp from "sharp";
 import { ProviderError } from "../../src/core/errors.ts";
 import { createLocalModels } from "../../src/models/local-provider.ts";
+import { embedTexts } from "../../src/models/model-calls.ts";
 import type { Models } from "../../src/models/provider.ts";
 
 let models: Models;
@@ -98,7 +99,7 @@ describe("local text embedder (USE lite)", () => {
 
   it("accepts more texts than maxBatchSize", async () => {
     const texts = Array.from({ length: models.text.maxBatchSize + 3 }, (_, i) => `sentence number ${i}`);
-    const vectors = await models.text.embed(texts);
+    const vectors = await embedTexts(models.text, texts);
     assert.equal(vectors.length, texts.length);
     assert.deepEqual(vectors.at(-1), (await models.text.embed([texts.at(-1) as string]))[0]);
   });

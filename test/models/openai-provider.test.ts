@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
 import { z } from "zod";
 import { ConfigError, InputError, ProviderError } from "../../src/core/errors.ts";
+import { embedImages, embedTexts } from "../../src/models/model-calls.ts";
 import { createOpenAIModels, type OpenAIModelsOptions } from "../../src/models/openai-provider.ts";
 import type { ChatModel, Models } from "../../src/models/provider.ts";
 import { type FakeOpenAIServer, startFakeOpenAIServer } from "./fake-openai-server.ts";
@@ -120,7 +121,7 @@ describe("openai text embeddings", () => {
 
   it("splits inputs larger than maxBatchSize into several requests, keeping input order", async () => {
     const texts = ["one", "two", "three", "four", "five"];
-    const vectors = await open({ maxBatchSize: 2 }).text.embed(texts);
+    const vectors = await embedTexts(open({ maxBatchSize: 2 }).text, texts);
 
     const batches = server.requestsTo("/embeddings").map((request) => (request.body as { input: string[] }).input);
     assert.deepEqual(batches, [["one", "two"], ["three", "four"], ["five"]]);
@@ -167,7 +168,7 @@ describe("openai text embeddings", () => {
 describe("openai HTTP failures", () => {
   it("retries a 500 and then succeeds", async () => {
     server.failNext("/embeddings", "server-error");
-    const vectors = await open().text.embed(["retry me"]);
+    const vectors = await embedTexts(open().text, ["retry me"]);
     assert.equal(vectors.length, 1);
     assert.equal(server.requestsTo("/embeddings").length, 2);
   });
@@ -175,7 +176,7 @@ describe("openai HTTP failures", () => {
   it("gives up after maxRetries and reports the last status", async () => {
     server.failNext("/embeddings", "server-error");
     server.failNext("/embeddings", "server-error");
-    const error = await providerError(open({ maxRetries: 1 }).text.embed(["still failing"]));
+    const error = await providerError(embedTexts(open({ maxRetries: 1 }).text, ["still failing"]));
     assert.equal(server.requestsTo("/embeddings").length, 2);
     assert.match(error.message, /HTTP 500/);
     assert.match(error.body ?? "", /server_error/);
@@ -183,7 +184,7 @@ describe("openai HTTP failures", () => {
 
   it("retries a 429, honouring Retry-After", async () => {
     server.replyNext("/embeddings", { status: 429, headers: { "retry-after": "0" }, body: '{"error":"slow down"}' });
-    await open().text.embed(["rate limited"]);
+    await embedTexts(open().text, ["rate limited"]);
     assert.equal(server.requestsTo("/embeddings").length, 2);
   });
 
@@ -204,7 +205,7 @@ describe("openai HTTP failures", () => {
       if (calls === 1) throw new TypeError("fetch failed", { cause: new Error("connect ECONNRESET") });
       return fetch(input, init);
     };
-    await open({ fetch: flaky }).text.embed(["network"]);
+    await embedTexts(open({ fetch: flaky }).text, ["network"]);
     assert.equal(calls, 2);
     assert.equal(server.requestsTo("/embeddings").length, 1);
   });
@@ -213,7 +214,7 @@ describe("openai HTTP failures", () => {
     const down: typeof fetch = async () => {
       throw new TypeError("fetch failed", { cause: new Error("connect ECONNREFUSED 127.0.0.1:1") });
     };
-    const error = await providerError(open({ fetch: down, maxRetries: 0 }).text.embed(["down"]));
+    const error = await providerError(embedTexts(open({ fetch: down, maxRetries: 0 }).text, ["down"]));
     assert.match(error.message, /request failed: fetch failed \(connect ECONNREFUSED/);
     assert.ok(error.cause instanceof TypeError);
   });
@@ -364,7 +365,8 @@ describe("openai capabilities", () => {
     server.replyNext("/embeddings", { fixture: "embeddings-image" });
     const image = open({ imageModel: "TIGER-Lab/VLM2Vec-Full" }).image;
     assert.equal(image?.dimensions, 8);
-    const vectors = await image?.embedImages([PNG, PNG]);
+    assert.ok(image);
+    const vectors = await embedImages(image, [PNG, PNG]);
     assert.equal(vectors?.length, 2);
     for (const vector of vectors ?? []) assert.ok(Math.abs(norm(vector) - 1) < 1e-6);
 
