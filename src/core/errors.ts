@@ -4,7 +4,7 @@
  */
 const marker = Symbol.for("cairn.error");
 
-export type ErrorCode = "input" | "not_found" | "conflict" | "store" | "provider" | "config";
+export type ErrorCode = "input" | "not_found" | "conflict" | "store" | "provider" | "config" | "invariant";
 
 export class CairnError extends Error {
   readonly [marker] = true;
@@ -71,6 +71,24 @@ export class ProviderError extends CairnError {
 export class ConfigError extends CairnError {
   constructor(message: string) {
     super("config", message);
+  }
+}
+
+/**
+ * Cairn broke one of its own rules (an index op names an entry that is not there, a list that
+ * was just checked non-empty is empty): a bug or a damaged store, never the caller's input.
+ * `invariant` names the rule, `ids` the records involved, so a report can be acted on.
+ *
+ * @example
+ * throw new InvariantError("working-index-entry", `index entry ${id} is not in the working index`, [id]);
+ */
+export class InvariantError extends CairnError {
+  readonly invariant: string;
+  readonly ids: readonly string[];
+  constructor(invariant: string, message: string, ids: readonly string[] = []) {
+    super("invariant", message);
+    this.invariant = invariant;
+    this.ids = Object.freeze([...ids]);
   }
 }
 
