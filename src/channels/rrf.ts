@@ -1,3 +1,4 @@
+import { InvariantError } from "../core/errors.ts";
 import type { Ranked } from "../core/ranked.ts";
 
 /**
@@ -14,6 +15,37 @@ export type ChannelName =
   | "imageVector"
   /** Raw nodes reached by routing through the active index, in route order. */
   | "route";
+
+const channelNames: ReadonlySet<string> = new Set<ChannelName>([
+  "bm25",
+  "dense",
+  "image",
+  "imageText",
+  "imageTextDense",
+  "imageVector",
+  "route",
+]);
+
+export function isChannelName(name: string): name is ChannelName {
+  return channelNames.has(name);
+}
+
+/** The channels `lists` names, in insertion order (`Object.keys` would type them as plain strings). */
+export function channelsOf(lists: Partial<Record<ChannelName, unknown>>): ChannelName[] {
+  return Object.keys(lists).filter(isChannelName);
+}
+
+/**
+ * Each named channel with its list, in insertion order. A channel named without a list is a
+ * caller's mistake (a key set to `undefined`), reported as such rather than fused as empty.
+ */
+export function channelLists<T>(lists: Partial<Record<ChannelName, T>>): [ChannelName, T][] {
+  return channelsOf(lists).map((channel) => {
+    const list = lists[channel];
+    if (list === undefined) throw new InvariantError("channel-list", `channel ${channel} is named without a list`);
+    return [channel, list];
+  });
+}
 
 export interface ChannelHit {
   readonly rank: number;
@@ -36,7 +68,7 @@ export function fuseRrf(
   options: { k: number; perChannel: number },
 ): Fused[] {
   const fused = new Map<string, { score: number; channels: Partial<Record<ChannelName, ChannelHit>>; order: number }>();
-  for (const [channel, list] of Object.entries(lists) as [ChannelName, readonly Ranked[]][]) {
+  for (const [channel, list] of channelLists(lists)) {
     list.slice(0, options.perChannel).forEach((item, index) => {
       const rank = index + 1;
       const current = fused.get(item.id) ?? { score: 0, channels: {}, order: fused.size };

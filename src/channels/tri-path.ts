@@ -1,7 +1,7 @@
 import type { Ranked } from "../core/ranked.ts";
 import type { SearchFilters } from "../store/records.ts";
 import type { ScopedStore } from "../store/store.ts";
-import { type ChannelName, type Fused, fuseRrf } from "./rrf.ts";
+import { type ChannelName, channelsOf, type Fused, fuseRrf } from "./rrf.ts";
 
 /**
  * The channels a caller can switch on or off: the three paths of M2A's tri-path retrieval, and
@@ -64,5 +64,5 @@ export async function retrieveTriPath(
     ...hit,
     channels: { ...hit.channels, ...imageParts.get(hit.id) },
   }));
-  return { fused, channelsUsed: [...Object.keys(lists), ...Object.keys(imageLists)] as ChannelName[], lists };
+  return { fused, channelsUsed: [...channelsOf(lists), ...channelsOf(imageLists)], lists };
 }

@@ -75,14 +75,20 @@ export class ConfigError extends CairnError {
 }
 
 /**
- * Cairn caught itself about to break one of its own invariants (DESIGN §3): a bug, not bad input.
- * Nothing was written; `invariant` names which promise, the message says what and where.
+ * Cairn broke one of its own rules (an index op names an entry that is not there, a list that
+ * was just checked non-empty is empty): a bug or a damaged store, never the caller's input.
+ * `invariant` names the rule, `ids` the records involved, so a report can be acted on.
+ *
+ * @example
+ * throw new InvariantError("working-index-entry", `index entry ${id} is not in the working index`, [id]);
  */
 export class InvariantError extends CairnError {
   readonly invariant: string;
-  constructor(invariant: string, message: string) {
-    super("invariant", `${invariant}: ${message}`);
+  readonly ids: readonly string[];
+  constructor(invariant: string, message: string, ids: readonly string[] = []) {
+    super("invariant", message);
     this.invariant = invariant;
+    this.ids = Object.freeze([...ids]);
   }
 }
 

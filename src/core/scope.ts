@@ -1,4 +1,5 @@
 import { InputError } from "./errors.ts";
+import { isRecord } from "./narrow.ts";
 
 /** Every record belongs to exactly one scope; the store enforces it on every call. */
 export interface Scope {
@@ -10,16 +11,15 @@ export interface Scope {
 const idPattern = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/;
 
 export function validateScope(scope: unknown): Scope {
-  if (typeof scope !== "object" || scope === null)
-    throw new InputError("scope", "must be an object { tenant, user, agent? }");
-  const { tenant, user, agent } = scope as Record<string, unknown>;
+  if (!isRecord(scope)) throw new InputError("scope", "must be an object { tenant, user, agent? }");
+  const { tenant, user, agent } = scope;
   checkId("scope.tenant", tenant);
   checkId("scope.user", user);
   if (agent !== undefined) checkId("scope.agent", agent);
   return Object.freeze({
-    tenant: tenant as string,
-    user: user as string,
-    ...(agent === undefined ? {} : { agent: agent as string }),
+    tenant,
+    user,
+    ...(agent === undefined ? {} : { agent }),
   });
 }
 
@@ -28,7 +28,7 @@ export function scopeKey(scope: Scope): string {
   return `${scope.tenant}/${scope.user}/${scope.agent ?? ""}`;
 }
 
-function checkId(field: string, value: unknown): void {
+function checkId(field: string, value: unknown): asserts value is string {
   if (typeof value !== "string" || !idPattern.test(value)) {
     throw new InputError(
       field,

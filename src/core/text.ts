@@ -14,21 +14,26 @@ export const stopwords = new Set(
   ).split(" "),
 );
 
+/** A single capital letter (an initial, "I") is no entity. */
+const minEntityChars = 2;
+
 /** Capitalised words and phrases not at a sentence start, and any capitalised word not a stopword. */
 export function extractEntities(text: string): string[] {
   const found: string[] = [];
   for (const match of text.matchAll(/\b[A-Z][\p{L}'’-]*(?:\s+(?:of\s+|the\s+|de\s+)?[A-Z][\p{L}'’-]*)*/gu)) {
     const phrase = match[0].replace(/['’]s$/, "").trim();
     const lower = phrase.toLowerCase();
-    if (phrase.length < 2 || stopwords.has(lower)) continue;
+    if (phrase.length < minEntityChars || stopwords.has(lower)) continue;
     found.push(lower);
   }
   return found;
 }
 
+/** Shorter words are mostly abbreviations and function words the stopword list does not name. */
+const minWordChars = 3;
 /** Lower-cased words of three or more characters that are not stopwords or bare numbers. */
 export function contentWords(text: string): string[] {
   return (text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu) ?? []).filter(
-    (word) => word.length > 2 && !stopwords.has(word) && !/^\d+$/.test(word),
+    (word) => word.length >= minWordChars && !stopwords.has(word) && !/^\d+$/.test(word),
   );
 }

@@ -5,6 +5,13 @@ export function countTokens(text: string): number {
   return text.length === 0 ? 0 : countO200k(text);
 }
 
+/** Each retry cuts 5% more of what is left: a few token counts, each overshooting the limit by little. */
+const stepShare = 0.05;
+/** ...and at least this many characters, so a short text does not step one character at a time. */
+const minStepChars = 4;
+/** A cut moves back to a word boundary only when that keeps at least this share of the text. */
+const wordBoundaryKeeps = 0.8;
+
 /** Cuts text to at most `maxTokens` tokens, on a word boundary where possible. */
 export function fitTokens(text: string, maxTokens: number): { text: string; tokens: number } {
   let tokens = countTokens(text);
@@ -14,11 +21,11 @@ export function fitTokens(text: string, maxTokens: number): { text: string; toke
   let candidate = text.slice(0, cut);
   tokens = countTokens(candidate);
   while (tokens > maxTokens && cut > 0) {
-    cut = Math.max(0, cut - Math.max(4, Math.floor(cut * 0.05)));
+    cut = Math.max(0, cut - Math.max(minStepChars, Math.floor(cut * stepShare)));
     candidate = text.slice(0, cut);
     tokens = countTokens(candidate);
   }
   const space = candidate.lastIndexOf(" ");
-  if (space > candidate.length * 0.8) candidate = candidate.slice(0, space);
+  if (space > candidate.length * wordBoundaryKeeps) candidate = candidate.slice(0, space);
   return { text: candidate, tokens: countTokens(candidate) };
 }

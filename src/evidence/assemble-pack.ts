@@ -1,4 +1,5 @@
 import type { Fused } from "../channels/rrf.ts";
+import { InvariantError } from "../core/errors.ts";
 import { countTokens } from "../core/tokens.ts";
 import type { RawNode } from "../store/records.ts";
 import type { Budget } from "./budget.ts";
@@ -20,27 +21,35 @@ export function assemblePack(
   budget: Budget,
   reader: ReaderOptions,
 ): Pick<EvidencePack, "items" | "budget"> {
-  const candidates = ranked.filter((hit) => nodes.has(hit.id));
-  const node = (id: string) => nodes.get(id) as RawNode;
-  const tokens = new Map(candidates.map((hit) => [hit.id, readerTokens(node(hit.id), reader)]));
+  const candidates = ranked.flatMap((hit) => {
+    const node = nodes.get(hit.id);
+    return node ? [{ hit, node }] : [];
+  });
+  const tokens = new Map(candidates.map(({ hit, node }) => [hit.id, readerTokens(node, reader)]));
   const pack = packBudget(
-    candidates.map((hit) => ({
+    candidates.map(({ hit, node }) => ({
       id: hit.id,
       textTokens: tokens.get(hit.id) ?? 0,
-      images: reader.vision ? node(hit.id).images.flatMap((image) => (image.hash ? [image.hash] : [])) : [],
+      images: reader.vision ? node.images.flatMap((image) => (image.hash ? [image.hash] : [])) : [],
     })),
     budget,
   );
-  const byId = new Map(candidates.map((hit) => [hit.id, hit]));
-  const items = pack.selected.map((decision) =>
-    toEvidenceItem(node(decision.id), {
+  const byId = new Map(candidates.map((candidate) => [candidate.hit.id, candidate]));
+  const items = pack.selected.map((decision) => {
+    const candidate = byId.get(decision.id);
+    if (!candidate) {
+      throw new InvariantError("packed-candidate", `the pack selected ${decision.id}, which it was not given`, [
+        decision.id,
+      ]);
+    }
+    return toEvidenceItem(candidate.node, {
       keptImages: new Set(decision.images),
       imagesCut: decision.imagesCut.length,
-      hit: byId.get(decision.id),
+      hit: candidate.hit,
       textTokens: tokens.get(decision.id) ?? 0,
       reader,
-    }),
-  );
+    });
+  });
   return {
     items,
     budget: {

@@ -10,4 +10,5 @@ export interface Budget {
   readonly textTokens: number;
 }
 
+/** C3M's reader limits (page beam 3, 12 raw nodes, 8 images, 12K text tokens; DESIGN §4), so results compare with the paper's. */
 export const defaultBudget: Budget = Object.freeze({ pages: 3, rawNodes: 12, images: 8, textTokens: 12_000 });

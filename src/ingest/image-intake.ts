@@ -32,7 +32,12 @@ const mediaTypes: Record<string, string> = {
   webp: "image/webp",
   gif: "image/gif",
 };
+/** Thumbnail edge in px (DESIGN: a 256 px WebP per blob): enough for a dashboard tile or a reader's preview. */
 export const thumbnailSize = 256;
+/** WebP quality of thumbnails: a preview, not a copy, so small files; set in af873f5, not measured. */
+const thumbnailQuality = 75;
+/** A remote image that has not arrived in 30 s fails the write instead of holding it open; set in af873f5. */
+const remoteFetchTimeoutMs = 30_000;
 
 /** Loads, validates and fingerprints one image. Nothing is written anywhere. */
 export async function intakeImage(
@@ -66,7 +71,7 @@ export async function intakeImage(
     thumbnail = await sharp(data, { limitInputPixels: options.limits.maxImagePixels, failOn: "error" })
       .rotate()
       .resize(thumbnailSize, thumbnailSize, { fit: "inside", withoutEnlargement: true })
-      .webp({ quality: 75 })
+      .webp({ quality: thumbnailQuality })
       .toBuffer();
   } catch (error) {
     throw new InputError(field, "image could not be decoded (corrupt or truncated)", { cause: error });
@@ -129,7 +134,7 @@ async function fetchRemote(url: string, field: string, options: IntakeOptions): 
   if (protocol !== "https:" && protocol !== "http:") throw new InputError(field, `unsupported URL scheme ${protocol}`);
   let response: Response;
   try {
-    response = await (options.fetch ?? fetch)(url, { signal: AbortSignal.timeout(30_000) });
+    response = await (options.fetch ?? fetch)(url, { signal: AbortSignal.timeout(remoteFetchTimeoutMs) });
   } catch (error) {
     throw new InputError(field, `could not fetch ${url}`, { cause: error });
   }

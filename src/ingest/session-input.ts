@@ -35,25 +35,45 @@ export interface SessionInput {
 /** An image that comes with its pixels. */
 export type PixelImageInput = Exclude<ImageInput, { readonly unavailable: string }>;
 
+/*
+ * Field caps of the session schema: bounds on untrusted input, generous next to real values; set
+ * with the schema (af873f5, 041474e), not measured.
+ */
+/** A caption is a paragraph at most; longer text belongs in the turn's text. */
+const maxCaptionChars = 4_000;
+/** A URL, or what an unavailable image referenced. */
+const maxReferenceChars = 2_000;
+/** A speaker is a name. */
+const maxSpeakerChars = 200;
+/** A role is a short label (user, assistant, tool). */
+const maxRoleChars = 64;
+/** A session id or source is a key or a short label. */
+const maxKeyChars = 256;
+
 const isoTime = z.string().refine((value) => !Number.isNaN(Date.parse(value)), "must be an ISO-8601 time");
-const caption = z.string().max(4_000).optional();
+const caption = z.string().max(maxCaptionChars).optional();
 const imageSchema = z.union([
   z.object({ path: z.string().min(1), caption }).strict(),
   z
     .object({ data: z.union([z.string().min(1), z.instanceof(Uint8Array)]), mediaType: z.string().optional(), caption })
     .strict(),
   z.object({ url: z.string().url(), caption }).strict(),
-  z.object({ unavailable: z.string().min(1).max(2_000), caption: z.string().trim().min(1).max(4_000) }).strict(),
+  z
+    .object({
+      unavailable: z.string().min(1).max(maxReferenceChars),
+      caption: z.string().trim().min(1).max(maxCaptionChars),
+    })
+    .strict(),
 ]);
 
 function sessionSchema(limits: IngestLimits) {
   const turn = z
     .object({
-      speaker: z.string().min(1).max(200).optional(),
-      role: z.string().min(1).max(64).optional(),
+      speaker: z.string().min(1).max(maxSpeakerChars).optional(),
+      role: z.string().min(1).max(maxRoleChars).optional(),
       text: z.string().max(limits.maxTextChars, `must be at most ${limits.maxTextChars} characters`).optional(),
       time: isoTime.optional(),
-      uri: z.string().max(2_000).optional(),
+      uri: z.string().max(maxReferenceChars).optional(),
       images: z.array(imageSchema).max(limits.maxImagesPerTurn).optional(),
       metadata: z.record(z.unknown()).optional(),
     })
@@ -63,9 +83,9 @@ function sessionSchema(limits: IngestLimits) {
     });
   return z
     .object({
-      session: z.string().min(1).max(256),
+      session: z.string().min(1).max(maxKeyChars),
       time: isoTime,
-      source: z.string().max(256).optional(),
+      source: z.string().max(maxKeyChars).optional(),
       turns: z.array(turn).min(1, "a session needs at least one turn").max(limits.maxTurnsPerSession),
     })
     .strict();
@@ -74,7 +94,7 @@ function sessionSchema(limits: IngestLimits) {
 /** Validates a session from untrusted input; the error names the first offending field. */
 export function parseSessionInput(value: unknown, limits: IngestLimits, location = ""): SessionInput {
   const result = sessionSchema(limits).safeParse(value);
-  if (result.success) return result.data as SessionInput;
+  if (result.success) return result.data;
   const issue = result.error.issues[0];
   const path = issue?.path.map((part) => (typeof part === "number" ? `[${part}]` : `.${part}`)).join("") ?? "";
   const field = `${location}${path.replace(/^\./, "") || "session"}`;

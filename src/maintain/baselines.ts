@@ -1,3 +1,4 @@
+import { itemAt } from "../core/narrow.ts";
 import type { IndexEntry } from "../store/index-records.ts";
 import type { JudgeView } from "./judge.ts";
 import { closestPairs, type MaintenancePolicy, overflow } from "./ramu.ts";
@@ -29,7 +30,10 @@ function add(index: WorkingIndex, incoming: IncomingEntry): void {
   });
 }
 
-/** Add, then repair while a bound is exceeded. */
+/** What `addThen` promises its repair: the invariant an empty slot of a sorted pair would break. */
+const twoActive = "repair-sees-two-active-entries";
+
+/** Add, then repair while a bound is exceeded; `repair` always sees at least two active entries. */
 function addThen(
   index: WorkingIndex,
   incoming: IncomingEntry,
@@ -61,8 +65,8 @@ export const resumPolicy: MaintenancePolicy = {
   bounded: true,
   async apply(index, incoming) {
     addThen(index, incoming, (working, reason) => {
-      const [oldest, next] = working.active().sort((a, b) => a.timeStartMs - b.timeStartMs || a.id.localeCompare(b.id));
-      fold(working, oldest as IndexEntry, next as IndexEntry, "summarise", reason);
+      const byTime = working.active().sort((a, b) => a.timeStartMs - b.timeStartMs || a.id.localeCompare(b.id));
+      fold(working, itemAt(byTime, 0, twoActive), itemAt(byTime, 1, twoActive), "summarise", reason);
     });
   },
 };
@@ -76,19 +80,31 @@ export const movieChatPolicy: MaintenancePolicy = {
       const ordered = working.active().sort((a, b) => a.timeStartMs - b.timeStartMs || a.id.localeCompare(b.id));
       let best = { at: 0, similarity: Number.NEGATIVE_INFINITY };
       for (let at = 0; at + 1 < ordered.length; at++) {
-        const similarity = entrySimilarity(ordered[at] as IndexEntry, ordered[at + 1] as IndexEntry);
+        const similarity = entrySimilarity(itemAt(ordered, at, twoActive), itemAt(ordered, at + 1, twoActive));
         if (similarity > best.similarity) best = { at, similarity };
       }
-      fold(working, ordered[best.at] as IndexEntry, ordered[best.at + 1] as IndexEntry, "adjacent-merge", reason);
+      fold(
+        working,
+        itemAt(ordered, best.at, twoActive),
+        itemAt(ordered, best.at + 1, twoActive),
+        "adjacent-merge",
+        reason,
+      );
     });
   },
 };
 
 /**
+ * Similarity at which MemRefine deletes rather than merges: the bar the comparator sets for a
+ * near-duplicate (`sameVector`, 0.9); set with the baselines (5e72df4), not tuned.
+ */
+const memRefineDeleteSimilarity = 0.9;
+
+/**
  * MemRefine-style: over the globally most similar pair, Delete the older of a near-duplicate pair,
  * else Merge it. Deletion drops pointers: this baseline shows what a lossy refinement costs.
  */
-export function memRefinePolicy(deleteSimilarity = 0.9): MaintenancePolicy {
+export function memRefinePolicy(deleteSimilarity = memRefineDeleteSimilarity): MaintenancePolicy {
   return {
     name: "memrefine",
     bounded: true,

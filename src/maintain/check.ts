@@ -1,3 +1,5 @@
+import { InvariantError } from "../core/errors.ts";
+import { isRecord } from "../core/narrow.ts";
 import type { IndexEntry, IndexOp, IndexState, PointerRef } from "../store/index-records.ts";
 import type { IndexBounds } from "./config.ts";
 import { measure, overBounds } from "./working-index.ts";
@@ -17,7 +19,7 @@ export function applyOps(
       entries.set(op.entry.id, { ...op.entry, pointers: before?.pointers ?? [] });
     } else {
       const entry = entries.get(op.entryId);
-      if (!entry) throw new Error(`link to unknown entry ${op.entryId}`);
+      if (!entry) throw new InvariantError("link-target", `link to unknown entry ${op.entryId}`, [op.entryId]);
       const known = new Set(entry.pointers);
       const added = op.pointers.map(resolve).filter((pointer) => !known.has(pointer));
       entries.set(op.entryId, { ...entry, pointers: [...entry.pointers, ...added] });
@@ -38,8 +40,7 @@ export function sources(entries: ReadonlyMap<string, IndexEntry>, id: string): S
   const out = new Set<string>();
   const seen = new Set<string>();
   const stack = [id];
-  while (stack.length > 0) {
-    const current = stack.pop() as string;
+  for (let current = stack.pop(); current !== undefined; current = stack.pop()) {
     if (seen.has(current)) continue;
     seen.add(current);
     const entry = entries.get(current);
@@ -124,7 +125,7 @@ function checkAudit(entries: ReadonlyMap<string, IndexEntry>, audits: readonly A
   for (const event of audits) {
     if (!event.action.startsWith("index.")) continue;
     const details = event.details;
-    const result = (details.result ?? {}) as Record<string, unknown>;
+    const result = isRecord(details.result) ? details.result : {};
     if (!details.result) {
       violations.push({ invariant: "audit", message: `audit ${event.action} on ${event.subject} records no result` });
     }

@@ -23,17 +23,22 @@ export interface MaintenanceConfig {
   readonly segmentMaxNodes: number;
 }
 
+/** C3M's shared limits on the active store (DESIGN §4), so results compare with the paper's baselines. */
 export const defaultIndexBounds: IndexBounds = Object.freeze({
   entries: 36,
   pages: 6,
+  /** 170 routing-text tokens per entry at 36 entries (decision 005). */
   tokens: 6_144,
   bytes: 384 * 1024,
 });
 
 export const defaultMaintenanceConfig: MaintenanceConfig = Object.freeze({
   bounds: defaultIndexBounds,
+  /** C3M's candidate top-K (DESIGN §4). */
   candidates: 5,
+  /** C3M's relation threshold δ (DESIGN §4). */
   delta: 0.7,
+  /** Sessions in the datasets run to 20–30 turns; at most 8 per entry keeps routing text and vectors specific (decision 005). */
   segmentMaxNodes: 8,
 });
 

@@ -16,12 +16,28 @@ const stateCuePattern =
 const numberPattern =
   /\b\d+(?:[.,:/]\d+)*(?:\s?(?:%|kg|km|k|m|years?|months?|weeks?|days?|hours?|dollars?|usd|eur))?\b/gi;
 
+/*
+ * Caps on a digest. Digests are merged again and again (every Merge, Update, consolidation), so
+ * each part is capped or an entry's bytes would grow with its history; the routing text is cut to
+ * `tokens / entries` tokens anyway (170 by default, decision 005). Set with the digest (5e72df4),
+ * not fitted to a dataset.
+ */
+/** Entities kept: twice what the routing text shows, since routing matches query words against all of them. */
 const maxEntities = 24;
+/** Keywords kept: routing matches query words against every one, so more than any other part. */
 const maxKeywords = 32;
+/** Numbers kept: the comparator's evidence of a changed state (a conflicting number). */
 const maxNumbers = 16;
+/** Image-derived texts kept (captions, OCR): the routing text's `images:` part. */
 const maxImageText = 6;
+/** Representative sentences kept: six of up to 160 characters already run past the routing text's ~170 tokens. */
 const maxSnippets = 6;
+/** Characters of one snippet or image text: about a sentence. */
 const maxSnippetChars = 160;
+/** Entities shown in the routing text, the most frequent first. */
+const maxRoutingEntities = 12;
+/** Shorter "sentences" ("ok.", "thanks!") say nothing a snippet should carry. */
+const minSentenceChars = 12;
 
 export function emptyDigest(): EntryDigest {
   return { speakers: [], entities: {}, keywords: {}, numbers: [], imageText: [], snippets: [], stateCues: 0 };
@@ -94,7 +110,7 @@ export function renderRoutingText(
   const parts = [when];
   if (digest.speakers.length > 0) parts.push(`speakers: ${digest.speakers.join(", ")}`);
   const entities = Object.keys(digest.entities);
-  if (entities.length > 0) parts.push(`about: ${entities.slice(0, 12).join(", ")}`);
+  if (entities.length > 0) parts.push(`about: ${entities.slice(0, maxRoutingEntities).join(", ")}`);
   if (digest.imageText.length > 0) parts.push(`images: ${digest.imageText.join("; ")}`);
   if (digest.snippets.length > 0) parts.push(digest.snippets.join(" / "));
   const keywords = Object.keys(digest.keywords);
@@ -106,7 +122,7 @@ function splitSentences(text: string): string[] {
   return text
     .split(/(?<=[.!?])\s+|\n+/)
     .map((sentence) => sentence.trim())
-    .filter((sentence) => sentence.length >= 12);
+    .filter((sentence) => sentence.length >= minSentenceChars);
 }
 
 function squash(text: string, max: number): string {
@@ -128,11 +144,13 @@ function topCounts(counts: Readonly<Record<string, number>>, limit: number): Rec
   );
 }
 
-function interleave<T>(a: readonly T[], b: readonly T[]): T[] {
-  const out: T[] = [];
+function interleave(a: readonly string[], b: readonly string[]): string[] {
+  const out: string[] = [];
   for (let index = 0; index < Math.max(a.length, b.length); index++) {
-    if (index < a.length) out.push(a[index] as T);
-    if (index < b.length) out.push(b[index] as T);
+    const fromA = a[index];
+    const fromB = b[index];
+    if (fromA !== undefined) out.push(fromA);
+    if (fromB !== undefined) out.push(fromB);
   }
   return [...new Set(out)];
 }

@@ -1,3 +1,5 @@
+import { isRecord } from "../core/narrow.ts";
+import { roundForRecord } from "../core/round.ts";
 import { cosine } from "../core/vectors.ts";
 import type { ChatModel } from "../models/provider.ts";
 import type { EntryDigest, Relation } from "../store/index-records.ts";
@@ -46,16 +48,34 @@ export interface ComparatorConfig {
   readonly imageAgreement: number;
 }
 
+/** Chosen for the reasons in `ComparatorConfig`'s fields and not fitted to a dataset (decision 005). */
 export const defaultComparatorConfig: ComparatorConfig = Object.freeze({
+  /** Near-identical vectors: a restatement, not merely the same topic (decision 005: "≥ 0.9"). */
   sameVector: 0.9,
+  /** At least half the keyword mass shared. */
   sameKeywords: 0.5,
+  /** At least half the smaller entity set shared. */
   entityAgreement: 0.5,
+  /** Below this two entries are about different things (ramu.ts opens a new page at the same similarity). */
   distinctVector: 0.45,
+  /** Images this dissimilar show different things, whatever the text says. */
   imageAgreement: 0.5,
 });
 
+/** What `compareEntries` measures; recorded in the audit event as the judgement's features. */
+export type ComparatorFeatures = {
+  readonly textSimilarity: number;
+  readonly imageSimilarity: number | null;
+  readonly entityAgreement: number | null;
+  readonly keywordAgreement: number;
+  readonly numbersConflict: boolean;
+  readonly stateChange: boolean;
+  readonly later: boolean;
+  readonly speakersShared: boolean | null;
+};
+
 /** Compares two entries on entity, numbers, state cues, time, speakers, keywords and text–image agreement. */
-export function compareEntries(incoming: JudgeView, candidate: JudgeView): Record<string, number | boolean | null> {
+export function compareEntries(incoming: JudgeView, candidate: JudgeView): ComparatorFeatures {
   const a = incoming.digest;
   const b = candidate.digest;
   const entitiesA = Object.keys(a.entities);
@@ -67,11 +87,13 @@ export function compareEntries(incoming: JudgeView, candidate: JudgeView): Recor
   const speakersB = new Set(b.speakers);
   const bothSpeak = a.speakers.length > 0 && speakersB.size > 0;
   return {
-    textSimilarity: round(cosine(incoming.vector, candidate.vector)),
+    textSimilarity: roundForRecord(cosine(incoming.vector, candidate.vector)),
     imageSimilarity:
-      incoming.imageVector && candidate.imageVector ? round(cosine(incoming.imageVector, candidate.imageVector)) : null,
-    entityAgreement: smaller === 0 ? null : round(sharedEntities / smaller),
-    keywordAgreement: round(weightedJaccard(a.keywords, b.keywords)),
+      incoming.imageVector && candidate.imageVector
+        ? roundForRecord(cosine(incoming.imageVector, candidate.imageVector))
+        : null,
+    entityAgreement: smaller === 0 ? null : roundForRecord(sharedEntities / smaller),
+    keywordAgreement: roundForRecord(weightedJaccard(a.keywords, b.keywords)),
     numbersConflict:
       a.numbers.length > 0 && b.numbers.length > 0 && sharedNumbers < Math.min(a.numbers.length, numbersB.size),
     stateChange: a.stateCues > 0,
@@ -93,35 +115,77 @@ export class ComparatorJudge implements RelationJudge {
   }
 }
 
-export function decide(features: Record<string, number | boolean | null>, config: ComparatorConfig): Judgement {
-  const text = features.textSimilarity as number;
-  const image = features.imageSimilarity as number | null;
-  const entities = features.entityAgreement as number | null;
-  const keywords = features.keywordAgreement as number;
+/*
+ * The comparator's confidences. RAMU acts on its most confident candidate and merges or updates
+ * only at δ (0.7 by default), so each is placed against δ and against the others; set with the
+ * comparator (5e72df4) for these reasons, not fitted to a dataset (decision 005).
+ */
+/** Different speakers: two people's facts, the surest `distinct`. */
+const distinctSpeakersConfidence = 0.9;
+/** No shared entity and under a tenth of the keyword mass shared: about different things. */
+const distinctKeywordFloor = 0.1;
+/** `distinct` by dissimilar text: this at the `distinctVector` bar, rising as the text differs more... */
+const distinctTextBase = 0.6;
+/** ...to at most this: a rule over a few features is never certain. */
+const distinctTextCap = 0.95;
+/** Agreeing text over disagreeing images: sure, less so than different speakers. */
+const imagesDisagreeConfidence = 0.75;
+/** `update` starts under δ: change evidence and agreement must add up before an entry is superseded. */
+const updateBase = 0.45;
+/** Added for each kind of change evidence (a state cue, a conflicting number). */
+const updateChangeCue = 0.15;
+/** Weight of entity (else keyword) agreement in an `update`. */
+const updateAgreement = 0.15;
+/** Weight of text similarity above `distinctVector` in an `update`: the least of the signals. */
+const updateText = 0.1;
+/** An inferred change is never near certain. */
+const updateCap = 0.95;
+/** `same` starts under δ: vectors, keywords and images must agree together before a merge. */
+const sameBase = 0.4;
+/** Weight of vector similarity beyond the `sameVector` bar in a `same`. */
+const sameText = 0.3;
+/** Weight of keyword agreement in a `same`. */
+const sameKeywords = 0.3;
+/** Added when both sides have images, which then agree (disagreeing ones were `distinct` above). */
+const sameImageBonus = 0.1;
+/** The highest any rule gives: a restatement confirmed by every signal. */
+const sameCap = 0.98;
+/** Neither rule fired: under δ, so RAMU keeps the entries apart. */
+const uncertainConfidence = 0.5;
+
+export function decide(features: ComparatorFeatures, config: ComparatorConfig): Judgement {
+  const text = features.textSimilarity;
+  const image = features.imageSimilarity;
+  const entities = features.entityAgreement;
+  const keywords = features.keywordAgreement;
   const imagesDisagree = image !== null && image < config.imageAgreement;
   const entitiesAgree = entities === null ? keywords >= config.sameKeywords : entities >= config.entityAgreement;
-  if (features.speakersShared === false) return { relation: "distinct", confidence: 0.9, features };
-  if (text < config.distinctVector || (entities !== null && entities === 0 && keywords < 0.1)) {
-    return { relation: "distinct", confidence: round(Math.min(0.95, 0.6 + (config.distinctVector - text))), features };
+  if (features.speakersShared === false)
+    return { relation: "distinct", confidence: distinctSpeakersConfidence, features };
+  if (text < config.distinctVector || (entities !== null && entities === 0 && keywords < distinctKeywordFloor)) {
+    const confidence = roundForRecord(Math.min(distinctTextCap, distinctTextBase + (config.distinctVector - text)));
+    return { relation: "distinct", confidence, features };
   }
   // Text that agrees over pictures that do not: two different things described alike.
-  if (imagesDisagree) return { relation: "distinct", confidence: 0.75, features };
+  if (imagesDisagree) return { relation: "distinct", confidence: imagesDisagreeConfidence, features };
   const changed = features.stateChange === true || features.numbersConflict === true;
   if (entitiesAgree && changed && features.later === true) {
     // A later state of the same entity: more evidence of change and of sameness, more confidence.
     const confidence =
-      0.45 +
-      (features.stateChange === true ? 0.15 : 0) +
-      (features.numbersConflict === true ? 0.15 : 0) +
-      0.15 * (entities ?? keywords) +
-      0.1 * Math.max(0, (text - config.distinctVector) / (1 - config.distinctVector));
-    return { relation: "update", confidence: round(Math.min(0.95, confidence)), features };
+      updateBase +
+      (features.stateChange === true ? updateChangeCue : 0) +
+      (features.numbersConflict === true ? updateChangeCue : 0) +
+      updateAgreement * (entities ?? keywords) +
+      updateText * Math.max(0, (text - config.distinctVector) / (1 - config.distinctVector));
+    return { relation: "update", confidence: roundForRecord(Math.min(updateCap, confidence)), features };
   }
   if (text >= config.sameVector && keywords >= config.sameKeywords && entitiesAgree && !changed) {
-    const confidence = 0.4 + 0.3 * ((text - config.sameVector) / (1 - config.sameVector)) + 0.3 * keywords;
-    return { relation: "same", confidence: round(Math.min(0.98, confidence + (image !== null ? 0.1 : 0))), features };
+    const confidence =
+      sameBase + sameText * ((text - config.sameVector) / (1 - config.sameVector)) + sameKeywords * keywords;
+    const withImages = confidence + (image !== null ? sameImageBonus : 0);
+    return { relation: "same", confidence: roundForRecord(Math.min(sameCap, withImages)), features };
   }
-  return { relation: "uncertain", confidence: 0.5, features };
+  return { relation: "uncertain", confidence: uncertainConfidence, features };
 }
 
 /**
@@ -174,14 +238,14 @@ export class ChatJudge implements RelationJudge {
         relation: "uncertain",
         confidence: 0,
         features,
-        warning: `relation judge ${this.id} failed, kept the entries apart: ${(error as Error).message}`,
+        warning: `relation judge ${this.id} failed, kept the entries apart: ${messageOf(error)}`,
       };
     }
   }
 }
 
 function parseRelationAnswer(value: unknown): { relation: Relation; confidence: number } {
-  const { relation, confidence } = (value ?? {}) as Record<string, unknown>;
+  const { relation, confidence } = isRecord(value) ? value : {};
   if (relation !== "same" && relation !== "update" && relation !== "distinct" && relation !== "uncertain") {
     throw new Error(`relation must be same, update, distinct or uncertain, got ${JSON.stringify(relation)}`);
   }
@@ -203,6 +267,6 @@ function weightedJaccard(a: Readonly<Record<string, number>>, b: Readonly<Record
   return max === 0 ? 0 : min / max;
 }
 
-function round(value: number): number {
-  return Math.round(value * 1000) / 1000;
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,3 +1,5 @@
+import { InvariantError } from "../core/errors.ts";
+import { roundForRecord } from "../core/round.ts";
 import type { IndexEntry, IndexState, MaintenancePlan } from "../store/index-records.ts";
 import type { IndexBounds, MaintenanceConfig } from "./config.ts";
 import { renderRoutingText } from "./digest.ts";
@@ -12,8 +14,17 @@ export interface MaintenancePolicy {
   apply(index: WorkingIndex, incoming: IncomingEntry, incomingView: JudgeView): Promise<void>;
 }
 
-/** A page left empty is opened for an entry less similar than this to every page with room. */
+/**
+ * A page left empty is opened for an entry less similar than this to every page with room: the
+ * comparator's `distinctVector` (below it, about something else); set in 5e72df4, not measured.
+ */
 const openPageSimilarity = 0.45;
+
+/**
+ * Closest pairs judged for a safe consolidation before the overflow fallback: each is a judge
+ * call (a model call with the chat judge), so a few; set in 5e72df4, not measured.
+ */
+const consolidationPairs = 8;
 
 /**
  * Plans the index changes for one session's incoming entries, in order, under `policy`.
@@ -76,17 +87,7 @@ export class Ramu implements MaintenancePolicy {
   }
 
   async apply(index: WorkingIndex, incoming: IncomingEntry, view: JudgeView): Promise<void> {
-    const candidates = index
-      .active()
-      .map((entry) => ({ entry, similarity: entrySimilarity(incoming, entry) }))
-      .sort((a, b) => b.similarity - a.similarity || a.entry.id.localeCompare(b.entry.id))
-      .slice(0, this.#config.candidates);
-    const judged: { entry: IndexEntry; similarity: number; judgement: Judgement }[] = [];
-    for (const candidate of candidates) {
-      const judgement = await this.#judge.judge(view, toView(candidate.entry));
-      if (judgement.warning) index.warnings.push(judgement.warning);
-      judged.push({ ...candidate, judgement });
-    }
+    const judged = await this.#judgeCandidates(index, incoming, view);
     const best = judged.reduce<(typeof judged)[number] | null>(
       (top, item) => (!top || item.judgement.confidence > top.judgement.confidence ? item : top),
       null,
@@ -99,7 +100,7 @@ export class Ramu implements MaintenancePolicy {
       delta,
       candidates: judged.map(({ entry, similarity, judgement }) => ({
         entry: entry.id,
-        similarity: Math.round(similarity * 1000) / 1000,
+        similarity: roundForRecord(similarity),
         relation: judgement.relation,
         confidence: judgement.confidence,
       })),
@@ -136,6 +137,22 @@ export class Ramu implements MaintenancePolicy {
     await this.enforceBounds(index);
   }
 
+  /** C3M Eq. 2: the top-K active entries by similarity, each with the judge's relation and confidence. */
+  async #judgeCandidates(index: WorkingIndex, incoming: IncomingEntry, view: JudgeView): Promise<Judged[]> {
+    const candidates = index
+      .active()
+      .map((entry) => ({ entry, similarity: entrySimilarity(incoming, entry) }))
+      .sort((a, b) => b.similarity - a.similarity || a.entry.id.localeCompare(b.entry.id))
+      .slice(0, this.#config.candidates);
+    const judged: Judged[] = [];
+    for (const candidate of candidates) {
+      const judgement = await this.#judge.judge(view, toView(candidate.entry));
+      if (judgement.warning) index.warnings.push(judgement.warning);
+      judged.push({ ...candidate, judgement });
+    }
+    return judged;
+  }
+
   /** While over a bound: consolidate a confirmed-safe redundant pair, else take the overflow fallback. */
   async enforceBounds(index: WorkingIndex): Promise<void> {
     for (let reason = index.overBounds(); reason; reason = index.overBounds()) {
@@ -144,7 +161,7 @@ export class Ramu implements MaintenancePolicy {
         index.warnings.push(`the index is over its ${reason} bound with a single entry; nothing left to repair`);
         return;
       }
-      const pairs = closestPairs(active, 8);
+      const pairs = closestPairs(active, consolidationPairs);
       let consolidated = false;
       for (const { a, b, similarity } of pairs) {
         const [older, newer] = a.timeStartMs <= b.timeStartMs ? [a, b] : [b, a];
@@ -156,7 +173,7 @@ export class Ramu implements MaintenancePolicy {
         index.audit("index.consolidate", host.id, {
           reason,
           pair: [older.id, newer.id],
-          similarity: Math.round(similarity * 1000) / 1000,
+          similarity: roundForRecord(similarity),
           relation: judgement.relation,
           confidence: judgement.confidence,
           features: judgement.features,
@@ -167,9 +184,18 @@ export class Ramu implements MaintenancePolicy {
         break;
       }
       if (consolidated) continue;
-      overflow(index, pairs[0] as Pair, reason);
+      const closest = pairs[0];
+      // Two or more active entries always make a pair.
+      if (!closest) throw new InvariantError("closest-pair", `no pair among ${active.length} active entries`);
+      overflow(index, closest, reason);
     }
   }
+}
+
+interface Judged {
+  readonly entry: IndexEntry;
+  readonly similarity: number;
+  readonly judgement: Judgement;
 }
 
 interface Pair {
@@ -189,7 +215,7 @@ export function overflow(index: WorkingIndex, pair: Pair, reason: string): void 
   index.audit("index.overflow", victim.id, {
     reason,
     host: host.id,
-    similarity: Math.round(pair.similarity * 1000) / 1000,
+    similarity: roundForRecord(pair.similarity),
     pointers: victim.pointers.length,
     result: { entry: victim.id, status: "overflow", reachableThrough: host.id },
   });
@@ -217,12 +243,11 @@ export function closestPairs(entries: readonly IndexEntry[], limit: number): Pai
   const better = (x: Pair, y: Pair) =>
     y.similarity - x.similarity || x.a.id.localeCompare(y.a.id) || x.b.id.localeCompare(y.b.id);
   const top: Pair[] = [];
-  for (let i = 0; i < entries.length; i++) {
-    for (let j = i + 1; j < entries.length; j++) {
-      const a = entries[i] as IndexEntry;
-      const b = entries[j] as IndexEntry;
+  for (const [at, a] of entries.entries()) {
+    for (const b of entries.slice(at + 1)) {
       const pair = { a, b, similarity: similarityOf(a, b) };
-      if (top.length === limit && better(pair, top[limit - 1] as Pair) >= 0) continue;
+      const worst = top[limit - 1];
+      if (top.length === limit && worst && better(pair, worst) >= 0) continue;
       top.push(pair);
       top.sort(better);
       if (top.length > limit) top.pop();

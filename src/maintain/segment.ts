@@ -5,6 +5,9 @@ import { cosine } from "../core/vectors.ts";
  * consecutive raw nodes are least alike (a topic shift). Each segment is at least half the
  * maximum long, except a session shorter than that. Deterministic; returns [start, end) ranges.
  */
+/** Dissimilarity charged where a raw node has no vector (no text): halfway, neither a shift nor a continuation. */
+const unknownGap = 0.5;
+
 export function segmentSession(vectors: readonly (Float32Array | null)[], maxNodes: number): [number, number][] {
   const count = vectors.length;
   if (count <= maxNodes) return [[0, count]];
@@ -12,7 +15,7 @@ export function segmentSession(vectors: readonly (Float32Array | null)[], maxNod
   const gap = (index: number) => {
     const left = vectors[index - 1];
     const right = vectors[index];
-    return left && right ? 1 - cosine(left, right) : 0.5;
+    return left && right ? 1 - cosine(left, right) : unknownGap;
   };
   const segments: [number, number][] = [];
   let start = 0;

@@ -1,3 +1,5 @@
+import { InvariantError } from "../core/errors.ts";
+import { roundForRecord } from "../core/round.ts";
 import { cosine, mergeMeans } from "../core/vectors.ts";
 import type {
   EntryDigest,
@@ -62,7 +64,7 @@ export class WorkingIndex {
 
   get(id: string): IndexEntry {
     const entry = this.#entries.get(id);
-    if (!entry) throw new Error(`index entry ${id} is not in the working index`);
+    if (!entry) throw new InvariantError("working-index-entry", `index entry ${id} is not in the working index`, [id]);
     return entry;
   }
 
@@ -219,8 +221,8 @@ export function entryBytes(entry: IndexEntry): number {
     bytes =
       Buffer.byteLength(entry.routingText) +
       Buffer.byteLength(JSON.stringify(entry.digest)) +
-      entry.vector.length * 4 +
-      (entry.imageVector?.length ?? 0) * 4 +
+      entry.vector.byteLength +
+      (entry.imageVector?.byteLength ?? 0) +
       entry.pointers.length * pointerBytes;
     bytesOf.set(entry, bytes);
   }
@@ -257,7 +259,7 @@ export function measure(entries: ReadonlyMap<string, IndexEntry>, bounds: IndexB
     tokens,
     bytes,
     bounds,
-    utilisation: Math.round(utilisation * 1000) / 1000,
+    utilisation: roundForRecord(utilisation),
     pointers: pointers.size,
     inactive,
   };

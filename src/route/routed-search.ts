@@ -1,4 +1,4 @@
-import { type ChannelName, type Fused, fuseRrf } from "../channels/rrf.ts";
+import { type ChannelName, channelLists, channelsOf, type Fused, fuseRrf } from "../channels/rrf.ts";
 import { retrieveTriPath, type TopChannel, type TriPathSpaces } from "../channels/tri-path.ts";
 import type { Ranked } from "../core/ranked.ts";
 import { cosine } from "../core/vectors.ts";
@@ -9,10 +9,20 @@ import type { ScopedStore } from "../store/store.ts";
 import { type LinkedEntries, type Route, routeQuery } from "./router.ts";
 import { type CoverageKey, orderWithCoverage } from "./select.ts";
 
-/** How deep the one lexical pass goes: enough to score routed candidates, cheap next to the MATCH itself. */
+/** How deep the one lexical pass goes: enough to score routed candidates; a 1,000-deep pass gave the same recall (f9ebfe9). */
 const lexicalDepth = 100;
-/** How deep the one dense pass goes; candidates below it get no dense score (100 cost LoCoMo 3 points on a sample). */
+/**
+ * How deep the one dense pass goes; candidates below it get no dense score. 100 deep cost LoCoMo
+ * 2.3 points in the full run, 400 gave the exact reads' recall back for a few ms (decision 005).
+ */
 const denseDepth = 400;
+/**
+ * When raw nodes are read after ranking, how far down: the packer skips candidates whose text
+ * does not fit, so it may reach past the budget's raw nodes. Four times the budget, and at least
+ * 48 (four times the default 12); set in f9ebfe9, not measured.
+ */
+const readAheadPerBudgetNode = 4;
+const minReadAhead = 48;
 
 export interface RoutedRetrieval {
   /** Candidates in the order the budget packer admits them (relevance + λ·coverage). */
@@ -20,6 +30,28 @@ export interface RoutedRetrieval {
   readonly nodes: ReadonlyMap<string, RawNode>;
   readonly route: Route;
   readonly channelsUsed: readonly ChannelName[];
+}
+
+export interface RoutedQuery {
+  readonly text: string;
+  readonly textVector?: Float32Array;
+  readonly imageVector?: Float32Array;
+}
+
+export interface RoutedSearchOptions {
+  readonly mode: "cairn" | "route";
+  readonly active: readonly IndexEntry[];
+  readonly spaces: TriPathSpaces;
+  readonly channels: readonly TopChannel[];
+  readonly filters?: SearchFilters;
+  readonly rrfK: number;
+  readonly perChannel: number;
+  readonly routing: RouteConfig;
+  readonly pageBeam: number;
+  /** The budget's raw nodes: how far down the ranking the packer can reach. */
+  readonly budgetRawNodes: number;
+  /** Where linked entries come from (default: the store's index). */
+  readonly linked?: LinkedEntries;
 }
 
 /**
@@ -30,22 +62,8 @@ export interface RoutedRetrieval {
  */
 export async function retrieveRouted(
   store: ScopedStore,
-  query: { readonly text: string; readonly textVector?: Float32Array; readonly imageVector?: Float32Array },
-  options: {
-    readonly mode: "cairn" | "route";
-    readonly active: readonly IndexEntry[];
-    readonly spaces: TriPathSpaces;
-    readonly channels: readonly TopChannel[];
-    readonly filters?: SearchFilters;
-    readonly rrfK: number;
-    readonly perChannel: number;
-    readonly routing: RouteConfig;
-    readonly pageBeam: number;
-    /** The budget's raw nodes: how far down the ranking the packer can reach. */
-    readonly budgetRawNodes: number;
-    /** Where linked entries come from (default: the store's index). */
-    readonly linked?: LinkedEntries;
-  },
+  query: RoutedQuery,
+  options: RoutedSearchOptions,
 ): Promise<RoutedRetrieval> {
   const route = await routeQuery(
     { text: query.text, vector: query.textVector, imageVector: query.imageVector },
@@ -58,6 +76,50 @@ export async function retrieveRouted(
     },
   );
   const enabled = new Set(options.channels);
+  const passes = await directPasses(store, query, options, enabled);
+  const poolIds = [...new Set([...route.nodes.keys(), ...(options.mode === "cairn" ? passes.directIds : [])])];
+  // Raw nodes are read in full only where ranking needs their fields (filters, coverage, query-image
+  // similarity); otherwise only the best candidates the packer can reach are read, after ranking.
+  const readAll = Boolean(options.filters) || options.routing.lambda > 0 || (!passes.direct && !!query.imageVector);
+  let nodes = new Map<string, RawNode>();
+  if (readAll) {
+    for (const node of await store.readRawNodes({ ids: poolIds }))
+      if (matchesFilters(node, options.filters)) nodes.set(node.id, node);
+  }
+  const pool = readAll ? poolIds.filter((id) => nodes.has(id)) : poolIds;
+  const lists = await candidateLists(store, query, options, { enabled, passes, pool, nodes, route });
+  const fused = fuseCandidates(lists, passes.direct, options);
+  if (!readAll) {
+    const reach = Math.max(minReadAhead, readAheadPerBudgetNode * options.budgetRawNodes);
+    nodes = new Map(
+      (await store.readRawNodes({ ids: fused.slice(0, reach).map((hit) => hit.id) })).map((node) => [node.id, node]),
+    );
+  }
+  return {
+    ordered: orderWithCoverage(fused, coverageKeys(fused, nodes, route), options.routing.lambda),
+    nodes,
+    route,
+    channelsUsed: channelsOf(lists),
+  };
+}
+
+interface DirectPasses {
+  /** One lexical pass over all raw nodes, deep enough to score routed candidates too. */
+  readonly lexical: readonly Ranked[];
+  /** One dense pass, likewise. */
+  readonly dense: readonly Ranked[];
+  /** In `cairn` mode, the direct image channel over all raw nodes. */
+  readonly direct: { fused: Fused[]; lists: Partial<Record<ChannelName, Ranked[]>> } | null;
+  /** The direct channels' own top hits, which join the candidate set in `cairn` mode. */
+  readonly directIds: readonly string[];
+}
+
+async function directPasses(
+  store: ScopedStore,
+  query: RoutedQuery,
+  options: RoutedSearchOptions,
+  enabled: ReadonlySet<TopChannel>,
+): Promise<DirectPasses> {
   // One lexical pass, deep enough to score the routed candidates too: its top `perChannel` are the
   // direct BM25 hits, and candidates below its depth get no lexical score.
   const lexical =
@@ -88,17 +150,24 @@ export async function retrieveRouted(
     ...dense.slice(0, options.perChannel).map((hit) => hit.id),
     ...(direct?.fused.map((hit) => hit.id) ?? []),
   ];
+  return { lexical, dense, direct, directIds };
+}
 
-  const poolIds = [...new Set([...route.nodes.keys(), ...(options.mode === "cairn" ? directIds : [])])];
-  // Raw nodes are read in full only where ranking needs their fields (filters, coverage, query-image
-  // similarity); otherwise only the best candidates the packer can reach are read, after ranking.
-  const readAll = Boolean(options.filters) || options.routing.lambda > 0 || (!direct && !!query.imageVector);
-  let nodes = new Map<string, RawNode>();
-  if (readAll) {
-    for (const node of await store.readRawNodes({ ids: poolIds }))
-      if (matchesFilters(node, options.filters)) nodes.set(node.id, node);
-  }
-  const pool = readAll ? poolIds.filter((id) => nodes.has(id)) : poolIds;
+/** Each enabled channel's ranking of the candidate pool; channels with nothing to say are left out. */
+async function candidateLists(
+  store: ScopedStore,
+  query: RoutedQuery,
+  options: RoutedSearchOptions,
+  candidates: {
+    readonly enabled: ReadonlySet<TopChannel>;
+    readonly passes: DirectPasses;
+    readonly pool: readonly string[];
+    readonly nodes: ReadonlyMap<string, RawNode>;
+    readonly route: Route;
+  },
+): Promise<Partial<Record<ChannelName, Ranked[]>>> {
+  const { enabled, passes, pool, nodes, route } = candidates;
+  const { lexical, dense, direct } = passes;
   const within = new Set(pool);
   const lists: Partial<Record<ChannelName, Ranked[]>> = {};
 
@@ -125,13 +194,28 @@ export async function retrieveRouted(
     lists.route = routeOrder(
       routed,
       route,
-      fuseRrf({ bm25: lists.bm25, dense: lists.dense }, { k: options.rrfK, perChannel: pool.length }),
+      // Only the text channels that produced a list: with BM25 off (or silent), route order ties break by dense alone.
+      fuseRrf(
+        {
+          ...(lists.bm25 ? { bm25: lists.bm25 } : {}),
+          ...(lists.dense ? { dense: lists.dense } : {}),
+        },
+        { k: options.rrfK, perChannel: pool.length },
+      ),
     );
   }
-  for (const [name, list] of Object.entries(lists)) if (!list || list.length === 0) delete lists[name as ChannelName];
+  for (const name of channelsOf(lists)) if (!lists[name]?.length) delete lists[name];
+  return lists;
+}
 
+/** The candidates ranked by the configured fusion, each keeping the image channel's parts for the trace. */
+function fuseCandidates(
+  lists: Partial<Record<ChannelName, Ranked[]>>,
+  direct: DirectPasses["direct"],
+  options: RoutedSearchOptions,
+): Fused[] {
   const imageParts = new Map(direct?.fused.map((hit) => [hit.id, hit.channels]) ?? []);
-  const fused = (
+  return (
     options.routing.fusion === "sum"
       ? fuseScores(lists)
       : fuseRrf(lists, { k: options.rrfK, perChannel: options.perChannel })
@@ -139,12 +223,14 @@ export async function retrieveRouted(
     ...hit,
     channels: { ...pickImageParts(imageParts.get(hit.id)), ...hit.channels },
   }));
-  if (!readAll) {
-    const reach = Math.max(48, 4 * options.budgetRawNodes);
-    nodes = new Map(
-      (await store.readRawNodes({ ids: fused.slice(0, reach).map((hit) => hit.id) })).map((node) => [node.id, node]),
-    );
-  }
+}
+
+/** What coverage counts for each read candidate: its session, and the entry routing reached it through. */
+function coverageKeys(
+  fused: readonly Fused[],
+  nodes: ReadonlyMap<string, RawNode>,
+  route: Route,
+): Map<string, CoverageKey> {
   const keys = new Map<string, CoverageKey>();
   for (const hit of fused) {
     const node = nodes.get(hit.id);
@@ -154,12 +240,7 @@ export async function retrieveRouted(
       cluster: route.nodes.get(hit.id)?.entry ?? `session:${node.sessionKey}`,
     });
   }
-  return {
-    ordered: orderWithCoverage(fused, keys, options.routing.lambda),
-    nodes,
-    route,
-    channelsUsed: Object.keys(lists) as ChannelName[],
-  };
+  return keys;
 }
 
 /**
@@ -200,7 +281,7 @@ export function latestFirst<T>(ordered: readonly T[], idOf: (item: T) => string,
  */
 function fuseScores(lists: Partial<Record<ChannelName, readonly Ranked[]>>): Fused[] {
   const total = new Map<string, { score: number; channels: Fused["channels"] }>();
-  for (const [channel, list] of Object.entries(lists) as [ChannelName, readonly Ranked[]][]) {
+  for (const [channel, list] of channelLists(lists)) {
     const top = Math.max(0, ...list.map((hit) => hit.score));
     list.forEach((hit, index) => {
       const current = total.get(hit.id) ?? { score: 0, channels: {} };

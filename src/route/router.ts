@@ -1,3 +1,4 @@
+import { roundForRecord } from "../core/round.ts";
 import { contentWords } from "../core/text.ts";
 import { cosine } from "../core/vectors.ts";
 import type { RouteConfig, RouteTrace, RouteVia } from "../evidence/route-trace.ts";
@@ -10,11 +11,17 @@ import type { IndexEntry } from "../store/index-records.ts";
  * every candidate routing reached; RRF only sees each list's top ten.
  */
 export const defaultRouteConfig: RouteConfig = Object.freeze({
+  /** Set with routing (c11196f); the `c3m-gamma0` harness method measures γ = 0 beside it (BENCHMARKS.md). */
   gamma: 0.2,
+  /** Coverage is opt-in: 0.05 and 0.15 both lost recall at the default budget (decision 005). */
   lambda: 0,
+  /** With segments of at most 8 raw nodes, up to 64 candidates for a 12-node budget; set in c11196f, not tuned. */
   entries: 8,
+  /** Overflow fallbacks and earlier states followed per entry; set in c11196f, not tuned. */
   linked: 4,
+  /** Off: a window of 1 gained under half a point (decision 005). */
   window: 0,
+  /** Score fusion ranks every routed candidate, RRF only each list's top ten (decision 005). */
   fusion: "sum",
 });
 
@@ -71,108 +78,14 @@ export async function routeQuery(
   const { config, pageBeam } = options;
   const terms = new Set(contentWords(query.text));
   const scoreEntry = (entry: IndexEntry) => entryScore(query, terms, entry);
-  const byPage = new Map<number, IndexEntry[]>();
-  for (const entry of active) {
-    if (entry.page === null) continue;
-    byPage.set(entry.page, [...(byPage.get(entry.page) ?? []), entry]);
-  }
-  const pages = [...byPage.entries()].map(([page, entries]) => ({
-    page,
-    entries,
-    similarity: pageSimilarity(query, terms, entries),
-    sessions: new Set(entries.flatMap((entry) => entry.sessions)),
-    labels: new Set(entries.map((entry) => entry.lastAction)),
-  }));
-
-  // Greedy beam: each next page maximises similarity + γ·(share of its sessions and relation labels not yet covered).
-  const covered = { sessions: new Set<string>(), labels: new Set<string>() };
-  const chosenPages: typeof pages = [];
-  const pageTrace = new Map<number, { coverageGain: number; score: number }>();
-  while (chosenPages.length < Math.min(pageBeam, pages.length)) {
-    let best: { page: (typeof pages)[number]; gain: number; score: number } | null = null;
-    for (const page of pages) {
-      if (chosenPages.includes(page)) continue;
-      const gain = coverageGain(page, covered);
-      const score = page.similarity + config.gamma * gain;
-      // An unread page is reported with its score in the last round it competed in.
-      pageTrace.set(page.page, { coverageGain: gain, score });
-      if (!best || score > best.score) best = { page, gain, score };
-    }
-    if (!best) break;
-    pageTrace.set(best.page.page, { coverageGain: best.gain, score: best.score });
-    chosenPages.push(best.page);
-    for (const session of best.page.sessions) covered.sessions.add(session);
-    for (const label of best.page.labels) covered.labels.add(label);
-  }
-
-  const onPages = chosenPages
-    .flatMap((page) => page.entries)
-    .map((entry) => ({ entry, score: scoreEntry(entry) }))
-    .sort((a, b) => b.score - a.score || a.entry.id.localeCompare(b.entry.id));
-  const chosen = onPages.slice(0, config.entries);
-  const entryTrace: RouteTrace["entries"][number][] = onPages.map(({ entry, score }, rank) => ({
-    id: entry.id,
-    page: entry.page,
-    status: entry.status,
-    score: round(score),
-    via: "entry" as const,
-    chosen: rank < config.entries,
-  }));
+  const pages = scorePages(query, terms, active);
+  const { chosenPages, pageTrace } = choosePages(pages, pageBeam, config.gamma);
+  const { chosen, entryTrace } = chooseEntries(chosenPages, scoreEntry, config.entries);
 
   const nodes = new Map<string, RoutedNode>();
-  const add = (entry: IndexEntry, head: string, score: number, via: RouteVia, latest: boolean) => {
-    for (const pointer of entry.pointers) {
-      const current = nodes.get(pointer);
-      if (!current || current.score < score) nodes.set(pointer, { entry: entry.id, head, score, via, latest });
-    }
-  };
-  for (const { entry, score } of chosen) add(entry, entry.id, score, "entry", entry.predecessor !== null);
-
-  // Entries reached through links: overflow fallbacks hosted by a chosen entry, and earlier states.
-  let frontier = chosen.map(({ entry, score }) => ({ entry, score, head: entry.id }));
-  for (let depth = 0; depth < 3 && frontier.length > 0; depth++) {
-    const more = await linked({
-      hosts: frontier.map(({ entry }) => entry.id),
-      ids: frontier.flatMap(({ entry }) => (entry.predecessor ? [entry.predecessor] : [])),
-      // Preselect by vector (4× what is kept), then score the few with every signal.
-      ...(query.vector ? { nearest: { vector: query.vector, perHost: 4 * config.linked } } : {}),
-    });
-    const next: typeof frontier = [];
-    for (const parent of frontier) {
-      const reached = more
-        .filter((entry) => entry.host === parent.entry.id || entry.id === parent.entry.predecessor)
-        .filter((entry) => entry.status !== "merged") // a merged entry's pointers are already its host's
-        .map((entry) => ({ entry, score: scoreEntry(entry) }))
-        .sort((a, b) => b.score - a.score || a.entry.id.localeCompare(b.entry.id))
-        .slice(0, config.linked);
-      for (const { entry, score } of reached) {
-        const earlier = entry.id === parent.entry.predecessor;
-        // An earlier state never outranks the state that replaced it.
-        const effective = earlier ? Math.min(score, parent.score) - 1e-6 : score;
-        add(entry, parent.head, effective, earlier ? "earlier-state" : "overflow", false);
-        entryTrace.push({
-          id: entry.id,
-          page: entry.page,
-          status: entry.status,
-          score: round(effective),
-          via: earlier ? "earlier-state" : "overflow",
-          chosen: true,
-        });
-        next.push({ entry, score: effective, head: parent.head });
-      }
-    }
-    // Each level follows links from at most `entries` entries, the best first.
-    frontier = next.sort((a, b) => b.score - a.score).slice(0, config.entries);
-  }
-
-  if (config.window > 0 && options.neighbours) {
-    // The neighbour window: raw nodes either side of what the chosen entries point at, same session.
-    const direct = [...nodes.entries()].filter(([, via]) => via.via === "entry").map(([id]) => id);
-    for (const [id, near] of await options.neighbours(direct, config.window)) {
-      const from = nodes.get(near);
-      if (!nodes.has(id) && from) nodes.set(id, { ...from, score: from.score - 1e-6, via: "neighbour" });
-    }
-  }
+  for (const { entry, score } of chosen) reach(nodes, entry, entry.id, score, "entry", entry.predecessor !== null);
+  await followLinks(nodes, entryTrace, chosen, { query, linked, scoreEntry, config });
+  if (config.window > 0 && options.neighbours) await addNeighbours(nodes, config.window, options.neighbours);
 
   return {
     nodes,
@@ -183,9 +96,9 @@ export async function routeQuery(
         .map((page) => ({
           page: page.page,
           entries: page.entries.length,
-          similarity: round(page.similarity),
-          coverageGain: round(pageTrace.get(page.page)?.coverageGain ?? 0),
-          score: round(pageTrace.get(page.page)?.score ?? page.similarity),
+          similarity: roundForRecord(page.similarity),
+          coverageGain: roundForRecord(pageTrace.get(page.page)?.coverageGain ?? 0),
+          score: roundForRecord(pageTrace.get(page.page)?.score ?? page.similarity),
           read: chosenPages.includes(page),
         }))
         .sort((a, b) => b.score - a.score),
@@ -194,6 +107,173 @@ export async function routeQuery(
       config: { ...config, pageBeam },
     },
   };
+}
+
+interface ScoredPage {
+  readonly page: number;
+  readonly entries: readonly IndexEntry[];
+  readonly similarity: number;
+  readonly sessions: ReadonlySet<string>;
+  readonly labels: ReadonlySet<string>;
+}
+
+type EntryTrace = RouteTrace["entries"][number];
+
+/** Every page of the active index with its entries, its similarity to the query, and what it would cover. */
+function scorePages(query: RouteQuery, terms: ReadonlySet<string>, active: readonly IndexEntry[]): ScoredPage[] {
+  const byPage = new Map<number, IndexEntry[]>();
+  for (const entry of active) {
+    if (entry.page === null) continue;
+    byPage.set(entry.page, [...(byPage.get(entry.page) ?? []), entry]);
+  }
+  return [...byPage.entries()].map(([page, entries]) => ({
+    page,
+    entries,
+    similarity: pageSimilarity(query, terms, entries),
+    sessions: new Set(entries.flatMap((entry) => entry.sessions)),
+    labels: new Set(entries.map((entry) => entry.lastAction)),
+  }));
+}
+
+/** Greedy beam: each next page maximises similarity + γ·(share of its sessions and relation labels not yet covered). */
+function choosePages(
+  pages: readonly ScoredPage[],
+  pageBeam: number,
+  gamma: number,
+): { chosenPages: ScoredPage[]; pageTrace: Map<number, { coverageGain: number; score: number }> } {
+  const covered = { sessions: new Set<string>(), labels: new Set<string>() };
+  const chosenPages: ScoredPage[] = [];
+  const pageTrace = new Map<number, { coverageGain: number; score: number }>();
+  while (chosenPages.length < Math.min(pageBeam, pages.length)) {
+    let best: { page: ScoredPage; gain: number; score: number } | null = null;
+    for (const page of pages) {
+      if (chosenPages.includes(page)) continue;
+      const gain = coverageGain(page, covered);
+      const score = page.similarity + gamma * gain;
+      // An unread page is reported with its score in the last round it competed in.
+      pageTrace.set(page.page, { coverageGain: gain, score });
+      if (!best || score > best.score) best = { page, gain, score };
+    }
+    if (!best) break;
+    pageTrace.set(best.page.page, { coverageGain: best.gain, score: best.score });
+    chosenPages.push(best.page);
+    for (const session of best.page.sessions) covered.sessions.add(session);
+    for (const label of best.page.labels) covered.labels.add(label);
+  }
+  return { chosenPages, pageTrace };
+}
+
+/** The best `entries` entries on the chosen pages; the trace lists every entry on them. */
+function chooseEntries(
+  chosenPages: readonly ScoredPage[],
+  scoreEntry: (entry: IndexEntry) => number,
+  entries: number,
+): { chosen: { entry: IndexEntry; score: number }[]; entryTrace: EntryTrace[] } {
+  const onPages = chosenPages
+    .flatMap((page) => page.entries)
+    .map((entry) => ({ entry, score: scoreEntry(entry) }))
+    .sort((a, b) => b.score - a.score || a.entry.id.localeCompare(b.entry.id));
+  const entryTrace: EntryTrace[] = onPages.map(({ entry, score }, rank) => ({
+    id: entry.id,
+    page: entry.page,
+    status: entry.status,
+    score: roundForRecord(score),
+    via: "entry" as const,
+    chosen: rank < entries,
+  }));
+  return { chosen: onPages.slice(0, entries), entryTrace };
+}
+
+/** Maps each of the entry's raw nodes to how it was reached, unless it was already reached with a higher score. */
+function reach(
+  nodes: Map<string, RoutedNode>,
+  entry: IndexEntry,
+  head: string,
+  score: number,
+  via: RouteVia,
+  latest: boolean,
+): void {
+  for (const pointer of entry.pointers) {
+    const current = nodes.get(pointer);
+    if (!current || current.score < score) nodes.set(pointer, { entry: entry.id, head, score, via, latest });
+  }
+}
+
+/**
+ * Levels of links followed from a chosen entry (an overflow hosted by an overflow, an earlier
+ * state's earlier state); each level is one read of linked entries. Set with routing (c11196f), not measured.
+ */
+const maxLinkDepth = 3;
+/**
+ * Linked entries preselected by vector per host, as a multiple of those kept (`linked`): room for
+ * the lexical and image scores to reorder what the vector ranked (c567e15), not measured.
+ */
+const linkedPreselection = 4;
+/** What an earlier state or a neighbour scores under what reached it: just below, so it never outranks it. */
+const justBelow = 1e-6;
+
+/** Entries reached through links: overflow fallbacks hosted by a chosen entry, and earlier states. */
+async function followLinks(
+  nodes: Map<string, RoutedNode>,
+  entryTrace: EntryTrace[],
+  chosen: readonly { entry: IndexEntry; score: number }[],
+  context: {
+    readonly query: RouteQuery;
+    readonly linked: LinkedEntries;
+    readonly scoreEntry: (entry: IndexEntry) => number;
+    readonly config: RouteConfig;
+  },
+): Promise<void> {
+  const { query, config } = context;
+  let frontier = chosen.map(({ entry, score }) => ({ entry, score, head: entry.id }));
+  for (let depth = 0; depth < maxLinkDepth && frontier.length > 0; depth++) {
+    const more = await context.linked({
+      hosts: frontier.map(({ entry }) => entry.id),
+      ids: frontier.flatMap(({ entry }) => (entry.predecessor ? [entry.predecessor] : [])),
+      // Preselect by vector, then score the few with every signal.
+      ...(query.vector ? { nearest: { vector: query.vector, perHost: linkedPreselection * config.linked } } : {}),
+    });
+    const next: typeof frontier = [];
+    for (const parent of frontier) {
+      const reached = more
+        .filter((entry) => entry.host === parent.entry.id || entry.id === parent.entry.predecessor)
+        .filter((entry) => entry.status !== "merged") // a merged entry's pointers are already its host's
+        .map((entry) => ({ entry, score: context.scoreEntry(entry) }))
+        .sort((a, b) => b.score - a.score || a.entry.id.localeCompare(b.entry.id))
+        .slice(0, config.linked);
+      for (const { entry, score } of reached) {
+        const earlier = entry.id === parent.entry.predecessor;
+        // An earlier state never outranks the state that replaced it.
+        const effective = earlier ? Math.min(score, parent.score) - justBelow : score;
+        const via = earlier ? "earlier-state" : "overflow";
+        reach(nodes, entry, parent.head, effective, via, false);
+        entryTrace.push({
+          id: entry.id,
+          page: entry.page,
+          status: entry.status,
+          score: roundForRecord(effective),
+          via,
+          chosen: true,
+        });
+        next.push({ entry, score: effective, head: parent.head });
+      }
+    }
+    // Each level follows links from at most `entries` entries, the best first.
+    frontier = next.sort((a, b) => b.score - a.score).slice(0, config.entries);
+  }
+}
+
+/** The neighbour window: raw nodes either side of what the chosen entries point at, same session. */
+async function addNeighbours(
+  nodes: Map<string, RoutedNode>,
+  window: number,
+  neighbours: (rawNodeIds: readonly string[], window: number) => Promise<Map<string, string>>,
+): Promise<void> {
+  const direct = [...nodes.entries()].filter(([, via]) => via.via === "entry").map(([id]) => id);
+  for (const [id, near] of await neighbours(direct, window)) {
+    const from = nodes.get(near);
+    if (!nodes.has(id) && from) nodes.set(id, { ...from, score: from.score - justBelow, via: "neighbour" });
+  }
 }
 
 /** Share of the query's content words an entry's routing text carries, with its vectors' similarity. */
@@ -206,15 +286,12 @@ function entryScore(query: RouteQuery, terms: ReadonlySet<string>, entry: IndexE
 
 function pageSimilarity(query: RouteQuery, terms: ReadonlySet<string>, entries: readonly IndexEntry[]): number {
   const lexical = overlap(terms, termsOf(entries));
-  const dense = query.vector
-    ? Math.max(...entries.map((entry) => cosine(query.vector as Float32Array, entry.vector)))
-    : null;
-  const withImages = entries.filter((entry) => entry.imageVector);
+  const { vector, imageVector } = query;
+  const dense = vector ? Math.max(...entries.map((entry) => cosine(vector, entry.vector))) : null;
+  const entryImages = entries.flatMap((entry) => (entry.imageVector ? [entry.imageVector] : []));
   const image =
-    query.imageVector && withImages.length > 0
-      ? Math.max(
-          ...withImages.map((entry) => cosine(query.imageVector as Float32Array, entry.imageVector as Float32Array)),
-        )
+    imageVector && entryImages.length > 0
+      ? Math.max(...entryImages.map((entryImage) => cosine(imageVector, entryImage)))
       : null;
   return combine(lexical, dense, image, terms.size > 0);
 }
@@ -249,8 +326,4 @@ function coverageGain(
   const share = (items: ReadonlySet<string>, seen: ReadonlySet<string>) =>
     items.size === 0 ? 0 : [...items].filter((item) => !seen.has(item)).length / items.size;
   return (share(page.sessions, covered.sessions) + share(page.labels, covered.labels)) / 2;
-}
-
-function round(value: number): number {
-  return Math.round(value * 1000) / 1000;
 }

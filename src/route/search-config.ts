@@ -22,6 +22,8 @@ export interface SearchConfig {
 export const defaultSearchConfig: SearchConfig = Object.freeze({
   mode: "cairn",
   routing: defaultRouteConfig,
+  /** M2A's and Cormack et al.'s constant (DESIGN §4): damps the lead of the very first ranks. */
   rrfK: 60,
+  /** M2A's top-10 per channel (DESIGN §4). */
   perChannel: 10,
 });

@@ -1,10 +1,15 @@
 import type { Fused } from "../channels/rrf.ts";
+import { InvariantError } from "../core/errors.ts";
 
 /** What coverage counts for a candidate: its source session and its evidence cluster (entry). */
 export interface CoverageKey {
   readonly session: string;
   readonly cluster: string;
 }
+
+/** Coverage gain of a session not yet in the set, and of a cluster: equal halves, so a gain is in [0, 1] like relevance. */
+const sessionGain = 0.5;
+const clusterGain = 0.5;
 
 /**
  * C3M Eq. 6, greedily: orders candidates so that each next one maximises its normalised relevance
@@ -28,14 +33,17 @@ export function orderWithCoverage(
     let best = Number.NEGATIVE_INFINITY;
     remaining.forEach((hit, at) => {
       const key = keys.get(hit.id);
-      const gain = key ? (sessions.has(key.session) ? 0 : 0.5) + (clusters.has(key.cluster) ? 0 : 0.5) : 0;
+      const gain = key
+        ? (sessions.has(key.session) ? 0 : sessionGain) + (clusters.has(key.cluster) ? 0 : clusterGain)
+        : 0;
       const value = (top > 0 ? hit.score / top : 0) + lambda * gain;
       if (value > best) {
         best = value;
         bestAt = at;
       }
     });
-    const [hit] = remaining.splice(bestAt, 1) as [Fused];
+    const [hit] = remaining.splice(bestAt, 1);
+    if (!hit) throw new InvariantError("coverage-pick", `no candidate at ${bestAt} of ${remaining.length + 1}`);
     ordered.push(hit);
     const key = keys.get(hit.id);
     if (key) {

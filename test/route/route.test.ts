@@ -32,6 +32,16 @@ const topics = [
 ];
 
 describe("budgeted routing through the active index", () => {
+  it("ranks by route order with BM25 off or silent, instead of failing", async (t) => {
+    const memory = await open(t);
+    for (const [index, texts] of topics.entries()) await memory.addSession(scope, session(`s${index}`, index, texts));
+    const dense = await memory.search(scope, "corgi", { channels: ["dense", "route"] });
+    assert.ok(dense.items.length > 0, "dense and route order still find evidence");
+    assert.ok(dense.channelsUsed.includes("route"));
+    const silent = await memory.search(scope, "zyzzyva", { channels: ["bm25", "dense", "route"] });
+    assert.ok(silent.items.length > 0, "a query no word of which is stored still gets routed evidence");
+  });
+
   it("reads at most the page budget and reports pages read, pages cut and the route trace", async (t) => {
     const memory = await open(t, { maintenance: { bounds: { entries: 6, pages: 3, tokens: 6_144, bytes: 393_216 } } });
     for (const [index, texts] of topics.entries()) await memory.addSession(scope, session(`s${index}`, index, texts));

@@ -33,7 +33,7 @@ Options for every command:
   --profile NAME      models: local (default, offline), hash (fast, non-semantic), openai (CAIRN_OPENAI_* env)
   --allow-remote-images   let ingest fetch http(s) image URLs
 
-Exit codes: 0 ok, 2 bad input, 3 not found, 4 conflict, 5 store/model/config failure, 6 an index invariant is broken (check found violations, or Cairn refused to break one), 1 unexpected.`;
+Exit codes: 0 ok, 2 bad input, 3 not found, 4 conflict, 5 store/model/config failure, 6 check found violations, 7 broken invariant (a bug), 1 unexpected.`;
 
 const exitCodes: Record<string, number> = {
   input: 2,
@@ -42,7 +42,7 @@ const exitCodes: Record<string, number> = {
   store: 5,
   provider: 5,
   config: 5,
-  invariant: 6,
+  invariant: 7,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -55,7 +55,7 @@ export function errorResponse(
   }
   if (CairnError.is(error)) {
     const field = "field" in error && typeof error.field === "string" ? error.field : undefined;
-    if (error.code === "store" || error.code === "config") onUnexpected(error);
+    if (error.code === "store" || error.code === "config" || error.code === "invariant") onUnexpected(error);
     return { status: cairnStatus[error.code] ?? 500, body: errorBody(error.code, error.message, field) };
   }
   onUnexpected(error);
