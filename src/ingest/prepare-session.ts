@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { embedImages as embedImagesInBatches, embedTexts } from "../models/model-calls.ts";
 import type { Models } from "../models/provider.ts";
 import type { VectorSpaces } from "../models/vector-spaces.ts";
 import type { RawNodeWrite, SessionWrite } from "../store/records.ts";
@@ -47,9 +48,7 @@ export async function prepareSession(
   // A turn that is only an image is represented in the dense text channel by what the image says.
   const turnTexts = session.turns.map((turn, index) => (turn.text ?? "").trim() || (imageTexts[index] ?? ""));
   // One pass through the embedder for both spaces: fewer round trips to the model worker.
-  const vectors = await embedInBatches(models.text.maxBatchSize, [...turnTexts, ...imageTexts], (batch) =>
-    models.text.embed(batch),
-  );
+  const vectors = await embedTexts(models.text, [...turnTexts, ...imageTexts]);
   const unembedded = [...images.unique.values()].filter((image) => !known.get(image.hash)?.vector);
   const imageVectors = await embedImages(models, unembedded, warnings);
   for (const [hash, { vector }] of known) if (vector) imageVectors.set(hash, vector);
@@ -72,8 +71,8 @@ export async function prepareSession(
         origin,
       })),
       textVectors: {
-        ...(turnTexts[index] ? { [spaces.text.name]: vectors[index] as Float32Array } : {}),
-        ...(imageTexts[index] ? { [spaces.imageText.name]: vectors[turnTexts.length + index] as Float32Array } : {}),
+        ...inSpace(spaces.text.name, vectors[index]),
+        ...inSpace(spaces.imageText.name, vectors[turnTexts.length + index]),
       },
       imageVectors: (images.perTurn[index] ?? []).map(({ accepted }) => {
         const vector = accepted && imageVectors.get(accepted.hash);
@@ -124,27 +123,16 @@ async function embedImages(
       warnings.push(`the ${models.profile} profile has no image embedder: images are searchable by text only`);
     return new Map();
   }
-  const vectors = await embedInBatches(embedder.maxBatchSize, images, (batch) =>
-    embedder.embedImages(batch.map((image) => image.data)),
+  const vectors = await embedImagesInBatches(
+    embedder,
+    images.map((image) => image.data),
   );
-  return new Map(images.map((image, index) => [image.hash, vectors[index] as Float32Array]));
+  return new Map(images.flatMap((image, index) => (vectors[index] ? [[image.hash, vectors[index]]] : [])));
 }
 
-async function embedInBatches<T>(
-  batchSize: number,
-  items: readonly T[],
-  embed: (batch: T[]) => Promise<Float32Array[]>,
-): Promise<Float32Array[]> {
-  const vectors: Float32Array[] = [];
-  const present = items.map((item, index) => ({ item, index })).filter(({ item }) => item !== "");
-  for (let start = 0; start < present.length; start += batchSize) {
-    const batch = present.slice(start, start + batchSize);
-    const result = await embed(batch.map(({ item }) => item));
-    batch.forEach(({ index }, position) => {
-      vectors[index] = result[position] as Float32Array;
-    });
-  }
-  return vectors;
+/** A vector under its space's name; nothing when the text was empty and so never embedded. */
+function inSpace(space: string, vector: Float32Array | undefined): Record<string, Float32Array> {
+  return vector ? { [space]: vector } : {};
 }
 
 /** Identity of a session's content: a retried write with the same content is a duplicate, not a conflict. */

@@ -10,6 +10,7 @@ import { intakeImage } from "../ingest/image-intake.ts";
 import type { IngestLimits } from "../ingest/limits.ts";
 import type { ImageInput } from "../ingest/session-input.ts";
 import type { EmbeddingCache } from "../models/embedding-cache.ts";
+import { embedImages, embedTexts } from "../models/model-calls.ts";
 import type { Models } from "../models/provider.ts";
 import type { VectorSpaces } from "../models/vector-spaces.ts";
 import type { IndexEntry, IndexState } from "../store/index-records.ts";
@@ -140,7 +141,7 @@ async function embedQuery(
   const needsTextVector = channels.includes("dense") || channels.includes("image") || mode !== "tri-path";
   const textVector =
     query.text && needsTextVector
-      ? await queryEmbeddings.get(query.text, async (text) => (await models.text.embed([text]))[0])
+      ? await queryEmbeddings.get(query.text, async (text) => (await embedTexts(models.text, [text]))[0])
       : undefined;
   if (!query.image) return { text: query.text, textVector, image: null };
   const accepted = await intakeImage(query.image, "query.image", { limits: context.limits });
@@ -151,7 +152,7 @@ async function embedQuery(
   const vector = embedder
     ? ((await queryEmbeddings.get(
         `image:${embedder.id}:${accepted.hash}`,
-        async () => (await embedder.embedImages([accepted.data]))[0],
+        async () => (await embedImages(embedder, [accepted.data]))[0],
       )) ?? null)
     : null;
   return { text: query.text, textVector, image: { hash: accepted.hash, vector } };
