@@ -1,8 +1,15 @@
 import type { ChannelHit, ChannelName } from "../channels/rrf.ts";
-import type { SearchMode } from "../route/search-config.ts";
 import type { Budget } from "./budget.ts";
 import type { BudgetDimension } from "./budget-packer.ts";
 import type { RouteTrace, RouteVia } from "./route-trace.ts";
+
+/**
+ * How a pack was read (the pack reports it, so the type lives here):
+ * - `cairn` (default): routing through the active index fused with the direct channels over raw nodes.
+ * - `route`: C3M BMER alone: only what routing reaches is read.
+ * - `tri-path`: M2A's direct channels only, no index.
+ */
+export type SearchMode = "cairn" | "route" | "tri-path";
 
 export interface EvidenceImage {
   readonly hash: string;

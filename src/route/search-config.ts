@@ -1,14 +1,8 @@
+import type { SearchMode } from "../evidence/evidence-pack.ts";
 import type { RouteConfig } from "../evidence/route-trace.ts";
 import { defaultRouteConfig } from "./router.ts";
 
 /** Settings of the read pipeline. Defaults from DESIGN §4 (M2A fusion, C3M routing); the object handed around is frozen. */
-
-/**
- * - `cairn` (default): routing through the active index fused with the direct channels over raw nodes.
- * - `route`: C3M BMER alone: only what routing reaches is read.
- * - `tri-path`: M2A's direct channels only, no index.
- */
-export type SearchMode = "cairn" | "route" | "tri-path";
 
 export interface SearchConfig {
   readonly mode: SearchMode;
@@ -27,3 +21,5 @@ export const defaultSearchConfig: SearchConfig = Object.freeze({
   /** M2A's top-10 per channel (DESIGN §4). */
   perChannel: 10,
 });
+
+export type { SearchMode } from "../evidence/evidence-pack.ts";
