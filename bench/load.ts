@@ -217,7 +217,7 @@ async function main(): Promise<void> {
     loading.stop();
     // Warm caches and wait for the ANN indexes (built in a worker) before timing anything.
     for (const query of queries.slice(0, 50)) await memory.search(scope, query);
-    for (const space of [memory.textSpace.name, memory.imageTextSpace.name]) {
+    for (const space of [memory.spaces.text.name, memory.spaces.imageText.name]) {
       await store.vectorIndexes.ready(space, scope);
     }
     const inProcessAlone = await sequentialSearches(queries, (query) => memory.search(scope, query));

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { ConfigError, NotFoundError } from "./core/errors.ts";
+import { NotFoundError } from "./core/errors.ts";
 import { KeyedQueue } from "./core/keyed-queue.ts";
 import { type Scope, scopeKey, validateScope } from "./core/scope.ts";
 import { type Budget, defaultBudget } from "./evidence/budget.ts";
@@ -11,7 +11,7 @@ import { prepareSession, validateSession } from "./ingest/prepare-session.ts";
 import { commitWithMaintenance } from "./maintain/commit-session.ts";
 import { defaultMaintenanceConfig, type IndexBounds, type MaintenanceConfig } from "./maintain/config.ts";
 import { forgetWithRepair, sessionByIdOrKey } from "./maintain/forget.ts";
-import { ChatJudge, ComparatorJudge, type RelationJudge } from "./maintain/judge.ts";
+import { type RelationJudge, resolveJudge } from "./maintain/judge.ts";
 import { type MaintenancePolicy, Ramu } from "./maintain/ramu.ts";
 import { checkScopeIndex, type IndexCheck, listPublicEntries, rebuildScopeIndex } from "./maintain/scope-index.ts";
 import { EmbeddingCache } from "./models/embedding-cache.ts";
@@ -35,7 +35,6 @@ import type {
   RawNode,
   ScopeStats,
   SessionRecord,
-  VectorSpace,
 } from "./store/records.ts";
 import type { ScopedStore, Store } from "./store/store.ts";
 
@@ -111,6 +110,7 @@ export class Memory {
   readonly searchConfig: SearchConfig;
   readonly limits: IngestLimits;
   readonly maintenance: MaintenanceConfig;
+  /** The vector spaces this memory's models write and read (names carry the model ids). */
   readonly spaces: VectorSpaces;
   readonly #store: Store;
   readonly #policy: MaintenancePolicy;
@@ -135,7 +135,7 @@ export class Memory {
       ...options.maintenance,
       bounds: Object.freeze({ ...defaultMaintenanceConfig.bounds, ...options.maintenance?.bounds }),
     });
-    this.#policy = new Ramu(this.maintenance, resolveJudge(options.judge, options.models));
+    this.#policy = new Ramu(this.maintenance, resolveJudge(options.judge ?? "comparator", options.models));
     this.#options = options;
     const activeEntries = new ActiveEntriesCache(activeIndexCacheSize);
     this.#reader = Object.freeze({
@@ -155,19 +155,6 @@ export class Memory {
       options.store ??
       (await (await import("./store/sqlite/sqlite-store.ts")).SqliteStore.open({ path: options.path ?? ".cairn" }));
     return new Memory(store, options);
-  }
-
-  get textSpace(): VectorSpace {
-    return this.spaces.text;
-  }
-
-  /** Dense vectors of image-derived text (captions, OCR), so text finds images by meaning too. */
-  get imageTextSpace(): VectorSpace {
-    return this.spaces.imageText;
-  }
-
-  get imageSpace(): VectorSpace | null {
-    return this.spaces.image;
   }
 
   /**
@@ -342,13 +329,4 @@ export class Memory {
 
 function newEntryId(): string {
   return `ent_${randomBytes(12).toString("base64url")}`;
-}
-
-function resolveJudge(judge: MemoryOptions["judge"], models: Models): RelationJudge {
-  if (judge === undefined || judge === "comparator") return new ComparatorJudge();
-  if (judge === "chat") {
-    if (!models.chat) throw new ConfigError(`judge "chat" needs a chat model; the ${models.profile} profile has none`);
-    return new ChatJudge(models.chat);
-  }
-  return judge;
 }

@@ -188,7 +188,7 @@ async function measureEmbedder(models: Models, config: PerfConfig) {
 /** Builds (and waits for) every ANN index a text query will use, timing each. */
 async function buildIndexes(store: SqliteStore, memory: Memory) {
   const results: PerfResult["indexes"][number][] = [];
-  for (const space of [memory.textSpace.name, memory.imageTextSpace.name]) {
+  for (const space of [memory.spaces.text.name, memory.spaces.imageText.name]) {
     if (!store.space(space)) continue;
     const before = store.vectorIndexes.status(space, scope);
     let buildSeconds: number | null = null;
@@ -239,7 +239,7 @@ async function measureChannels(
   vectors: readonly Float32Array[],
 ) {
   const scoped = store.forScope(scope);
-  const space = memory.textSpace.name;
+  const space = memory.spaces.text.name;
   const samples = { dense: [] as number[], bm25: [] as number[], imageText: [] as number[] };
   const dense: string[][] = [];
   const bar = progress("store channels", queries.length);
@@ -269,7 +269,7 @@ async function measureExact(
   vectors: readonly Float32Array[],
   dense: readonly string[][],
 ) {
-  const space = memory.textSpace.name;
+  const space = memory.spaces.text.name;
   const matrix = readMatrix(store, space);
   const rowOf = new Map(matrix.keys.map((key, row) => [key, row]));
   const exactStore = await SqliteStore.open({

@@ -1,7 +1,8 @@
+import { ConfigError } from "../core/errors.ts";
 import { isRecord } from "../core/narrow.ts";
 import { roundForRecord } from "../core/round.ts";
 import { cosine } from "../core/vectors.ts";
-import type { ChatModel } from "../models/provider.ts";
+import type { ChatModel, Models } from "../models/provider.ts";
 import type { EntryDigest, Relation } from "../store/index-records.ts";
 
 /** What the judge sees of an entry: its digest, vectors, speakers and time span. */
@@ -269,4 +270,14 @@ function weightedJaccard(a: Readonly<Record<string, number>>, b: Readonly<Record
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The judge a memory was configured with: the model-free comparator, the chat model's (an LLM judge), or one given. */
+export function resolveJudge(judge: "comparator" | "chat" | RelationJudge, models: Models): RelationJudge {
+  if (judge === "comparator") return new ComparatorJudge();
+  if (judge === "chat") {
+    if (!models.chat) throw new ConfigError(`judge "chat" needs a chat model; the ${models.profile} profile has none`);
+    return new ChatJudge(models.chat);
+  }
+  return judge;
 }

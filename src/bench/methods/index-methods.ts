@@ -53,8 +53,8 @@ export function maintenanceBaseline(
     if (!replay) {
       replay = replayIndex(context.memory[scopedStore](context.scope), policy, {
         config: context.memory.maintenance,
-        spaces: { text: context.memory.textSpace.name, image: context.memory.imageSpace?.name ?? null },
-        dimensions: context.memory.textSpace.dimensions,
+        spaces: { text: context.memory.spaces.text.name, image: context.memory.spaces.image?.name ?? null },
+        dimensions: context.memory.spaces.text.dimensions,
         newId: () => `${policy.name}-${next++}`,
       });
       replays.set(context, replay);
