@@ -2,6 +2,7 @@ import { InvariantError } from "../core/errors.ts";
 import { meanVector } from "../core/vectors.ts";
 import type { ForgetOp, ForgetPlan, IndexEntry, IndexState } from "../store/index-records.ts";
 import { buildDigest, renderRoutingText } from "./digest.ts";
+import type { StoredNode } from "./incoming.ts";
 
 /**
  * Forget's index repair as a pure function (DESIGN invariant 2): pointers to the forgotten raw
@@ -11,19 +12,7 @@ import { buildDigest, renderRoutingText } from "./digest.ts";
  */
 
 /** What re-deriving an entry needs to know about one of its surviving raw nodes. */
-export interface SurvivingNode {
-  readonly id: string;
-  readonly sessionKey: string;
-  readonly speaker: string | null;
-  readonly text: string;
-  /** Captions and image-derived text of the node's images. */
-  readonly imageText: readonly string[];
-  readonly timeMs: number;
-  /** The node's vector in the index's text space, if it has one. */
-  readonly textVector: Float32Array | null;
-  /** Vectors of the node's images in the index's image space. */
-  readonly imageVectors: readonly Float32Array[];
-}
+export type SurvivingNode = StoredNode;
 
 /** Raw nodes whose data `planForget` needs: the surviving pointers of every entry the forget touches. */
 export function survivorsToRead(state: IndexState, forgotten: ReadonlySet<string>): string[] {
@@ -120,7 +109,7 @@ function rederive(
   const span = { startMs: Math.min(...times), endMs: Math.max(...times) };
   // The entry keeps its own token allowance: a forget never makes routing text longer.
   const routing = renderRoutingText(digest, span, Math.max(1, entry.tokens));
-  const textVectors = nodes.flatMap((node) => (node.textVector ? [node.textVector] : []));
+  const textVectors = nodes.flatMap((node) => (node.vector ? [node.vector] : []));
   // An entry that never had an image vector does not gain one from its survivors' images.
   const imageVectors = entry.imageVector ? nodes.flatMap((node) => node.imageVectors) : [];
   return {

@@ -4,7 +4,8 @@ import { type ForgetPlan, IndexVersionConflict } from "../store/index-records.ts
 import type { ForgetResult, ForgetTarget } from "../store/records.ts";
 import type { ScopedStore } from "../store/store.ts";
 import { maxPlanAttempts } from "./commit-session.ts";
-import { planForget, planForgetAll, type SurvivingNode, survivorsToRead } from "./forget-plan.ts";
+import { planForget, planForgetAll, survivorsToRead } from "./forget-plan.ts";
+import { withStoredVectors } from "./incoming.ts";
 
 /**
  * Forget, planned then applied like a write: read the index as it stands, plan its repair with the
@@ -31,27 +32,11 @@ async function planFor(scoped: ScopedStore, target: ForgetTarget, spaces: Vector
   const forgotten = new Set(await targetRawNodes(scoped, target));
   if ("all" in target) return planForgetAll(state, [...forgotten]);
   const ids = survivorsToRead(state, forgotten);
-  const nodes = await scoped.readRawNodes({ ids });
-  const textVectors = await scoped.readVectors(spaces.text.name, ids);
-  const hashes = [...new Set(nodes.flatMap((node) => node.images.flatMap((image) => image.hash ?? [])))];
-  const imageVectors = spaces.image ? await scoped.knownImages(hashes, spaces.image.name) : new Map();
-  const survivors = new Map<string, SurvivingNode>(
-    nodes.map((node) => [
-      node.id,
-      {
-        id: node.id,
-        sessionKey: node.sessionKey,
-        speaker: node.speaker,
-        text: node.text,
-        imageText: node.images.flatMap((image) =>
-          [image.caption, image.derivedText].filter((text): text is string => !!text),
-        ),
-        timeMs: Date.parse(node.time),
-        textVector: textVectors.get(node.id) ?? null,
-        imageVectors: node.images.flatMap((image) => (image.hash && imageVectors.get(image.hash)?.vector) || []),
-      },
-    ]),
-  );
+  const nodes = await withStoredVectors(scoped, await scoped.readRawNodes({ ids }), {
+    text: spaces.text.name,
+    image: spaces.image?.name ?? null,
+  });
+  const survivors = new Map(nodes.map((node) => [node.ref, node]));
   return planForget(state, forgotten, survivors);
 }
 

@@ -1,5 +1,7 @@
 import { meanVector } from "../core/vectors.ts";
 import type { PointerRef } from "../store/index-records.ts";
+import type { RawNode } from "../store/records.ts";
+import type { ScopedStore } from "../store/store.ts";
 import { buildDigest } from "./digest.ts";
 import { segmentSession } from "./segment.ts";
 import type { IncomingEntry } from "./working-index.ts";
@@ -47,4 +49,41 @@ export function buildIncomingEntries(
       timeEndMs: Math.max(...times),
     };
   });
+}
+
+/** A stored raw node as maintenance sees it: `ref` is its id. */
+export interface StoredNode extends IncomingNode {
+  readonly sessionKey: string;
+}
+
+/**
+ * Stored raw nodes with the vectors maintenance compares: each node's text vector and the vectors
+ * of its images, read from the store rather than computed again (replay, forget's re-derivation).
+ */
+export async function withStoredVectors(
+  scoped: ScopedStore,
+  nodes: readonly RawNode[],
+  spaces: { readonly text: string; readonly image: string | null },
+): Promise<StoredNode[]> {
+  const vectors = await scoped.readVectors(
+    spaces.text,
+    nodes.map((node) => node.id),
+  );
+  const hashes = [...new Set(nodes.flatMap((node) => node.images.flatMap((image) => image.hash ?? [])))];
+  const imageVectors = spaces.image ? await scoped.knownImages(hashes, spaces.image) : new Map();
+  return nodes.map((node) => ({
+    ref: node.id,
+    sessionKey: node.sessionKey,
+    speaker: node.speaker,
+    text: node.text,
+    imageText: node.images.flatMap((image) =>
+      [image.caption, image.derivedText].filter((text): text is string => !!text),
+    ),
+    timeMs: Date.parse(node.time),
+    vector: vectors.get(node.id) ?? null,
+    imageVectors: node.images.flatMap((image) => {
+      const vector = image.hash ? imageVectors.get(image.hash)?.vector : null;
+      return vector ? [vector] : [];
+    }),
+  }));
 }

@@ -2,7 +2,7 @@ import type { IndexOp, IndexState, MaintenanceAudit, MaintenancePlan } from "../
 import type { ScopedStore } from "../store/store.ts";
 import { applyOps } from "./check.ts";
 import type { MaintenanceConfig } from "./config.ts";
-import { buildIncomingEntries, type IncomingNode } from "./incoming.ts";
+import { buildIncomingEntries, withStoredVectors } from "./incoming.ts";
 import { type MaintenancePolicy, planMaintenance } from "./ramu.ts";
 
 /** A plan that changes nothing (for a session already stored). */
@@ -48,28 +48,7 @@ export async function replayIndex(
   for (const session of sessions) {
     const nodes = await scoped.readRawNodes({ sessionId: session.id });
     rawNodes += nodes.length;
-    const vectors = await scoped.readVectors(
-      options.spaces.text,
-      nodes.map((node) => node.id),
-    );
-    const hashes = [
-      ...new Set(nodes.flatMap((node) => node.images.flatMap((image) => (image.hash ? [image.hash] : [])))),
-    ];
-    const imageVectors = options.spaces.image ? await scoped.knownImages(hashes, options.spaces.image) : new Map();
-    const incomingNodes: IncomingNode[] = nodes.map((node) => ({
-      ref: node.id,
-      speaker: node.speaker,
-      text: node.text,
-      imageText: node.images.flatMap((image) =>
-        [image.caption, image.derivedText].filter((text): text is string => !!text),
-      ),
-      timeMs: Date.parse(node.time),
-      vector: vectors.get(node.id) ?? null,
-      imageVectors: node.images.flatMap((image) => {
-        const vector = image.hash ? imageVectors.get(image.hash)?.vector : null;
-        return vector ? [vector] : [];
-      }),
-    }));
+    const incomingNodes = await withStoredVectors(scoped, nodes, options.spaces);
     const incoming = buildIncomingEntries(session.key, incomingNodes, {
       segmentMaxNodes: options.config.segmentMaxNodes,
       dimensions: options.dimensions,

@@ -86,16 +86,7 @@ async function build(
       imageVectors: [],
     }));
     for (const node of incomingNodes) {
-      nodes.set(node.ref, {
-        id: node.ref,
-        sessionKey: `s${position}`,
-        speaker: node.speaker,
-        text: node.text,
-        imageText: [],
-        timeMs: node.timeMs,
-        textVector: node.vector,
-        imageVectors: [],
-      });
+      nodes.set(node.ref, { ...node, sessionKey: `s${position}` });
     }
     sessionNodes.push(incomingNodes.map((node) => node.ref));
     const incoming = buildIncomingEntries(`s${position}`, incomingNodes, { segmentMaxNodes, dimensions: 32 });
