@@ -13,6 +13,7 @@ export { createModels } from "./models/profiles.ts";
 export type { ChatModel, ImageEmbedder, ImageReader, Models, TextEmbedder } from "./models/provider.ts";
 export type { SearchConfig } from "./route/search-config.ts";
 export { defaultSearchConfig } from "./route/search-config.ts";
+export { openSqliteStore } from "./store/open-store.ts";
 export type * from "./store/records.ts";
-export { SqliteStore } from "./store/sqlite/sqlite-store.ts";
+export type { SqliteStore, SqliteStoreOptions } from "./store/sqlite/sqlite-store.ts";
 export type { ScopedStore, Store } from "./store/store.ts";

@@ -26,6 +26,7 @@ import {
 } from "./route/search.ts";
 import { defaultSearchConfig, type SearchConfig } from "./route/search-config.ts";
 import type { IndexState } from "./store/index-records.ts";
+import { openSqliteStore } from "./store/open-store.ts";
 import type {
   AuditEvent,
   BlobRecord,
@@ -151,9 +152,7 @@ export class Memory {
 
   static async open(options: MemoryOptions): Promise<Memory> {
     // The embedded backend loads only when no other store is given.
-    const store =
-      options.store ??
-      (await (await import("./store/sqlite/sqlite-store.ts")).SqliteStore.open({ path: options.path ?? ".cairn" }));
+    const store = options.store ?? (await openSqliteStore({ path: options.path ?? ".cairn" }));
     return new Memory(store, options);
   }
 
