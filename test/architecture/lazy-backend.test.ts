@@ -1,0 +1,49 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** URLs a fresh Node process resolves while running `script` with the package's sources. */
+function resolvedBy(script: string): string[] {
+  const child = spawnSync(
+    process.execPath,
+    [
+      "--import",
+      join(root, "test/support/log-resolutions.mjs"),
+      "--import",
+      "tsx",
+      "--input-type=module",
+      "-e",
+      script,
+    ],
+    { cwd: root, encoding: "utf8" },
+  );
+  assert.equal(child.status, 0, child.stderr);
+  return child.stderr
+    .split("\n")
+    .flatMap((line) => (line.startsWith("resolved ") ? [line.slice("resolved ".length)] : []));
+}
+
+describe("the embedded backend loads lazily", () => {
+  it("importing the package loads no SQLite; opening the default store does", () => {
+    const onImport = resolvedBy('await import("./src/index.ts");');
+    assert.ok(
+      onImport.some((url) => url.endsWith("/src/memory.ts")),
+      "the hook saw the package load",
+    );
+    assert.deepEqual(
+      onImport.filter((url) => /better-sqlite3|sqlite-vec|\/store\/sqlite\//.test(url)),
+      [],
+    );
+    const onOpen = resolvedBy(
+      'const { openSqliteStore } = await import("./src/index.ts"); const { mkdtempSync } = await import("node:fs"); const { tmpdir } = await import("node:os"); const store = await openSqliteStore({ path: mkdtempSync(tmpdir() + "/cairn-lazy-") }); await store.close();',
+    );
+    assert.ok(
+      onOpen.some((url) => url.includes("better-sqlite3")),
+      "opening the store loads its driver",
+    );
+  });
+});
