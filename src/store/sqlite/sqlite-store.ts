@@ -12,7 +12,8 @@ import { migrate } from "./migrations.ts";
 import { numberOrUndefined, strings } from "./record-rows.ts";
 import type { StoreServices } from "./scope-context.ts";
 import { SqliteScopedStore } from "./sqlite-scoped-store.ts";
-import { VectorIndexes, type VectorIndexOptions } from "./vector-indexes.ts";
+import type { VectorIndexOptions } from "./vector-index-options.ts";
+import { VectorIndexes } from "./vector-indexes.ts";
 import { type SpaceRow, vectorTableOf } from "./vector-rows.ts";
 
 export interface SqliteStoreOptions {
