@@ -21,6 +21,7 @@ import {
 import type { ForgetTarget, SessionWrite } from "../../src/store/records.ts";
 import type { ScopedStore } from "../../src/store/store.ts";
 import {
+  assertClose,
   base,
   buildSessionWrite,
   defineGroup,
@@ -58,20 +59,6 @@ async function snapshot(scoped: ScopedStore) {
 
 function activeOf(state: IndexState): IndexState {
   return { version: state.version, entries: new Map([...state.entries].filter(([, e]) => e.status === "active")) };
-}
-
-function assertClose(actual: Float32Array | null, expected: Float32Array | null, message: string): void {
-  if (actual === null || expected === null) {
-    assert.equal(actual, expected, message);
-    return;
-  }
-  assert.equal(actual.length, expected.length, `${message}: dimensions`);
-  for (let i = 0; i < expected.length; i++) {
-    assert.ok(
-      Math.abs((actual[i] ?? Number.NaN) - (expected[i] ?? Number.NaN)) <= 1e-6,
-      `${message}: component ${i} is ${actual[i]}, expected ${expected[i]}`,
-    );
-  }
 }
 
 /** The store's index against the reference state, entry by entry; vectors within 1e-6. */

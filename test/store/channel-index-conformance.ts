@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { SearchFilters } from "../../src/store/records.ts";
 import {
+  assertClose,
   assertDescending,
   base,
   buildSessionWrite,
@@ -151,5 +152,24 @@ export const channelIndexConformance = defineGroup("channel index", (test) => {
     await b.commitSession(await buildSessionWrite({ key: "b", turns: [{ text: "b", images: [{ data: yellow }] }] }));
     const byYellow = await a.searchVectors(imageSpace.name, await embedImage(yellow), { limit: 10 });
     assert.ok(ids(byYellow).every((id) => result.rawNodeIds.includes(id)));
+  });
+
+  test("readVectors returns the scope's stored text vectors; missing, foreign and vectorless raw nodes are omitted", async (store) => {
+    const a = store.forScope(scopeA);
+    const write = await buildSessionWrite({
+      key: "s",
+      turns: [{ text: "a tern dives" }, { text: "   " }, { text: "gulls" }],
+    });
+    const mine = await a.commitSession(write);
+    const theirs = await store
+      .forScope(scopeB)
+      .commitSession(await buildSessionWrite({ key: "s", turns: [{ text: "a tern dives" }] }));
+    const [tern, blank, gulls] = mine.rawNodeIds as [string, string, string];
+    const vectors = await a.readVectors(textSpace.name, [gulls, "rn_unknown", tern, blank, ...theirs.rawNodeIds]);
+    assert.deepEqual([...vectors.keys()].sort(), [gulls, tern].sort(), "only this scope's raw nodes with a vector");
+    assertClose(vectors.get(tern) ?? null, write.rawNodes[0]?.textVectors[textSpace.name] ?? null, "tern");
+    assertClose(vectors.get(gulls) ?? null, await embedText("gulls"), "gulls");
+    assert.deepEqual(await a.readVectors("text:no-such-space", [tern]), new Map());
+    assert.deepEqual(await a.readVectors(textSpace.name, []), new Map());
   });
 });

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
+import sharp from "sharp";
 import { ConflictError } from "../../src/core/errors.ts";
 import type { RawNodeWrite, ScopeStats, SessionWrite } from "../../src/store/records.ts";
 import {
+  assertClose,
   assertNoRawText,
   auditActions,
   base,
@@ -224,6 +226,151 @@ export const coldStoreConformance = defineGroup("cold store", (test) => {
     const retried = await a.commitSession(good);
     assert.equal(retried.duplicate, false, "the key is free after the failed commit");
     assert.deepEqual(Buffer.from((await a.readBlob(sha256(green))).data), green);
+  });
+
+  test("readSessions by ids and by keys keeps the order asked and omits unknown and foreign ones", async (store) => {
+    const a = store.forScope(scopeA);
+    const b = store.forScope(scopeB);
+    const one = await a.commitSession(await buildSessionWrite({ key: "one", turns: [{ text: "first" }] }));
+    const two = await a.commitSession(await buildSessionWrite({ key: "two", turns: [{ text: "second" }] }));
+    const theirs = await b.commitSession(await buildSessionWrite({ key: "one", turns: [{ text: "theirs" }] }));
+    const onlyTheirs = await b.commitSession(await buildSessionWrite({ key: "b-only", turns: [{ text: "b" }] }));
+    const sessionIds = (records: readonly { id: string }[]) => records.map((record) => record.id);
+    assert.deepEqual(
+      sessionIds(await a.readSessions({ ids: [two.session.id, "ses_unknown", one.session.id, theirs.session.id] })),
+      [two.session.id, one.session.id],
+    );
+    assert.deepEqual(await a.readSessions({ ids: [two.session.id] }), [two.session]);
+    assert.deepEqual(sessionIds(await a.readSessions({ keys: ["two", "nope", "one", "b-only"] })), [
+      two.session.id,
+      one.session.id,
+    ]);
+    assert.deepEqual(sessionIds(await b.readSessions({ keys: ["one", "b-only"] })), [
+      theirs.session.id,
+      onlyTheirs.session.id,
+    ]);
+    assert.deepEqual(await a.readSessions({ ids: [] }), []);
+    assert.deepEqual(await a.readSessions({ keys: [] }), []);
+  });
+
+  test("readSessions with neither ids nor keys pages in time order, and an absent limit means all", async (store) => {
+    const a = store.forScope(scopeA);
+    // Committed out of time order: the listing follows session time, not arrival.
+    for (const [key, offset] of [
+      ["k1", 3],
+      ["k2", 1],
+      ["k3", 2],
+      ["k4", 0],
+    ] as const) {
+      await a.commitSession(await buildSessionWrite({ key, timeMs: base + offset * hour, turns: [{ text: key }] }));
+    }
+    await store.forScope(scopeB).commitSession(await buildSessionWrite({ key: "k0", turns: [{ text: "b" }] }));
+    const keys = async (query: { limit?: number; offset?: number }) =>
+      (await a.readSessions(query)).map((session) => session.key);
+    assert.deepEqual(await keys({}), ["k4", "k2", "k3", "k1"]);
+    assert.deepEqual(await keys({ limit: 2 }), ["k4", "k2"]);
+    assert.deepEqual(await keys({ limit: 2, offset: 2 }), ["k3", "k1"]);
+    assert.deepEqual(await keys({ offset: 1 }), ["k2", "k3", "k1"], "an offset without a limit reads the rest");
+    assert.deepEqual(await keys({ limit: 10, offset: 3 }), ["k1"]);
+    assert.deepEqual(await keys({ offset: 10 }), []);
+    assert.deepEqual(await keys({ limit: 0 }), []);
+  });
+
+  test("readRawNodes near some raw nodes reads their neighbours within the window, in the same session only", async (store) => {
+    const a = store.forScope(scopeA);
+    const long = await a.commitSession(
+      await buildSessionWrite({ key: "long", turns: ["t0", "t1", "t2", "t3", "t4", "t5"].map((text) => ({ text })) }),
+    );
+    const other = await a.commitSession(
+      await buildSessionWrite({ key: "other", turns: ["o0", "o1", "o2"].map((text) => ({ text })) }),
+    );
+    const foreign = await store
+      .forScope(scopeB)
+      .commitSession(await buildSessionWrite({ key: "long", turns: ["f0", "f1", "f2"].map((text) => ({ text })) }));
+    const [t0, t1, t2, t3, t4, t5] = long.rawNodeIds as string[] as [string, string, string, string, string, string];
+    const [o0, o1, o2] = other.rawNodeIds as [string, string, string];
+    const near = async (given: readonly string[], window: number) => ids(await a.readRawNodes({ near: given, window }));
+    assert.deepEqual(await near([t2], 1), [t1, t3]);
+    assert.deepEqual(await near([t2], 2), [t0, t1, t3, t4]);
+    assert.deepEqual(await near([t0, t5], 1), [t1, t4], "the window stops at the session's ends");
+    assert.deepEqual(await near([t1, t2], 1), [t0, t3], "the given raw nodes are excluded");
+    assert.deepEqual(new Set(await near([t2, o1], 1)), new Set([t1, t3, o0, o2]), "each in its own session");
+    assert.equal((await near([t2, o1], 1)).length, 4, "each neighbour once");
+    assert.deepEqual(await near([t5], 10), [t0, t1, t2, t3, t4], "never beyond the session");
+    assert.deepEqual(await near([t2], 0), []);
+    assert.deepEqual(await near([], 3), []);
+    assert.deepEqual(await near(["rn_unknown"], 3), []);
+    assert.deepEqual(await near(foreign.rawNodeIds, 3), [], "foreign ids have no neighbours here");
+    assert.deepEqual(
+      await a.readRawNodes({ near: [t2], window: 1 }),
+      await a.readRawNodes({ ids: [t1, t3] }),
+      "neighbours are whole raw nodes",
+    );
+  });
+
+  test("readBlob with thumbnail reads the WebP thumbnail, with the original's record", async (store) => {
+    const { red } = await images();
+    const a = store.forScope(scopeA);
+    await a.commitSession(await buildSessionWrite({ key: "s", turns: [{ text: "pic", images: [{ data: red }] }] }));
+    const original = await a.readBlob(sha256(red));
+    const thumbnail = await a.readBlob(sha256(red), { thumbnail: true });
+    assert.deepEqual(thumbnail.record, original.record, "the record describes the original either way");
+    const bytes = Buffer.from(thumbnail.data);
+    assert.equal(bytes.subarray(0, 4).toString("latin1"), "RIFF");
+    assert.equal(bytes.subarray(8, 12).toString("latin1"), "WEBP");
+    assert.equal((await sharp(bytes).metadata()).format, "webp");
+    assert.deepEqual(Buffer.from((await a.readBlob(sha256(red), { thumbnail: false })).data), red);
+  });
+
+  test("readAudit without a limit returns every event, newest first; limit and offset page it", async (store) => {
+    const a = store.forScope(scopeA);
+    // More events than any page size a caller might default to (the SDK's is 100).
+    const sessions = 60;
+    for (let i = 0; i < sessions; i++) {
+      await a.commitSession(await buildSessionWrite({ key: `s${i}`, turns: [{ text: `entry number ${i}` }] }));
+    }
+    await store.forScope(scopeB).commitSession(await buildSessionWrite({ key: "b", turns: [{ text: "b" }] }));
+    const all = await a.readAudit();
+    assert.equal(all.length, (await a.stats()).auditEvents);
+    assert.equal(all.length, 2 * sessions, "one session event and one index event per commit");
+    assert.equal(new Set(all.map((event) => event.id)).size, all.length);
+    assert.ok(
+      all.every((event, i) => i === 0 || (all[i - 1]?.time ?? "") >= event.time),
+      "newest first",
+    );
+    assert.equal(
+      all.find((event) => event.action === auditActions.add)?.subject,
+      (await a.readSessions({ keys: [`s${sessions - 1}`] }))[0]?.id,
+    );
+    assert.deepEqual(await a.readAudit({}), all);
+    assert.deepEqual(await a.readAudit({ limit: 10, offset: 5 }), all.slice(5, 15));
+    assert.deepEqual(await a.readAudit({ offset: 100 }), all.slice(100), "an offset without a limit reads the rest");
+    assert.deepEqual(await a.readAudit({ limit: 0 }), []);
+  });
+
+  test("knownImages returns what is derived from known images' pixels; unknown hashes are omitted", async (store) => {
+    const { red, blue, green } = await images();
+    const a = store.forScope(scopeA);
+    const session = await a.commitSession(
+      await buildSessionWrite({
+        key: "s",
+        turns: [
+          { text: "a sign", images: [{ data: red, caption: "a sign", derivedText: "PIER 7" }] },
+          { text: "no text", images: [{ data: blue }] },
+        ],
+      }),
+    );
+    const known = await a.knownImages([sha256(red), sha256(blue), sha256(green)], imageSpace.name);
+    assert.deepEqual([...known.keys()].sort(), [sha256(red), sha256(blue)].sort());
+    assert.equal(known.get(sha256(red))?.derivedText, "PIER 7");
+    assert.equal(known.get(sha256(blue))?.derivedText, null);
+    assertClose(known.get(sha256(red))?.vector ?? null, await embedImage(red), "the stored image vector");
+    assertClose(known.get(sha256(blue))?.vector ?? null, await embedImage(blue), "the stored image vector");
+    assert.equal((await a.knownImages([sha256(red)], null)).get(sha256(red))?.vector, null, "no space, no vector");
+    assert.equal((await a.knownImages([sha256(red)], "image:other-16")).get(sha256(red))?.vector, null);
+    assert.deepEqual(await a.knownImages([], imageSpace.name), new Map());
+    await forget(a, { session: session.session.id }, spaces);
+    assert.deepEqual(await a.knownImages([sha256(red)], imageSpace.name), new Map(), "a deleted blob is unknown");
   });
 
   test("getBlob and getThumbnail return stored bytes; unknown hashes are NotFoundError", async (store) => {

@@ -218,6 +218,21 @@ export function assertDescending(scores: readonly { score: number }[], message: 
   }
 }
 
+/** Vectors agree within 1e-6 (they cross the store as float32), or both are null. */
+export function assertClose(actual: Float32Array | null, expected: Float32Array | null, message: string): void {
+  if (actual === null || expected === null) {
+    assert.equal(actual, expected, message);
+    return;
+  }
+  assert.equal(actual.length, expected.length, `${message}: dimensions`);
+  for (let i = 0; i < expected.length; i++) {
+    assert.ok(
+      Math.abs((actual[i] ?? Number.NaN) - (expected[i] ?? Number.NaN)) <= 1e-6,
+      `${message}: component ${i} is ${actual[i]}, expected ${expected[i]}`,
+    );
+  }
+}
+
 /** Everything a scope can list, to prove that an operation changed nothing. */
 export async function observe(scoped: ScopedStore) {
   const sessions = await scoped.readSessions({});
