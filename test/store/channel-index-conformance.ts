@@ -1,0 +1,175 @@
+import assert from "node:assert/strict";
+import type { SearchFilters } from "../../src/store/records.ts";
+import {
+  assertClose,
+  assertDescending,
+  base,
+  buildSessionWrite,
+  defineGroup,
+  embedImage,
+  embedText,
+  filterFixture,
+  hour,
+  ids,
+  imageSpace,
+  images,
+  scopeA,
+  scopeB,
+  textSpace,
+} from "./conformance-support.ts";
+
+/**
+ * Conformance of the channel index: what the retrieval channels search (BM25 over text and
+ * image-derived text, cosine over text and image vectors) and the stored vectors they read.
+ */
+export const channelIndexConformance = defineGroup("channel index", (test) => {
+  test("lexical search ranks by BM25, best first, within the limit", async (store) => {
+    const { red } = await images();
+    const a = store.forScope(scopeA);
+    const result = await a.commitSession(
+      await buildSessionWrite({
+        key: "s1",
+        turns: [
+          { text: "giraffe giraffe giraffe at the zoo with a giraffe keeper" },
+          { text: "one giraffe, many zebras, zebras everywhere" },
+          { text: "we had soup for lunch" },
+          {
+            text: "nothing to see",
+            images: [{ data: red, caption: "a sunset over the harbour", derivedText: "PIER 7" }],
+          },
+        ],
+      }),
+    );
+    const [most, fewer, unrelated, pictured] = result.rawNodeIds as [string, string, string, string];
+    const hits = await a.searchLexical("text", "Giraffe", { limit: 10 });
+    assert.deepEqual(ids(hits), [most, fewer]);
+    assertDescending(hits, "lexical");
+    assert.equal((await a.searchLexical("text", "giraffe zebras", { limit: 1 })).length, 1, "the limit holds");
+    assert.ok(!ids(await a.searchLexical("text", "giraffe zebras", { limit: 10 })).includes(unrelated));
+    assert.deepEqual(ids(await a.searchLexical("text", "soup", { limit: 10 })), [unrelated]);
+    // Image-derived text is its own field: captions and OCR are found there, not in the turn text.
+    assert.deepEqual(ids(await a.searchLexical("imageText", "harbour sunset", { limit: 10 })), [pictured]);
+    assert.deepEqual(ids(await a.searchLexical("imageText", "pier", { limit: 10 })), [pictured]);
+    assert.deepEqual(await a.searchLexical("text", "harbour", { limit: 10 }), []);
+    assert.deepEqual(await a.searchLexical("imageText", "giraffe", { limit: 10 }), []);
+    // User text is never parsed as query syntax.
+    assert.deepEqual(ids(await a.searchLexical("text", 'giraffe" OR * NEAR(', { limit: 10 })), [most, fewer]);
+    assert.deepEqual(await a.searchLexical("text", "   ", { limit: 10 }), []);
+  });
+
+  test("lexical search respects session, time and speaker filters", async (store) => {
+    const a = store.forScope(scopeA);
+    const { ana1, bo1, ana2, ana3 } = await filterFixture(a);
+    const search = (filters: SearchFilters) =>
+      a.searchLexical("text", "marmalade", { limit: 10, filters }).then((hits) => new Set(ids(hits)));
+    assert.deepEqual(await search({}), new Set([ana1, bo1, ana2, ana3]));
+    assert.deepEqual(await search({ sessionKeys: ["day-1"] }), new Set([ana1, bo1]));
+    assert.deepEqual(await search({ sessionKeys: ["day-2", "day-3"] }), new Set([ana2, ana3]));
+    assert.deepEqual(await search({ sessionKeys: ["no-such-session"] }), new Set());
+    assert.deepEqual(await search({ speakers: ["Bo"] }), new Set([bo1]));
+    assert.deepEqual(await search({ timeFromMs: base + 24 * hour }), new Set([ana2, ana3]));
+    assert.deepEqual(await search({ timeToMs: base + 24 * hour }), new Set([ana1, bo1, ana2]), "bounds are inclusive");
+    assert.deepEqual(
+      await search({ timeFromMs: base + 24 * hour, timeToMs: base + 24 * hour, speakers: ["Ana"] }),
+      new Set([ana2]),
+    );
+    assert.deepEqual(await search({ sessionKeys: ["day-1"], speakers: ["Ana"] }), new Set([ana1]));
+  });
+
+  test("vector search ranks by cosine similarity, best first, within the limit", async (store) => {
+    const a = store.forScope(scopeA);
+    const texts = [
+      "the lighthouse keeper painted the door blue",
+      "a recipe for lemon drizzle cake",
+      "lighthouse tours start at noon",
+      "quarterly tax forms are due",
+    ];
+    const result = await a.commitSession(
+      await buildSessionWrite({ key: "s1", turns: texts.map((text) => ({ text })) }),
+    );
+    const [keeper, cake] = result.rawNodeIds as [string, string];
+    const exact = await a.searchVectors(textSpace.name, await embedText(texts[0] as string), { limit: 10 });
+    assert.equal(exact.length, 4);
+    assert.equal(exact[0]?.id, keeper, "the identical text is nearest");
+    assert.ok(Math.abs((exact[0]?.score ?? 0) - 1) < 1e-4, `identical vector scores ~1, got ${exact[0]?.score}`);
+    assertDescending(exact, "vector");
+    assert.deepEqual(new Set(ids(exact)), new Set(result.rawNodeIds));
+    const top2 = await a.searchVectors(textSpace.name, await embedText("lemon drizzle cake recipe"), { limit: 2 });
+    assert.equal(top2.length, 2);
+    assert.equal(top2[0]?.id, cake);
+  });
+
+  test("vector search respects session, time and speaker filters", async (store) => {
+    const a = store.forScope(scopeA);
+    const { ana1, bo1, ana2, ana3 } = await filterFixture(a);
+    const query = await embedText("marmalade on toast");
+    const search = (filters: SearchFilters) =>
+      a.searchVectors(textSpace.name, query, { limit: 10, filters }).then((hits) => new Set(ids(hits)));
+    assert.deepEqual(await search({}), new Set([ana1, bo1, ana2, ana3]));
+    assert.deepEqual(await search({ sessionKeys: ["day-1"] }), new Set([ana1, bo1]));
+    assert.deepEqual(await search({ sessionKeys: ["day-2", "day-3"] }), new Set([ana2, ana3]));
+    assert.deepEqual(await search({ sessionKeys: ["no-such-session"] }), new Set());
+    assert.deepEqual(await search({ speakers: ["Bo"] }), new Set([bo1]));
+    assert.deepEqual(await search({ speakers: ["Ana", "Bo"] }), new Set([ana1, bo1, ana2, ana3]));
+    assert.deepEqual(await search({ timeFromMs: base + 24 * hour }), new Set([ana2, ana3]));
+    assert.deepEqual(await search({ timeToMs: base + 24 * hour }), new Set([ana1, bo1, ana2]), "bounds are inclusive");
+    assert.deepEqual(
+      await search({ timeFromMs: base + 24 * hour, timeToMs: base + 24 * hour, speakers: ["Ana"] }),
+      new Set([ana2]),
+    );
+    // A filter narrows before ranking: the limit counts matching rows, not rows overall.
+    const limited = await a.searchVectors(textSpace.name, query, { limit: 1, filters: { speakers: ["Bo"] } });
+    assert.deepEqual(ids(limited), [bo1]);
+  });
+
+  test("image vectors map back to raw nodes, each raw node once", async (store) => {
+    const { red, blue, green, yellow } = await images();
+    const a = store.forScope(scopeA);
+    const result = await a.commitSession(
+      await buildSessionWrite({
+        key: "album",
+        turns: [
+          { text: "two photos", images: [{ data: red }, { data: blue }] },
+          { text: "one photo", images: [{ data: green }] },
+          { text: "no photo here" },
+          { text: "the blue one again", images: [{ data: blue }] },
+        ],
+      }),
+    );
+    const [pair, single, , again] = result.rawNodeIds as [string, string, string, string];
+    const byBlue = await a.searchVectors(imageSpace.name, await embedImage(blue), { limit: 10 });
+    assert.deepEqual(new Set(ids(byBlue)), new Set([pair, single, again]), "only raw nodes with images, by id");
+    assert.equal(new Set(ids(byBlue)).size, byBlue.length, "a raw node with two images appears once");
+    assert.ok(
+      ids(byBlue).indexOf(single) === 2,
+      `both raw nodes holding the blue image rank above the green one: ${ids(byBlue)}`,
+    );
+    assert.ok(Math.abs((byBlue[0]?.score ?? 0) - 1) < 1e-4);
+    const byGreen = await a.searchVectors(imageSpace.name, await embedImage(green), { limit: 1 });
+    assert.deepEqual(ids(byGreen), [single]);
+    // An image only another scope holds finds nothing here.
+    const b = store.forScope(scopeB);
+    await b.commitSession(await buildSessionWrite({ key: "b", turns: [{ text: "b", images: [{ data: yellow }] }] }));
+    const byYellow = await a.searchVectors(imageSpace.name, await embedImage(yellow), { limit: 10 });
+    assert.ok(ids(byYellow).every((id) => result.rawNodeIds.includes(id)));
+  });
+
+  test("readVectors returns the scope's stored text vectors; missing, foreign and vectorless raw nodes are omitted", async (store) => {
+    const a = store.forScope(scopeA);
+    const write = await buildSessionWrite({
+      key: "s",
+      turns: [{ text: "a tern dives" }, { text: "   " }, { text: "gulls" }],
+    });
+    const mine = await a.commitSession(write);
+    const theirs = await store
+      .forScope(scopeB)
+      .commitSession(await buildSessionWrite({ key: "s", turns: [{ text: "a tern dives" }] }));
+    const [tern, blank, gulls] = mine.rawNodeIds as [string, string, string];
+    const vectors = await a.readVectors(textSpace.name, [gulls, "rn_unknown", tern, blank, ...theirs.rawNodeIds]);
+    assert.deepEqual([...vectors.keys()].sort(), [gulls, tern].sort(), "only this scope's raw nodes with a vector");
+    assertClose(vectors.get(tern) ?? null, write.rawNodes[0]?.textVectors[textSpace.name] ?? null, "tern");
+    assertClose(vectors.get(gulls) ?? null, await embedText("gulls"), "gulls");
+    assert.deepEqual(await a.readVectors("text:no-such-space", [tern]), new Map());
+    assert.deepEqual(await a.readVectors(textSpace.name, []), new Map());
+  });
+});
