@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { NotFoundError } from "./core/errors.ts";
+import { InputError, NotFoundError } from "./core/errors.ts";
 import { KeyedQueue } from "./core/keyed-queue.ts";
 import { type Scope, scopeKey, validateScope } from "./core/scope.ts";
 import { type Budget, defaultBudget } from "./evidence/budget.ts";
@@ -293,7 +293,9 @@ export class Memory {
   }
 
   async listAudit(scope: Scope, options?: { limit?: number; offset?: number }): Promise<AuditEvent[]> {
-    return this.#scoped(scope).readAudit({ limit: options?.limit ?? defaultAuditPage, offset: options?.offset });
+    const limit = options?.limit ?? defaultAuditPage;
+    if (!Number.isInteger(limit) || limit < 0) throw new InputError("limit", "must be a non-negative integer");
+    return this.#scoped(scope).readAudit({ limit, offset: options?.offset });
   }
 
   async stats(scope: Scope): Promise<ScopeStats> {

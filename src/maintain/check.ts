@@ -20,8 +20,9 @@ export function applyOps(
     } else {
       const entry = entries.get(op.entryId);
       if (!entry) throw new InvariantError("link-target", `link to unknown entry ${op.entryId}`, [op.entryId]);
+      // A pointer is linked once, however often an op names it (the store's rows are unique too).
       const known = new Set(entry.pointers);
-      const added = op.pointers.map(resolve).filter((pointer) => !known.has(pointer));
+      const added = [...new Set(op.pointers.map(resolve))].filter((pointer) => !known.has(pointer));
       entries.set(op.entryId, { ...entry, pointers: [...entry.pointers, ...added] });
     }
   }

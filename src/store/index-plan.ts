@@ -23,7 +23,8 @@ export function applyForgetPlan(state: IndexState, plan: ForgetPlan): IndexState
       const current = entry(op.entryId);
       entries.set(op.entryId, { ...current, pointers: current.pointers.filter((pointer) => !drop.has(pointer)) });
     } else if (op.op === "put") {
-      entries.set(op.entry.id, { ...op.entry, pointers: entries.get(op.entry.id)?.pointers ?? [] });
+      // A forget rewrites entries it found; it never creates one.
+      entries.set(op.entry.id, { ...op.entry, pointers: entry(op.entry.id).pointers });
     } else {
       const { pointers } = entry(op.entryId);
       if (pointers.length > 0) {

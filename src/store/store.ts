@@ -109,7 +109,10 @@ export interface ScopedStore {
    * the store was migrated from a version without a maintained index and must replay it.
    */
   indexStatus(): Promise<{ version: number; needsRebuild: boolean }>;
-  /** Entries hosted by `hosts` (overflow and merged) and entries named by `ids`, any status. */
+  /**
+   * Entries hosted by `hosts` (overflow, and superseded ones a forget re-hosted; not merged ones, whose pointers
+   * their host already holds) and entries named by `ids`, any status.
+   */
   readLinkedEntries(options: {
     hosts: readonly string[];
     ids: readonly string[];

@@ -177,7 +177,7 @@ async function checkAll(memory: Memory, model: Model, storeDir: string): Promise
     const live = liveNodes(model, index);
     const hashes = new Set(live.flatMap((node) => node.images.map((image) => image.hash)));
     // Maintenance audits its own actions; the model counts the rest.
-    const indexEvents = (await memory.listAudit(scope, { limit: -1 })).filter((event) =>
+    const indexEvents = (await memory.listAudit(scope, { limit: 100_000 })).filter((event) =>
       event.action.startsWith("index."),
     ).length;
     const stats = await memory.stats(scope);

@@ -108,7 +108,7 @@ describe("budgeted routing through the active index", () => {
     assert.ok(order.indexOf("new") < order.indexOf("old"), `latest first, got ${order.join()}`);
     const earlierItem = pack.items.find((item) => item.provenance.sessionKey === "old");
     assert.equal(earlierItem?.route?.via, "earlier-state");
-    const audit = await memory.listAudit(scope, { limit: -1 });
+    const audit = await memory.listAudit(scope, { limit: 100_000 });
     const event = audit.find((item) => item.action === "index.update");
     assert.equal(event?.details.relation, "update");
     assert.equal(event?.details.confidence, 0.9);
