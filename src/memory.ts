@@ -248,7 +248,9 @@ export class Memory {
 
   /** Deletes raw evidence and everything derived from it (vectors, index rows, entries, orphaned blobs); audited. */
   async forget(scope: Scope, target: ForgetTarget): Promise<ForgetResult> {
-    return forgetWithRepair(this.#scoped(scope), target, this.spaces);
+    const scoped = this.#scoped(scope);
+    // In the scope's write queue, like addSession: in-process writers never make each other re-plan.
+    return this.#writeLocks.run(scopeKey(scoped.scope), () => forgetWithRepair(scoped, target, this.spaces));
   }
 
   async listSessions(scope: Scope, options?: { limit?: number; offset?: number }): Promise<SessionRecord[]> {

@@ -42,4 +42,28 @@ describe("concurrent writers of one scope", () => {
     assert.equal(check.utilisation.pointers, 48, "every raw node of every write is pointed at");
     assert.ok(check.utilisation.entries <= 4);
   });
+
+  it("forgets and writes racing in one scope and across two memories all land, and the index stays sound", async (t) => {
+    const path = join(tempDir(t), "store");
+    const options = { path, models: createHashModels(), maintenance: { bounds: { entries: 3 } } };
+    const one = await Memory.open(options);
+    const two = await Memory.open(options);
+    t.after(async () => {
+      await one.close();
+      await two.close();
+    });
+    for (let index = 0; index < 12; index++) await one.addSession(scope, session(index));
+    // Forgets plan against the whole index; every write and every other forget moves its version.
+    const work = Array.from({ length: 24 }, (_, index) => {
+      const memory = index % 3 === 0 ? two : one;
+      return index % 2 === 0
+        ? memory.forget(scope, { session: `s${index / 2}` })
+        : memory.addSession(scope, session(100 + index));
+    });
+    await Promise.all(work);
+    assert.equal((await one.stats(scope)).sessions, 12, "12 of 12 stored sessions forgotten, 12 new ones landed");
+    const check = await two.checkIndex(scope);
+    assert.deepEqual(check.violations, []);
+    assert.equal(check.utilisation.pointers, 24, "every surviving raw node is pointed at, no forgotten one is");
+  });
 });
