@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { type AnswerJudge, createAnswerJudge } from "../../../bench/answer/answer-judge.ts";
 import { type DatasetName, datasetNames, loadDataset, resolveDataDir } from "../../../bench/datasets/index.ts";
 import { selectMethods } from "../../../bench/methods/index.ts";
@@ -16,6 +16,8 @@ import { positiveInteger } from "./search.ts";
 export const benchHelp = `cairn bench --dataset locomo|mem-gallery|lcmp|all --method NAME[,NAME]|all [--limit N]
   [--budget rawNodes=12,images=8,textTokens=12000] [--data DIR] [--out DIR] [--benchmarks FILE] [--answer]
   Replays a dataset query-blind and scores each method's evidence; writes JSON, JSONL, SVG plots and BENCHMARKS.md.
+  Only a full run without --out rewrites bench/results and ./BENCHMARKS.md; with --limit the results go to
+  bench/results/tmp (or --out DIR), each with its own BENCHMARKS.md, unless --benchmarks FILE says otherwise.
   --answer also answers from each pack with CAIRN_OPENAI_CHAT_MODEL and judges with CAIRN_OPENAI_JUDGE_MODEL
   (default: the same model) on the endpoint CAIRN_OPENAI_BASE_URL.`;
 
@@ -36,7 +38,11 @@ export async function bench(options: CommonOptions, flags: BenchFlags, argv: rea
   const budget = parseBudget(flags.budget);
   const limit = flags.limit === undefined ? undefined : positiveInteger("--limit", flags.limit);
   const dataDir = resolveDataDir(flags.data);
-  const outDir = resolve(flags.out ?? "bench/results");
+  // Only a full run with the default output rewrites the committed results and BENCHMARKS.md; a run
+  // with --limit or --out writes its results and its own BENCHMARKS.md elsewhere (bench/results/tmp
+  // is ignored by git), unless --benchmarks names the file.
+  const partial = limit !== undefined || flags.out !== undefined;
+  const outDir = resolve(flags.out ?? (limit !== undefined ? "bench/results/tmp" : "bench/results"));
   const chats = flags.answer ? await openAnswerJudge(budget) : undefined;
   const models = await createModels(options.profile);
   const configuration = {
@@ -77,7 +83,7 @@ export async function bench(options: CommonOptions, flags: BenchFlags, argv: rea
   const command = `npx cairn ${argv.join(" ")}`;
   const report = await writeReport(results, {
     outDir,
-    benchmarksFile: resolve(flags.benchmarks ?? "BENCHMARKS.md"),
+    benchmarksFile: resolve(flags.benchmarks ?? (partial ? join(outDir, "BENCHMARKS.md") : "BENCHMARKS.md")),
     commands: [command],
   });
   const summary = results.map(({ dataset, method, summary }) => ({ dataset, method, ...summary }));
