@@ -159,13 +159,15 @@ export class Memory {
   /**
    * Checks a session exactly as `addSession` would (schema, limits, every image loaded and
    * decoded) without writing anything, so a caller can reject a whole batch before the first write.
+   * `contentHash` is what the stored session would carry: a key already stored with another hash
+   * would be a `ConflictError` in `addSession`.
    */
   async validateSession(
     input: unknown,
     options: AddSessionOptions = {},
-  ): Promise<{ sessionKey: string; turns: number; images: number }> {
-    const { sessionKey, turns, images } = await validateSession(input, this.#intake(options));
-    return { sessionKey, turns, images };
+  ): Promise<{ sessionKey: string; turns: number; images: number; contentHash: string }> {
+    const { sessionKey, turns, images, contentHash } = await validateSession(input, this.#intake(options));
+    return { sessionKey, turns, images, contentHash };
   }
 
   /** Validates, embeds and commits one session atomically; a rejected session changes nothing. */

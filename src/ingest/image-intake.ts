@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
-import { readFile, realpath } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import sharp from "sharp";
 import { InputError } from "../core/errors.ts";
 import type { IngestLimits } from "./limits.ts";
+import { readRegularFile } from "./regular-file.ts";
 import type { PixelImageInput } from "./session-input.ts";
 
 export interface IntakeOptions {
@@ -36,8 +37,6 @@ const mediaTypes: Record<string, string> = {
 export const thumbnailSize = 256;
 /** WebP quality of thumbnails: a preview, not a copy, so small files; set in af873f5, not measured. */
 const thumbnailQuality = 75;
-/** A remote image that has not arrived in 30 s fails the write instead of holding it open; set in af873f5. */
-const remoteFetchTimeoutMs = 30_000;
 
 /** Loads, validates and fingerprints one image. Nothing is written anywhere. */
 export async function intakeImage(
@@ -68,7 +67,9 @@ export async function intakeImage(
   }
   let thumbnail: Buffer;
   try {
-    thumbnail = await sharp(data, { limitInputPixels: options.limits.maxImagePixels, failOn: "error" })
+    // failOn "warning": libjpeg and libpng report corrupt or missing scan data as warnings and fill
+    // the gap with grey; such an image is refused rather than stored half-decoded.
+    thumbnail = await sharp(data, { limitInputPixels: options.limits.maxImagePixels, failOn: "warning" })
       .rotate()
       .resize(thumbnailSize, thumbnailSize, { fit: "inside", withoutEnlargement: true })
       .webp({ quality: thumbnailQuality })
@@ -93,8 +94,7 @@ async function loadBytes(
   field: string,
   options: IntakeOptions,
 ): Promise<{ data: Uint8Array; origin: string | null }> {
-  if ("path" in image)
-    return { data: await readLocal(image.path, `${field}.path`, options.baseDir), origin: image.path };
+  if ("path" in image) return { data: await readLocal(image.path, `${field}.path`, options), origin: image.path };
   if ("url" in image) {
     if (!options.allowRemoteImages) {
       throw new InputError(`${field}.url`, "remote images are not fetched unless allowed (--allow-remote-images)");
@@ -109,7 +109,8 @@ async function loadBytes(
   return { data: image.data, origin: null };
 }
 
-async function readLocal(path: string, field: string, baseDir: string | undefined): Promise<Uint8Array> {
+async function readLocal(path: string, field: string, options: IntakeOptions): Promise<Uint8Array> {
+  const { baseDir } = options;
   if (!baseDir) throw new InputError(field, "image paths need a base folder (the input file's folder)");
   if (isAbsolute(path)) throw new InputError(field, "image paths must be relative to the input file");
   const root = await realpath(baseDir).catch((error) => {
@@ -124,22 +125,80 @@ async function readLocal(path: string, field: string, baseDir: string | undefine
   if (inside.startsWith(`..${sep}`) || inside === ".." || isAbsolute(inside)) {
     throw new InputError(field, `image path ${path} leaves the input folder`);
   }
-  return readFile(real).catch((error) => {
-    throw new InputError(field, `image ${path} is missing or unreadable`, { cause: error });
+  // Only a regular file is read, within the time-out: a FIFO named x.png must not hang the write.
+  return readRegularFile(real, field, {
+    timeoutMs: options.limits.fileReadTimeoutMs,
+    maxBytes: options.limits.maxImageBytes,
+    what: "image",
   });
 }
 
 async function fetchRemote(url: string, field: string, options: IntakeOptions): Promise<Uint8Array> {
   const protocol = new URL(url).protocol;
   if (protocol !== "https:" && protocol !== "http:") throw new InputError(field, `unsupported URL scheme ${protocol}`);
+  const timeoutMs = options.limits.imageFetchTimeoutMs;
+  // One deadline for the headers and the body: a server that sends headers and then stalls is cut off too.
+  const signal = AbortSignal.timeout(timeoutMs);
+  const late = () => new InputError(field, `${url} did not arrive within ${timeoutMs} ms`);
   let response: Response;
   try {
-    response = await (options.fetch ?? fetch)(url, { signal: AbortSignal.timeout(remoteFetchTimeoutMs) });
+    response = await (options.fetch ?? fetch)(url, { signal });
   } catch (error) {
+    if (signal.aborted) throw late();
     throw new InputError(field, `could not fetch ${url}`, { cause: error });
   }
-  if (!response.ok) throw new InputError(field, `fetching ${url} answered ${response.status}`);
+  if (!response.ok) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new InputError(field, `fetching ${url} answered ${response.status}`);
+  }
   const declared = Number(response.headers.get("content-length") ?? 0);
-  if (declared > options.limits.maxImageBytes) throw new InputError(field, `remote image is ${declared} bytes`);
-  return new Uint8Array(await response.arrayBuffer());
+  if (declared > options.limits.maxImageBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new InputError(field, `remote image is ${declared} bytes, limit is ${options.limits.maxImageBytes}`);
+  }
+  return readBody(response, field, { signal, late, maxBytes: options.limits.maxImageBytes });
+}
+
+/**
+ * The body under the deadline and the byte limit, whatever `fetch` was injected: the read races
+ * the signal itself, since a custom `fetch` need not honour it.
+ */
+async function readBody(
+  response: Response,
+  field: string,
+  options: { signal: AbortSignal; late: () => InputError; maxBytes: number },
+): Promise<Uint8Array> {
+  const reader = response.body?.getReader();
+  if (!reader) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let onAbort: () => void = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(options.late());
+    if (options.signal.aborted) onAbort();
+    else options.signal.addEventListener("abort", onAbort, { once: true });
+  });
+  aborted.catch(() => undefined);
+  try {
+    for (;;) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await Promise.race([reader.read(), aborted]);
+      } catch (error) {
+        if (error instanceof InputError) throw error;
+        if (options.signal.aborted) throw options.late();
+        throw new InputError(field, "the remote image's body could not be read", { cause: error });
+      }
+      if (chunk.done) break;
+      total += chunk.value.length;
+      if (total > options.maxBytes) throw new InputError(field, `remote image is over ${options.maxBytes} bytes`);
+      chunks.push(chunk.value);
+    }
+  } catch (error) {
+    await reader.cancel().catch(() => undefined);
+    throw error;
+  } finally {
+    options.signal.removeEventListener("abort", onAbort);
+  }
+  return new Uint8Array(Buffer.concat(chunks));
 }

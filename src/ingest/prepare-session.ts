@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import { InvariantError } from "../core/errors.ts";
+import { parseRfc3339 } from "../core/time.ts";
 import { embedImages as embedImagesInBatches, embedTexts } from "../models/model-calls.ts";
 import type { Models } from "../models/provider.ts";
 import type { VectorSpaces } from "../models/vector-spaces.ts";
@@ -53,14 +55,14 @@ export async function prepareSession(
   const imageVectors = await embedImages(models, unembedded, warnings);
   for (const [hash, { vector }] of known) if (vector) imageVectors.set(hash, vector);
 
-  const sessionTimeMs = Date.parse(session.time);
+  const sessionTimeMs = timeMs(session.time);
   const rawNodes = session.turns.map(
     (turn, index): RawNodeWrite => ({
       turn: index,
       speaker: turn.speaker ?? null,
       role: turn.role ?? null,
       text: turn.text ?? "",
-      timeMs: turn.time ? Date.parse(turn.time) : sessionTimeMs,
+      timeMs: turn.time ? timeMs(turn.time) : sessionTimeMs,
       source: session.source ?? null,
       uri: turn.uri ?? null,
       metadata: turn.metadata ?? {},
@@ -101,13 +103,14 @@ export async function prepareSession(
 export async function validateSession(
   input: unknown,
   intake: IntakeOptions,
-): Promise<{ sessionKey: string; turns: number; images: number; sessionImages: SessionImages }> {
+): Promise<{ sessionKey: string; turns: number; images: number; contentHash: string; sessionImages: SessionImages }> {
   const session = parseSessionInput(input, intake.limits);
   const images = await intakeSessionImages(session, intake);
   return {
     sessionKey: session.session,
     turns: session.turns.length,
     images: images.perTurn.flat().length,
+    contentHash: contentHash(session, images.perTurn),
     sessionImages: images,
   };
 }
@@ -138,17 +141,24 @@ function inSpace(space: string, vector: Float32Array | undefined): Record<string
 /** Identity of a session's content: a retried write with the same content is a duplicate, not a conflict. */
 function contentHash(session: SessionInput, images: readonly (readonly TurnImage[])[]): string {
   const canonical = {
-    time: Date.parse(session.time),
+    time: timeMs(session.time),
     source: session.source ?? null,
     turns: session.turns.map((turn, index) => ({
       speaker: turn.speaker ?? null,
       role: turn.role ?? null,
       text: turn.text ?? "",
-      time: turn.time ? Date.parse(turn.time) : null,
+      time: turn.time ? timeMs(turn.time) : null,
       uri: turn.uri ?? null,
       metadata: turn.metadata ?? {},
       images: (images[index] ?? []).map(({ accepted, caption, origin }) => [accepted?.hash ?? null, caption, origin]),
     })),
   };
   return createHash("sha256").update(JSON.stringify(canonical)).digest("hex");
+}
+
+/** A time the schema already checked is RFC 3339. */
+function timeMs(value: string): number {
+  const ms = parseRfc3339(value);
+  if (ms === null) throw new InvariantError("validated-time", `a validated time ${value} is not RFC 3339`);
+  return ms;
 }

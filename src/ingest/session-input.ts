@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { InputError } from "../core/errors.ts";
+import { parseRfc3339, rfc3339Reason } from "../core/time.ts";
+import { checkInputValues } from "./input-values.ts";
 import type { IngestLimits } from "./limits.ts";
 
 /**
@@ -16,7 +18,7 @@ export interface TurnInput {
   readonly speaker?: string;
   readonly role?: string;
   readonly text?: string;
-  /** ISO-8601; defaults to the session time. */
+  /** RFC 3339 with an offset or `Z`; defaults to the session time. */
   readonly time?: string;
   readonly uri?: string;
   readonly images?: readonly ImageInput[];
@@ -26,7 +28,7 @@ export interface TurnInput {
 export interface SessionInput {
   /** The caller's session id, unique within a scope. */
   readonly session: string;
-  /** ISO-8601 start time of the session. */
+  /** RFC 3339 start time of the session, with an offset or `Z`. */
   readonly time: string;
   readonly source?: string;
   readonly turns: readonly TurnInput[];
@@ -50,7 +52,7 @@ const maxRoleChars = 64;
 /** A session id or source is a key or a short label. */
 const maxKeyChars = 256;
 
-const isoTime = z.string().refine((value) => !Number.isNaN(Date.parse(value)), "must be an ISO-8601 time");
+const isoTime = z.string().refine((value) => parseRfc3339(value) !== null, rfc3339Reason);
 const caption = z.string().max(maxCaptionChars).optional();
 const imageSchema = z.union([
   z.object({ path: z.string().min(1), caption }).strict(),
@@ -93,6 +95,7 @@ function sessionSchema(limits: IngestLimits) {
 
 /** Validates a session from untrusted input; the error names the first offending field. */
 export function parseSessionInput(value: unknown, limits: IngestLimits, location = ""): SessionInput {
+  checkInputValues(value, limits, location);
   const result = sessionSchema(limits).safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];

@@ -2,6 +2,7 @@ import type { ChannelName, Fused } from "../channels/rrf.ts";
 import { allChannels, retrieveTriPath, type TopChannel } from "../channels/tri-path.ts";
 import { InputError } from "../core/errors.ts";
 import { scopeKey } from "../core/scope.ts";
+import { parseRfc3339, rfc3339Reason } from "../core/time.ts";
 import { assemblePack } from "../evidence/assemble-pack.ts";
 import type { Budget } from "../evidence/budget.ts";
 import type { EvidencePack } from "../evidence/evidence-pack.ts";
@@ -267,8 +268,8 @@ function toFilters(filters: SearchOptions["filters"]): SearchFilters | undefined
   if (!filters) return undefined;
   const time = (field: string, value: string | undefined) => {
     if (value === undefined) return undefined;
-    const ms = Date.parse(value);
-    if (Number.isNaN(ms)) throw new InputError(`filters.${field}`, "must be an ISO-8601 time");
+    const ms = typeof value === "string" ? parseRfc3339(value) : null;
+    if (ms === null) throw new InputError(`filters.${field}`, rfc3339Reason);
     return ms;
   };
   return {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { InputError } from "../../core/errors.ts";
+import { parseRfc3339, rfc3339Reason } from "../../core/time.ts";
 
 /**
  * Request and response shapes of the REST API. The same schemas validate requests and make the
@@ -7,7 +8,10 @@ import { InputError } from "../../core/errors.ts";
  * image size and format, turns per session), so those stay defined in one place.
  */
 
-const isoTime = z.string().describe("ISO-8601 time, e.g. 2024-05-08T13:56:00Z");
+const isoTime = z
+  .string()
+  .refine((value) => parseRfc3339(value) !== null, rfc3339Reason)
+  .describe("RFC 3339 time with an offset or Z, e.g. 2024-05-08T13:56:00Z");
 
 export const imageInput = z
   .object({

@@ -24,7 +24,7 @@ const turnInput = z
     speaker: z.string().optional(),
     role: z.string().optional().describe("e.g. user or assistant"),
     text: z.string().optional(),
-    time: z.string().optional().describe("ISO-8601; defaults to the session time"),
+    time: z.string().optional().describe("RFC 3339 with an offset or Z; defaults to the session time"),
     uri: z.string().optional(),
     images: z.array(imageInput).optional(),
     metadata: z.record(z.unknown()).optional(),
@@ -35,7 +35,7 @@ export const addSessionInput = {
   session: z
     .object({
       session: z.string().describe("Your id for the session, unique for this user"),
-      time: z.string().describe("ISO-8601 start time of the session"),
+      time: z.string().describe("RFC 3339 start time of the session, with an offset or Z"),
       source: z.string().optional(),
       turns: z.array(turnInput).describe("The turns in order; each needs text or at least one image"),
     })
@@ -61,8 +61,8 @@ export const searchInput = {
   filters: z
     .object({
       sessions: z.array(z.string()).optional().describe("Only these session ids (your own keys)"),
-      from: z.string().optional().describe("ISO-8601 earliest time"),
-      to: z.string().optional().describe("ISO-8601 latest time"),
+      from: z.string().optional().describe("RFC 3339 earliest time, with an offset or Z"),
+      to: z.string().optional().describe("RFC 3339 latest time, with an offset or Z"),
       speakers: z.array(z.string()).optional(),
     })
     .optional(),

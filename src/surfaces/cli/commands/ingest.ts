@@ -1,6 +1,6 @@
 import { dirname, resolve } from "node:path";
-import { InputError } from "../../../core/errors.ts";
-import { type Scope, validateScope } from "../../../core/scope.ts";
+import { CairnError, ConflictError, InputError } from "../../../core/errors.ts";
+import { type Scope, scopeKey, validateScope } from "../../../core/scope.ts";
 import type { AddSessionResult, Memory } from "../../../memory.ts";
 import { type CommonOptions, openMemory, output, scopeOf } from "../context.ts";
 import { readJsonl } from "../jsonl.ts";
@@ -38,7 +38,10 @@ export async function ingest(options: CommonOptions, file: string | undefined): 
   }
 }
 
-/** Validates every line first (schema, scope, images), then commits session by session. */
+/**
+ * Validates every line first (schema, scope, images, and key conflicts within the file and with
+ * the store), then commits session by session: a file with one bad line writes nothing.
+ */
 export async function ingestFile(
   memory: Memory,
   options: CommonOptions,
@@ -49,17 +52,25 @@ export async function ingestFile(
   const baseDir = dirname(path);
   const records = await readJsonl(path);
   const sessions: { line: number; scope: Scope; body: Record<string, unknown> }[] = [];
+  /** Per scope and session key: the first line that has it and its content hash. */
+  const seen = new Map<string, { line: number; contentHash: string }>();
   const checking = startProgress("checking", records.length, { quiet: !display.progress });
   for (const { line, value } of records) {
     const { user, tenant, agent, ...body } = value;
-    const scope = atLine(line, () =>
-      validateScope({
-        ...scopeOf(options, typeof user === "string" ? user : options.user),
-        ...(tenant === undefined ? {} : { tenant }),
-        ...(agent === undefined ? {} : { agent }),
-      }),
-    );
-    await atLineAsync(line, () => memory.validateSession(body, { baseDir }));
+    const scope = atLine(line, () => lineScope(options, { user, tenant, agent }));
+    const { sessionKey, contentHash } = await atLineAsync(line, () => memory.validateSession(body, { baseDir }));
+    const key = `${scopeKey(scope)}\n${sessionKey}`;
+    const earlier = seen.get(key);
+    if (earlier && earlier.contentHash !== contentHash) {
+      throw new InputError(
+        `line ${line}: session`,
+        `session ${sessionKey} is also on line ${earlier.line} with other content; a session key names one session`,
+      );
+    }
+    if (!earlier) {
+      seen.set(key, { line, contentHash });
+      await atLineAsync(line, () => checkStored(memory, scope, sessionKey, contentHash));
+    }
     sessions.push({ line, scope, body });
     checking.tick();
   }
@@ -84,6 +95,38 @@ export async function ingestFile(
   };
 }
 
+/**
+ * The line's scope: `user`, `tenant` and `agent` on the line override the options. A wrong type is
+ * an error at `scope.<name>` (as the SDK names it), never a silent fall back to the default.
+ */
+function lineScope(options: CommonOptions, fields: { user: unknown; tenant: unknown; agent: unknown }): Scope {
+  for (const [name, value] of Object.entries(fields)) {
+    if (value !== undefined && typeof value !== "string") {
+      throw new InputError(`scope.${name}`, `must be a string (got ${value === null ? "null" : typeof value})`);
+    }
+  }
+  const { user, tenant, agent } = fields as { user?: string; tenant?: string; agent?: string };
+  return validateScope({
+    ...scopeOf(options, user ?? options.user),
+    ...(tenant === undefined ? {} : { tenant }),
+    ...(agent === undefined ? {} : { agent }),
+  });
+}
+
+/** A key already stored with other content would fail at its line after earlier lines were written: refuse it now. */
+async function checkStored(memory: Memory, scope: Scope, sessionKey: string, contentHash: string): Promise<void> {
+  let stored: Awaited<ReturnType<Memory["getSession"]>>;
+  try {
+    stored = await memory.getSession(scope, sessionKey);
+  } catch (error) {
+    if (CairnError.is(error) && error.code === "not_found") return;
+    throw error;
+  }
+  if (stored.key === sessionKey && stored.contentHash !== contentHash) {
+    throw new ConflictError(`session ${sessionKey} is already stored with other content; nothing was written`);
+  }
+}
+
 function atLine<T>(line: number, run: () => T): T {
   try {
     return run();
@@ -101,7 +144,8 @@ async function atLineAsync<T>(line: number, run: () => Promise<T>): Promise<T> {
 }
 
 function prefixed(line: number, error: unknown): unknown {
-  return error instanceof InputError
-    ? new InputError(`line ${line}: ${error.field}`, error.reason, { cause: error })
-    : error;
+  if (error instanceof InputError)
+    return new InputError(`line ${line}: ${error.field}`, error.reason, { cause: error });
+  if (error instanceof ConflictError) return new ConflictError(`line ${line}: ${error.message}`);
+  return error;
 }

@@ -1,10 +1,11 @@
-import { readFile } from "node:fs/promises";
 import { InputError } from "../../../core/errors.ts";
+import { defaultIngestLimits } from "../../../ingest/limits.ts";
+import { readRegularFile } from "../../../ingest/regular-file.ts";
 import { type CommonOptions, openMemory, output, scopeOf } from "../context.ts";
 import { renderPack } from "../render.ts";
 
 export const searchHelp = `cairn search "<text>" [--image PATH] [--user U] [--k N] [--session KEY] [--speaker NAME]
-  [--from ISO] [--to ISO] [--max-images N] [--max-tokens N]`;
+  [--from TIME] [--to TIME]   (RFC 3339 with an offset or Z) [--max-images N] [--max-tokens N]`;
 
 export interface SearchFlags {
   readonly image?: string;
@@ -40,12 +41,16 @@ export async function search(options: CommonOptions, text: string | undefined, f
   }
 }
 
+/** Only a regular file, read within the time-out: a FIFO given as --image must not hang the search. */
 async function readQueryImage(path: string): Promise<{ data: Uint8Array }> {
-  try {
-    return { data: await readFile(path) };
-  } catch (error) {
-    throw new InputError("--image", `${path} is missing or unreadable`, { cause: error });
-  }
+  const { fileReadTimeoutMs, maxImageBytes } = defaultIngestLimits;
+  return {
+    data: await readRegularFile(path, "--image", {
+      timeoutMs: fileReadTimeoutMs,
+      maxBytes: maxImageBytes,
+      what: "image",
+    }),
+  };
 }
 
 export function positiveInteger(flag: string, value: string): number {
