@@ -73,6 +73,9 @@ export class SqliteStore implements Store, StoreServices {
       db.pragma("secure_delete = ON");
       sqliteVec.load(db);
       migrate(db, options.now ?? Date.now);
+      // A forget killed between its commit and its checkpoint leaves earlier versions of the pages
+      // it erased in the WAL: the next open moves the WAL into the database and truncates it.
+      db.pragma("wal_checkpoint(TRUNCATE)");
       const files = new BlobFiles(options.path);
       files.init();
       const store = new SqliteStore(db, files, loadAuditSecret(options.path), options);
