@@ -177,7 +177,8 @@ it(`${kills} SIGKILLs during ingest and forget lose no acknowledged session, rev
     const plan = crashSessionPlan(Number(key.slice(1)));
     return plan.turns.map((_, turn) => crashMarker(plan.index, turn));
   });
-  assert.ok(markers.length > 0, "some forgotten turns to look for");
+  // With a handful of kills under load a forgetting child may be killed before its first forget.
+  if (forgotten.size > 0) assert.ok(markers.length > 0, `forgotten turns to look for ${context}`);
   assert.deepEqual(residue(storeDir, markers), [], `forgotten markers with the recovered store open ${context}`);
   assert.ok((await memory.search(crashScope, "heron pebbles")).items.length > 0, "the survivors are searchable");
   await memory.close();
