@@ -13,7 +13,14 @@ import { defaultMaintenanceConfig, type IndexBounds, type MaintenanceConfig } fr
 import { forgetWithRepair, sessionByIdOrKey } from "./maintain/forget.ts";
 import { type RelationJudge, resolveJudge } from "./maintain/judge.ts";
 import { type MaintenancePolicy, Ramu } from "./maintain/ramu.ts";
-import { checkScopeIndex, type IndexCheck, listPublicEntries, rebuildScopeIndex } from "./maintain/scope-index.ts";
+import {
+  checkScopeIndex,
+  type IndexCheck,
+  type IndexRepair,
+  listPublicEntries,
+  rebuildScopeIndex,
+  repairScopeIndex,
+} from "./maintain/scope-index.ts";
 import { EmbeddingCache } from "./models/embedding-cache.ts";
 import type { Models } from "./models/provider.ts";
 import { type VectorSpaces, vectorSpaces } from "./models/vector-spaces.ts";
@@ -39,7 +46,7 @@ import type {
 } from "./store/records.ts";
 import type { ScopedStore, Store } from "./store/store.ts";
 
-export type { IndexCheck } from "./maintain/scope-index.ts";
+export type { IndexCheck, IndexRepair } from "./maintain/scope-index.ts";
 export type { SearchOptions, SearchQuery } from "./route/search.ts";
 
 export interface MemoryOptions {
@@ -293,6 +300,26 @@ export class Memory {
       config: this.maintenance,
       spaces: this.spaces,
       newId: newEntryId,
+    });
+  }
+
+  /**
+   * Checks this scope's index and, if it breaks an invariant (a store damaged by an older Cairn),
+   * repairs it: unreachable entries are hosted under an active entry, else the index is rebuilt by
+   * replay. Both are audited. `cairn check --repair` runs it on every scope.
+   *
+   * @example
+   * const { method, after } = await memory.repairIndex({ tenant: "t", user: "u" });
+   */
+  async repairIndex(scope: Scope): Promise<IndexRepair> {
+    const scoped = this.#scoped(scope);
+    await this.#ensureIndex(scoped);
+    return repairScopeIndex(scoped, {
+      policy: this.#policy,
+      config: this.maintenance,
+      spaces: this.spaces,
+      newId: newEntryId,
+      bounds: this.maintenance.bounds,
     });
   }
 

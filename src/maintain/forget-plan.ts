@@ -1,6 +1,6 @@
 import { InvariantError } from "../core/errors.ts";
 import { meanVector } from "../core/vectors.ts";
-import type { ForgetOp, ForgetPlan, IndexEntry, IndexState } from "../store/index-records.ts";
+import type { ForgetOp, ForgetPlan, IndexEntry, IndexOp, IndexState, MaintenancePlan } from "../store/index-records.ts";
 import { buildDigest, renderRoutingText } from "./digest.ts";
 import type { StoredNode } from "./incoming.ts";
 
@@ -227,4 +227,43 @@ class LinkRepair {
     this.#entries.set(id, { ...this.get(id), ...fields });
     this.changed.add(id);
   }
+}
+
+/**
+ * Repair of an index damaged before forget hosted strays (issue 18's first finding): entries no
+ * active entry reaches are hosted under the most recent active entry, as a forget's final pass
+ * does, and the plan carries one `index.repair` audit event naming them. Empty when every entry
+ * is reachable. Pointers are untouched, so no evidence changes hands.
+ */
+export function planReachabilityRepair(state: IndexState): MaintenancePlan {
+  const links = new LinkRepair(new Map(state.entries));
+  const hosted: string[] = [];
+  // Each pass hosts the roots of what is still unreachable; a cycle among strays needs another pass.
+  for (let pass = 0; pass < state.entries.size; pass++) {
+    const roots = links.hostOrphans();
+    if (roots.length === 0) break;
+    hosted.push(...roots);
+  }
+  const ops = [...links.changed].map((id): IndexOp => ({ op: "put", entry: links.get(id) }));
+  const anchor = hosted.length > 0 ? (links.get(hosted[0] as string).host ?? null) : null;
+  return {
+    baseVersion: state.version,
+    ops,
+    audits:
+      hosted.length === 0
+        ? []
+        : [
+            {
+              action: "index.repair",
+              subject: "index",
+              details: {
+                reason: "entries unreachable from the active index, hosted under an active entry",
+                hosted,
+                result: { host: anchor, hosted },
+              },
+            },
+          ],
+    warnings: [],
+    overflowRepairs: 0,
+  };
 }

@@ -4,6 +4,7 @@ import type { Entry } from "../store/records.ts";
 import type { ScopedStore } from "../store/store.ts";
 import { checkIndex, type IndexViolation } from "./check.ts";
 import type { IndexBounds, IndexUtilisation, MaintenanceConfig } from "./config.ts";
+import { planReachabilityRepair } from "./forget-plan.ts";
 import type { MaintenancePolicy } from "./ramu.ts";
 import { replayIndex } from "./replay-index.ts";
 import { measure } from "./working-index.ts";
@@ -95,4 +96,36 @@ export async function rebuildScopeIndex(
   });
   await scoped.applyIndexPlan(replayed.plan, { spaces, replace: true });
   return replayed.state;
+}
+
+/** What `cairn check --repair` did to one scope. */
+export interface IndexRepair {
+  /** `none` for a sound index; `rehost` when hosting unreachable entries sufficed; `rebuild` when it took a replay. */
+  readonly method: "none" | "rehost" | "rebuild";
+  readonly before: IndexCheck;
+  readonly after: IndexCheck;
+  /** Entries hosted under an active entry by the re-host step. */
+  readonly hosted: readonly string[];
+}
+
+/**
+ * Repairs a scope whose index breaks invariant 2 (a store damaged by the old forget bug): first the
+ * least change, hosting the unreachable entries under an active entry (planned, audited as
+ * `index.repair`, applied through `applyIndexPlan`); if violations remain, the scope's index is
+ * rebuilt by replaying its raw nodes (audited as `index.rebuild`).
+ */
+export async function repairScopeIndex(
+  scoped: ScopedStore,
+  context: Parameters<typeof rebuildScopeIndex>[1] & { readonly bounds: IndexBounds },
+): Promise<IndexRepair> {
+  const before = await checkScopeIndex(scoped, context.bounds);
+  if (before.violations.length === 0) return { method: "none", before, after: before, hosted: [] };
+  const plan = planReachabilityRepair(await scoped.readIndex({ activeOnly: false }));
+  const spaces = { text: context.spaces.text.name, image: context.spaces.image?.name ?? null };
+  if (plan.ops.length > 0) await scoped.applyIndexPlan(plan, { spaces, replace: false });
+  const hosted = plan.ops.map((op) => (op.op === "put" ? op.entry.id : op.entryId));
+  const rehosted = await checkScopeIndex(scoped, context.bounds);
+  if (rehosted.violations.length === 0) return { method: "rehost", before, after: rehosted, hosted };
+  await rebuildScopeIndex(scoped, context);
+  return { method: "rebuild", before, after: await checkScopeIndex(scoped, context.bounds), hosted };
 }

@@ -3,6 +3,8 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { Memory } from "../../src/memory.ts";
+import { createHashModels } from "../../src/models/hash-provider.ts";
 import { drawPng, tempDir, writeFile } from "../support/fixtures.ts";
 import { snapshotTree } from "../support/store-snapshot.ts";
 
@@ -189,5 +191,67 @@ describe("cairn CLI as a process", () => {
     const broken = cairn(["check", "--db", db]);
     assert.equal(broken.code, 6, broken.stdout + broken.stderr);
     assert.match(broken.stdout, /provenance: raw node rn_\w+ is unreachable from the active index/);
+  });
+
+  it("cairn check --repair re-hosts entries stranded by a broken link, rebuilds what re-hosting cannot fix, audited", async (t) => {
+    const dir = tempDir(t);
+    const db = join(dir, "store");
+    const scope = { tenant: "default", user: "ana" };
+    // Tight bounds, so entries overflow under hosts as in the stores the old forget damaged.
+    const memory = await Memory.open({
+      path: db,
+      models: createHashModels(),
+      maintenance: { bounds: { entries: 2, pages: 1 } },
+    });
+    const topics = ["kayak lake", "wedding porto", "garden tomatoes", "chess club", "bread oven", "train tickets"];
+    for (const [index, topic] of topics.entries()) {
+      await memory.addSession(scope, {
+        session: `s${index}`,
+        time: `2024-05-0${index + 1}T10:00:00Z`,
+        turns: [{ speaker: "Ana", text: `we talked about ${topic} today` }],
+      });
+    }
+    await memory.close();
+    const Database = (await import("better-sqlite3")).default;
+    const damage = (sql: string) => {
+      const raw = new Database(join(db, "cairn.db"));
+      const changes = raw.prepare(sql).run().changes;
+      raw.close();
+      assert.ok(changes > 0, `damaged: ${sql}`);
+    };
+    // The old bug's shape: an entry whose host link is gone, so it and its raw nodes are unreachable.
+    damage(
+      "UPDATE index_entries SET host = NULL WHERE rowid = (SELECT min(rowid) FROM index_entries WHERE host IS NOT NULL)",
+    );
+    const broken = cairn(["check", "--db", db]);
+    assert.equal(broken.code, 6, broken.stdout + broken.stderr);
+    const repaired = cairn(["check", "--db", db, "--repair", "--json"]);
+    assert.equal(repaired.code, 0, repaired.stdout + repaired.stderr);
+    const report = JSON.parse(repaired.stdout);
+    assert.equal(report.violations, 0);
+    assert.equal(report.scopes[0].repair.method, "rehost");
+    assert.equal(report.scopes[0].repair.hosted.length, 1);
+    assert.equal(cairn(["check", "--db", db]).code, 0, "check is clean after the repair");
+
+    // A lost pointer row: nothing to re-host, so the scope's index is rebuilt from its raw nodes.
+    damage(
+      "DELETE FROM index_pointers WHERE (entry_rowid, raw_node_rowid) = (SELECT entry_rowid, raw_node_rowid FROM index_pointers LIMIT 1)",
+    );
+    assert.equal(cairn(["check", "--db", db]).code, 6);
+    const rebuilt = cairn(["check", "--db", db, "--repair", "--json"]);
+    assert.equal(rebuilt.code, 0, rebuilt.stdout + rebuilt.stderr);
+    assert.equal(JSON.parse(rebuilt.stdout).scopes[0].repair.method, "rebuild");
+    assert.equal(cairn(["check", "--db", db]).code, 0);
+
+    const reopened = await Memory.open({ path: db, models: createHashModels() });
+    t.after(() => reopened.close());
+    const actions = (await reopened.listAudit(scope, { limit: 1000 })).map((event) => event.action);
+    assert.ok(actions.includes("index.repair"), `audited: ${actions.join(", ")}`);
+    assert.ok(actions.includes("index.rebuild"));
+    const pack = await reopened.search(scope, "wedding porto", { mode: "route" });
+    assert.ok(
+      pack.items.some((item) => item.text.includes("wedding porto")),
+      "route search finds it again",
+    );
   });
 });

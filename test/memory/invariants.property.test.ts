@@ -415,7 +415,8 @@ async function step(memory: Memory, model: Model, storeDir: string, operation: O
       model.forgotten.push(...liveNodes(model, operation.scope));
       model.forgottenSessionIds.push(...[...sessions.values()].map((session) => session.id));
       sessions.clear();
-      model.audits[operation.scope] = at(model.audits, operation.scope) + 1;
+      // Only the forget event itself is left of a forgotten scope's audit log.
+      model.audits[operation.scope] = 1;
       return;
     }
     case "forgetForeign": {

@@ -518,7 +518,9 @@ export const coldStoreConformance = defineGroup("cold store", (test) => {
       { sessions: result.sessions, rawNodes: result.rawNodes, entries: result.entries, blobs: result.blobsDeleted },
       { sessions: 2, rawNodes: 2, entries: 2, blobs: 1 },
     );
-    assert.deepEqual(await a.stats(), { sessions: 0, rawNodes: 0, images: 0, entries: 0, auditEvents: 5 });
+    // A forgotten scope keeps one audit event, the forget with its counts (issue 18): the earlier
+    // ones named its session keys and ids.
+    assert.deepEqual(await a.stats(), { sessions: 0, rawNodes: 0, images: 0, entries: 0, auditEvents: 1 });
     assert.deepEqual(await a.readSessions({}), []);
     assert.deepEqual(await listEntries(a), []);
     assert.deepEqual(await a.searchLexical("text", "wombat", { limit: 10 }), []);

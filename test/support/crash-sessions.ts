@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { existsSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Scope } from "../../src/core/scope.ts";
@@ -20,6 +21,14 @@ export interface CrashSessionPlan {
   }[];
 }
 
+/**
+ * A word found only in one turn of one session, so a scan of the store's files can tell whether a
+ * forgotten turn left anything behind: hex from SHA-256, ending in a digit so the stemmer keeps it.
+ */
+export function crashMarker(index: number, turn: number): string {
+  return `m${createHash("sha256").update(`crash ${index}/${turn}`).digest("hex").slice(0, 20)}7`;
+}
+
 export function crashSessionPlan(index: number): CrashSessionPlan {
   const turnCount = 1 + (index % 4);
   return {
@@ -28,7 +37,7 @@ export function crashSessionPlan(index: number): CrashSessionPlan {
     time: new Date(Date.UTC(2024, 0, 1) + index * 60_000).toISOString(),
     turns: Array.from({ length: turnCount }, (_, turn) => ({
       speaker: turn % 2 === 0 ? "Ana" : "Bo",
-      text: `session ${index} turn ${turn}: the heron counted ${index * 7 + turn} pebbles`,
+      text: `session ${index} turn ${turn}: the heron counted ${index * 7 + turn} pebbles ${crashMarker(index, turn)}`,
       images:
         (index + turn) % 2 === 0
           ? [

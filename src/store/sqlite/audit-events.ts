@@ -23,3 +23,56 @@ export function readAudit(context: ScopeContext, options: { limit?: number; offs
     .all(context.key, options.limit ?? -1, options.offset ?? 0) as AuditRow[];
   return rows.map(toAuditEvent);
 }
+
+/**
+ * Rewrites this scope's audit events that name a forgotten key or id (as their subject, or as any
+ * string value in their details): each such value becomes its keyed hash, and the event says so
+ * (`redacted`), so the log keeps what happened and its shape (the checker's entry ids and results
+ * are untouched) without the forgotten identifiers. Returns the number of events rewritten.
+ */
+export function redactAudit(
+  context: ScopeContext,
+  forgotten: ReadonlySet<string>,
+  hash: (value: string) => string,
+  scheme: string,
+): number {
+  if (forgotten.size === 0) return 0;
+  const values = JSON.stringify([...forgotten]);
+  // instr() over the JSON text narrows the scan to events that can name a forgotten value.
+  const rows = context.db
+    .prepare(
+      `SELECT rowid, subject, details FROM audit_events
+       WHERE scope_key = ? AND (subject IN (SELECT value FROM json_each(?))
+         OR EXISTS (SELECT 1 FROM json_each(?) AS forgotten WHERE instr(details, forgotten.value) > 0))`,
+    )
+    .all(context.key, values, values) as { rowid: number; subject: string; details: string }[];
+  const update = context.db.prepare("UPDATE audit_events SET subject = ?, details = ? WHERE rowid = ?");
+  let changed = false;
+  const replace = (value: unknown): unknown => {
+    if (typeof value === "string" && forgotten.has(value)) {
+      changed = true;
+      return hash(value);
+    }
+    if (Array.isArray(value)) return value.map(replace);
+    if (value && typeof value === "object") {
+      return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, replace(inner)]));
+    }
+    return value;
+  };
+  let rewritten = 0;
+  for (const row of rows) {
+    changed = false;
+    const subject = replace(row.subject);
+    const details = replace(JSON.parse(row.details)) as Record<string, unknown>;
+    // A substring match that names no forgotten value exactly is left as it was.
+    if (!changed) continue;
+    update.run(subject, JSON.stringify({ ...details, redacted: scheme }), row.rowid);
+    rewritten++;
+  }
+  return rewritten;
+}
+
+/** Deletes every audit event of this scope: a forgotten scope keeps only the forget event written next. */
+export function clearAudit(context: ScopeContext): number {
+  return context.db.prepare("DELETE FROM audit_events WHERE scope_key = ?").run(context.key).changes;
+}

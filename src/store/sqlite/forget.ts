@@ -2,7 +2,8 @@ import { CairnError, NotFoundError, StoreError } from "../../core/errors.ts";
 import { IndexVersionConflict } from "../index-records.ts";
 import type { ForgetResult, ForgetTarget } from "../records.ts";
 import type { ForgetRequest } from "../store.ts";
-import { writeAudit } from "./audit-events.ts";
+import { clearAudit, redactAudit, writeAudit } from "./audit-events.ts";
+import { keyedHashScheme } from "./audit-key.ts";
 import { applyForgetOps, indexVersion } from "./index-rows.ts";
 import { type ImageSlotRow, numbers, type RowidIdRow, strings } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
@@ -12,7 +13,7 @@ import { imageSlots, type SpaceRow, vectorTableOf } from "./vector-rows.ts";
 interface ForgetRows {
   readonly nodeRowids: number[];
   readonly sessionRowids: number[];
-  /** What the audit event names: the session id, the raw-node id, or "scope". */
+  /** What the audit event names (as a keyed hash): the session id, the raw-node id, or "scope". */
   readonly subject: string;
 }
 
@@ -21,8 +22,11 @@ type RemovedVectors = { table: string; rowids: number[] }[];
 
 /**
  * Deletes a session, a raw node or the whole scope: rows, FTS and vector rows, blobs no other raw
- * node references (and their files), and applies the planned repair of the index entries built on
- * them, all in one transaction.
+ * node references (and their files), audit mentions of the forgotten keys and ids, and applies the
+ * planned repair of the index entries built on them, all in one transaction. Then the WAL is
+ * checkpointed and truncated, so once this returns the forgotten content is in none of the
+ * store's files: deletes overwrite with zeros (`secure_delete`, FTS5 `secure-delete`, vec0 zeroes
+ * a deleted vector's slot) and the WAL no longer holds the pages as they were.
  */
 export function forget(context: ScopeContext, request: ForgetRequest): ForgetResult {
   const { target } = request;
@@ -32,16 +36,21 @@ export function forget(context: ScopeContext, request: ForgetRequest): ForgetRes
   // open still deletes their files, so forgotten pixels never outlive their rows.
   const journal = files.begin(blobsOf(context, target));
   const removedVectors: RemovedVectors = [];
+  let result: ForgetResult;
   try {
-    const result = context.db.transaction(() => forgetRows(context, request, removedVectors)).immediate();
+    result = context.db.transaction(() => forgetRows(context, request, removedVectors)).immediate();
     store.vectorIndexes.afterForget(context.key, removedVectors);
-    return result;
   } catch (error) {
     if (CairnError.is(error)) throw error;
     throw new StoreError("forget", error);
   } finally {
     files.settle(journal, (hash) => store.hasBlob(hash));
   }
+  // The WAL still holds earlier versions of the pages this forget rewrote; copying it into the
+  // database and truncating it removes them. A reader in another process that holds an older
+  // snapshot blocks the truncation (SQLite then leaves the WAL for the next checkpoint).
+  context.db.pragma("wal_checkpoint(TRUNCATE)");
+  return result;
 }
 
 /** Blobs the target's raw nodes reference; none for a target that does not exist. */
@@ -67,13 +76,24 @@ function forgetRows(context: ScopeContext, request: ForgetRequest, removedVector
   // Inside the write lock and before any row goes: persisted ANN indexes of this scope are deleted.
   context.store.vectorIndexes.beforeForget(context.key, spaces.map(vectorTableOf));
   const blobHashes = referencedBlobs(context, nodeRowids);
+  const forgottenNames = namesOf(context, target, nodeRowids, sessionRowids);
   deleteDerivedRows(context, nodeRowids, spaces, removedVectors);
   applyForgetOps(context.db, context.key, plan, (id) => nodeRowidById.get(id));
   deleteRawNodesAndSessions(context, nodeRowids, sessionRowids);
   const removedBlobs = deleteOrphanBlobs(context, blobHashes);
   const { repairs } = plan;
-  const auditId = writeAudit(context, "forget", subject, {
+  // A forgotten scope keeps one event with counts; otherwise earlier events keep their shape, with
+  // the forgotten keys and ids replaced by keyed hashes.
+  const { store } = context;
+  const auditEventsRedacted =
+    "all" in target
+      ? clearAudit(context)
+      : redactAudit(context, forgottenNames, (value) => store.keyedHash(value), keyedHashScheme);
+  const auditId = writeAudit(context, "forget", "all" in target ? subject : store.keyedHash(subject), {
     target: "all" in target ? "all" : "session" in target ? "session" : "rawNode",
+    ...("all" in target ? {} : { subjectHashed: keyedHashScheme }),
+    ...("session" in target ? { request: store.keyedHash(target.session) } : {}),
+    auditEventsRedacted,
     sessions: sessionRowids.length,
     rawNodes: nodeRowids.length,
     entries: repairs.removed.length,
@@ -90,6 +110,27 @@ function forgetRows(context: ScopeContext, request: ForgetRequest, removedVector
     blobsDeleted: removedBlobs.length,
     auditId,
   };
+}
+
+/** The identifiers a forget removes: session ids and keys, and raw-node ids. */
+function namesOf(
+  context: ScopeContext,
+  target: ForgetTarget,
+  nodeRowids: readonly number[],
+  sessionRowids: readonly number[],
+): Set<string> {
+  if ("all" in target) return new Set();
+  const { db } = context;
+  const sessions = db
+    .prepare("SELECT id, session_key FROM sessions WHERE rowid IN (SELECT value FROM json_each(?))")
+    .all(JSON.stringify(sessionRowids)) as { id: string; session_key: string }[];
+  const nodes = strings(
+    db
+      .prepare("SELECT id FROM raw_nodes WHERE rowid IN (SELECT value FROM json_each(?))")
+      .pluck()
+      .all(JSON.stringify(nodeRowids)),
+  );
+  return new Set([...sessions.flatMap((session) => [session.id, session.session_key]), ...nodes]);
 }
 
 function rowidsById(context: ScopeContext, nodeRowids: readonly number[]): Map<string, number> {

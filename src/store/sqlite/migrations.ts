@@ -162,6 +162,18 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
       INSERT INTO index_state (scope_key, version, needs_rebuild) SELECT DISTINCT scope_key, 0, 1 FROM sessions;
     `,
   },
+  {
+    version: 3,
+    name: "FTS5 secure-delete: a deleted row's terms leave the index segments",
+    // Without it a delete only adds a tombstone and the forgotten terms stay in the segment b-trees
+    // until a merge happens to rewrite them (issue 18). Needs SQLite 3.42+ to write these tables.
+    sql: `
+      INSERT INTO fts_text (fts_text, rank) VALUES ('secure-delete', 1);
+      INSERT INTO fts_image_text (fts_image_text, rank) VALUES ('secure-delete', 1);
+      INSERT INTO fts_text (fts_text) VALUES ('optimize');
+      INSERT INTO fts_image_text (fts_image_text) VALUES ('optimize');
+    `,
+  },
 ];
 
 export function migrate(db: Database, now: () => number): number {

@@ -33,6 +33,8 @@ export interface StoreServices {
   now(): number;
   newId(prefix: string): string;
   hasBlob(hash: string): boolean;
+  /** `hmac-sha256:<hex>` of a value under the store's audit secret (see `audit-key.ts`). */
+  keyedHash(value: string): string;
   /** The vec0 table of a space, created on first use. */
   ensureSpace(space: VectorSpace): string;
   space(name: string): SpaceRow | undefined;

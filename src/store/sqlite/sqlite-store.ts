@@ -7,6 +7,7 @@ import type { Scope } from "../../core/scope.ts";
 import { scopeKey, validateScope } from "../../core/scope.ts";
 import type { VectorSpace } from "../records.ts";
 import type { ScopedStore, Store } from "../store.ts";
+import { keyedHash, loadAuditSecret } from "./audit-key.ts";
 import { BlobFiles } from "./blob-files.ts";
 import { migrate } from "./migrations.ts";
 import { numberOrUndefined, strings } from "./record-rows.ts";
@@ -37,11 +38,13 @@ export class SqliteStore implements Store, StoreServices {
   readonly newId: (prefix: string) => string;
   /** Derived ANN indexes over the vec0 tables, one per (space, scope). */
   readonly vectorIndexes: VectorIndexes;
+  readonly #auditSecret: Buffer;
   #closed = false;
 
-  private constructor(db: Database, files: BlobFiles, options: SqliteStoreOptions) {
+  private constructor(db: Database, files: BlobFiles, auditSecret: Buffer, options: SqliteStoreOptions) {
     this.db = db;
     this.files = files;
+    this.#auditSecret = auditSecret;
     this.vectorIndexes = new VectorIndexes(db, {
       databasePath: join(options.path, "cairn.db"),
       folder: join(options.path, "ann"),
@@ -65,11 +68,17 @@ export class SqliteStore implements Store, StoreServices {
       db.pragma("synchronous = FULL");
       db.pragma("foreign_keys = ON");
       db.pragma("busy_timeout = 10000");
+      // Deleted rows are overwritten with zeros, in the database and in the WAL, so forgotten
+      // content does not linger in free space (issue 18). Costs a write of each freed cell and page.
+      db.pragma("secure_delete = ON");
       sqliteVec.load(db);
       migrate(db, options.now ?? Date.now);
+      // A forget killed between its commit and its checkpoint leaves earlier versions of the pages
+      // it erased in the WAL: the next open moves the WAL into the database and truncates it.
+      db.pragma("wal_checkpoint(TRUNCATE)");
       const files = new BlobFiles(options.path);
       files.init();
-      const store = new SqliteStore(db, files, options);
+      const store = new SqliteStore(db, files, loadAuditSecret(options.path), options);
       files.recover((hash) => store.hasBlob(hash));
       return store;
     } catch (error) {
@@ -82,6 +91,11 @@ export class SqliteStore implements Store, StoreServices {
     this.#assertOpen();
     const valid = validateScope(scope);
     return new SqliteScopedStore(this.db, this, valid, scopeKey(valid));
+  }
+
+  /** A value's keyed hash under this store's audit secret: how a forgotten key is kept in the audit log. */
+  keyedHash(value: string): string {
+    return keyedHash(this.#auditSecret, value);
   }
 
   hasBlob(hash: string): boolean {

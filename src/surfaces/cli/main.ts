@@ -81,6 +81,7 @@ export async function main(argv: string[]): Promise<number> {
       "no-auth": { type: "boolean" },
       "max-body-mb": { type: "string" },
       demo: { type: "boolean" },
+      repair: { type: "boolean" },
     },
   });
   if (values.help) {
@@ -114,6 +115,7 @@ export async function main(argv: string[]): Promise<number> {
     case "check":
       return check(options, {
         scopeGiven: rest.some((arg) => /^--(tenant|user|agent)(=|$)/.test(arg)),
+        repair: values.repair === true,
       });
     case "bench":
       return bench(options, values, argv);
