@@ -4,15 +4,14 @@ import { KeyedQueue } from "./core/keyed-queue.ts";
 import { type Scope, scopeKey, validateScope } from "./core/scope.ts";
 import { type Budget, defaultBudget } from "./evidence/budget.ts";
 import type { EvidencePack } from "./evidence/evidence-pack.ts";
-import type { RouteConfig } from "./evidence/route-trace.ts";
 import type { IntakeOptions } from "./ingest/image-intake.ts";
 import { defaultIngestLimits, type IngestLimits } from "./ingest/limits.ts";
 import { prepareSession, validateSession } from "./ingest/prepare-session.ts";
-import { commitWithMaintenance } from "./maintain/commit-session.ts";
-import { defaultMaintenanceConfig, type IndexBounds, type MaintenanceConfig } from "./maintain/config.ts";
+import { type CommitContext, commitWithMaintenance } from "./maintain/commit-session.ts";
+import { defaultMaintenanceConfig, type MaintenanceConfig } from "./maintain/config.ts";
 import { forgetWithRepair, sessionByIdOrKey } from "./maintain/forget.ts";
-import { type RelationJudge, resolveJudge } from "./maintain/judge.ts";
-import { type MaintenancePolicy, Ramu } from "./maintain/ramu.ts";
+import { resolveJudge } from "./maintain/judge.ts";
+import { Ramu } from "./maintain/ramu.ts";
 import {
   checkScopeIndex,
   type IndexCheck,
@@ -21,6 +20,7 @@ import {
   rebuildScopeIndex,
   repairScopeIndex,
 } from "./maintain/scope-index.ts";
+import type { AddSessionOptions, AddSessionResult, MemoryOptions } from "./memory-options.ts";
 import { EmbeddingCache } from "./models/embedding-cache.ts";
 import type { Models } from "./models/provider.ts";
 import { type VectorSpaces, vectorSpaces } from "./models/vector-spaces.ts";
@@ -47,45 +47,8 @@ import type {
 import type { ScopedStore, Store } from "./store/store.ts";
 
 export type { IndexCheck, IndexRepair } from "./maintain/scope-index.ts";
+export type { AddSessionOptions, AddSessionResult, MemoryOptions } from "./memory-options.ts";
 export type { SearchOptions, SearchQuery } from "./route/search.ts";
-
-export interface MemoryOptions {
-  /** Folder of the embedded store (created on first use). Ignored when `store` is given. */
-  readonly path?: string;
-  /** Another `Store` backend; Memory closes it on `close()`. */
-  readonly store?: Store;
-  readonly models: Models;
-  /** Close `models` with the memory. Off by default: whoever made the models closes them (they may be shared). */
-  readonly ownsModels?: boolean;
-  readonly budget?: Partial<Budget>;
-  readonly search?: Partial<Omit<SearchConfig, "routing">> & { readonly routing?: Partial<RouteConfig> };
-  readonly limits?: Partial<IngestLimits>;
-  /** Bounds of the active index and RAMU's settings (DESIGN §4 defaults). */
-  readonly maintenance?: Partial<Omit<MaintenanceConfig, "bounds">> & { readonly bounds?: Partial<IndexBounds> };
-  /** The relation judge: the model-free comparator by default; `"chat"` uses `models.chat` (an LLM judge). */
-  readonly judge?: "comparator" | "chat" | RelationJudge;
-  /** Let `addSession` fetch `url` images. Off by default. */
-  readonly allowRemoteImages?: boolean;
-  readonly fetch?: typeof fetch;
-}
-
-export interface AddSessionOptions {
-  /** Folder that image `path`s are relative to (the JSONL file's folder for the CLI). */
-  readonly baseDir?: string;
-}
-
-export interface AddSessionResult {
-  readonly sessionId: string;
-  readonly sessionKey: string;
-  readonly rawNodeIds: readonly string[];
-  /** Index entries this session created or changed. */
-  readonly entryIds: readonly string[];
-  /** What maintenance did: one index action per segment, and capacity fallbacks taken. */
-  readonly maintenance: { readonly actions: readonly string[]; readonly overflowRepairs: number };
-  /** The identical session was already stored; nothing was written. */
-  readonly duplicate: boolean;
-  readonly warnings: readonly string[];
-}
 
 /** Query embeddings kept per memory: agents and benchmarks repeat questions; the embedder is a search's slowest step. */
 const queryEmbeddingCacheSize = 256;
@@ -121,7 +84,8 @@ export class Memory {
   /** The vector spaces this memory's models write and read (names carry the model ids). */
   readonly spaces: VectorSpaces;
   readonly #store: Store;
-  readonly #policy: MaintenancePolicy;
+  /** What maintenance needs to plan: the policy (RAMU with the configured judge), settings, spaces, ids, clock. */
+  readonly #maintainer: CommitContext;
   readonly #options: MemoryOptions;
   readonly #writeLocks = new KeyedQueue();
   readonly #reader: SearchContext;
@@ -143,7 +107,13 @@ export class Memory {
       ...options.maintenance,
       bounds: Object.freeze({ ...defaultMaintenanceConfig.bounds, ...options.maintenance?.bounds }),
     });
-    this.#policy = new Ramu(this.maintenance, resolveJudge(options.judge ?? "comparator", options.models));
+    this.#maintainer = Object.freeze({
+      policy: new Ramu(this.maintenance, resolveJudge(options.judge ?? "comparator", options.models)),
+      config: this.maintenance,
+      spaces: this.spaces,
+      newId: newEntryId,
+      now: Date.now,
+    });
     this.#options = options;
     const activeEntries = new ActiveEntriesCache(activeIndexCacheSize);
     this.#reader = Object.freeze({
@@ -173,8 +143,8 @@ export class Memory {
     input: unknown,
     options: AddSessionOptions = {},
   ): Promise<{ sessionKey: string; turns: number; images: number; contentHash: string }> {
-    const { sessionKey, turns, images, contentHash } = await validateSession(input, this.#intake(options));
-    return { sessionKey, turns, images, contentHash };
+    const { sessionImages: _images, ...checked } = await validateSession(input, this.#intake(options));
+    return checked;
   }
 
   /** Validates, embeds and commits one session atomically; a rejected session changes nothing. */
@@ -189,13 +159,7 @@ export class Memory {
     // Writers of one scope in this process take turns to plan and commit (planning takes
     // milliseconds); across processes a stale plan is made again (commitWithMaintenance).
     const { result, plan } = await this.#writeLocks.run(scopeKey(scoped.scope), () =>
-      commitWithMaintenance(scoped, prepared.write, {
-        policy: this.#policy,
-        config: this.maintenance,
-        spaces: this.spaces,
-        newId: newEntryId,
-        now: Date.now,
-      }),
+      commitWithMaintenance(scoped, prepared.write, this.#maintainer),
     );
     return {
       sessionId: result.session.id,
@@ -295,12 +259,7 @@ export class Memory {
    * (query-blind, as if they had just arrived). Used after a migration or a change of bounds.
    */
   async rebuildIndex(scope: Scope): Promise<IndexState> {
-    return rebuildScopeIndex(this.#scoped(scope), {
-      policy: this.#policy,
-      config: this.maintenance,
-      spaces: this.spaces,
-      newId: newEntryId,
-    });
+    return rebuildScopeIndex(this.#scoped(scope), this.#maintainer);
   }
 
   /**
@@ -314,13 +273,7 @@ export class Memory {
   async repairIndex(scope: Scope): Promise<IndexRepair> {
     const scoped = this.#scoped(scope);
     await this.#ensureIndex(scoped);
-    return repairScopeIndex(scoped, {
-      policy: this.#policy,
-      config: this.maintenance,
-      spaces: this.spaces,
-      newId: newEntryId,
-      bounds: this.maintenance.bounds,
-    });
+    return repairScopeIndex(scoped, this.#maintainer);
   }
 
   async listAudit(scope: Scope, options?: { limit?: number; offset?: number }): Promise<AuditEvent[]> {

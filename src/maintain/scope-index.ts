@@ -116,16 +116,16 @@ export interface IndexRepair {
  */
 export async function repairScopeIndex(
   scoped: ScopedStore,
-  context: Parameters<typeof rebuildScopeIndex>[1] & { readonly bounds: IndexBounds },
+  context: Parameters<typeof rebuildScopeIndex>[1],
 ): Promise<IndexRepair> {
-  const before = await checkScopeIndex(scoped, context.bounds);
+  const before = await checkScopeIndex(scoped, context.config.bounds);
   if (before.violations.length === 0) return { method: "none", before, after: before, hosted: [] };
   const plan = planReachabilityRepair(await scoped.readIndex({ activeOnly: false }));
   const spaces = { text: context.spaces.text.name, image: context.spaces.image?.name ?? null };
   if (plan.ops.length > 0) await scoped.applyIndexPlan(plan, { spaces, replace: false });
   const hosted = plan.ops.map((op) => (op.op === "put" ? op.entry.id : op.entryId));
-  const rehosted = await checkScopeIndex(scoped, context.bounds);
+  const rehosted = await checkScopeIndex(scoped, context.config.bounds);
   if (rehosted.violations.length === 0) return { method: "rehost", before, after: rehosted, hosted };
   await rebuildScopeIndex(scoped, context);
-  return { method: "rebuild", before, after: await checkScopeIndex(scoped, context.bounds), hosted };
+  return { method: "rebuild", before, after: await checkScopeIndex(scoped, context.config.bounds), hosted };
 }

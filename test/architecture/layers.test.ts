@@ -17,7 +17,7 @@ const layers: readonly (readonly string[])[] = [
   ["maintain"],
   ["ingest"],
   ["route"],
-  ["memory.ts"],
+  ["memory.ts", "memory-options.ts"],
   ["surfaces", "auth", "bench"],
   ["index.ts"],
 ];

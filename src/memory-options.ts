@@ -1,0 +1,48 @@
+import type { Budget } from "./evidence/budget.ts";
+import type { RouteConfig } from "./evidence/route-trace.ts";
+import type { IngestLimits } from "./ingest/limits.ts";
+import type { IndexBounds, MaintenanceConfig } from "./maintain/config.ts";
+import type { RelationJudge } from "./maintain/judge.ts";
+import type { Models } from "./models/provider.ts";
+import type { SearchConfig } from "./route/search-config.ts";
+import type { Store } from "./store/store.ts";
+
+/** The options and results of the `Memory` facade (src/memory.ts), kept apart so the facade reads as its operations. */
+
+export interface MemoryOptions {
+  /** Folder of the embedded store (created on first use). Ignored when `store` is given. */
+  readonly path?: string;
+  /** Another `Store` backend; Memory closes it on `close()`. */
+  readonly store?: Store;
+  readonly models: Models;
+  /** Close `models` with the memory. Off by default: whoever made the models closes them (they may be shared). */
+  readonly ownsModels?: boolean;
+  readonly budget?: Partial<Budget>;
+  readonly search?: Partial<Omit<SearchConfig, "routing">> & { readonly routing?: Partial<RouteConfig> };
+  readonly limits?: Partial<IngestLimits>;
+  /** Bounds of the active index and RAMU's settings (DESIGN §4 defaults). */
+  readonly maintenance?: Partial<Omit<MaintenanceConfig, "bounds">> & { readonly bounds?: Partial<IndexBounds> };
+  /** The relation judge: the model-free comparator by default; `"chat"` uses `models.chat` (an LLM judge). */
+  readonly judge?: "comparator" | "chat" | RelationJudge;
+  /** Let `addSession` fetch `url` images. Off by default. */
+  readonly allowRemoteImages?: boolean;
+  readonly fetch?: typeof fetch;
+}
+
+export interface AddSessionOptions {
+  /** Folder that image `path`s are relative to (the JSONL file's folder for the CLI). */
+  readonly baseDir?: string;
+}
+
+export interface AddSessionResult {
+  readonly sessionId: string;
+  readonly sessionKey: string;
+  readonly rawNodeIds: readonly string[];
+  /** Index entries this session created or changed. */
+  readonly entryIds: readonly string[];
+  /** What maintenance did: one index action per segment, and capacity fallbacks taken. */
+  readonly maintenance: { readonly actions: readonly string[]; readonly overflowRepairs: number };
+  /** The identical session was already stored; nothing was written. */
+  readonly duplicate: boolean;
+  readonly warnings: readonly string[];
+}
