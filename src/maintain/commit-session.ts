@@ -6,6 +6,7 @@ import type { MaintenanceConfig } from "./config.ts";
 import { buildIncomingEntries } from "./incoming.ts";
 import { type MaintenancePolicy, planMaintenance } from "./ramu.ts";
 import { emptyPlan } from "./replay-index.ts";
+import type { IncomingEntry } from "./working-index.ts";
 
 /** A plan that keeps losing to other writers gives up after this many tries (a `ConflictError`, HTTP 409). */
 export const maxPlanAttempts = 8;
@@ -36,24 +37,7 @@ export async function commitWithMaintenance(
   context: CommitContext,
 ): Promise<MaintainedCommit> {
   const { spaces } = context;
-  const incoming = buildIncomingEntries(
-    write.key,
-    write.rawNodes.map((node, index) => ({
-      ref: `@${index}`,
-      speaker: node.speaker,
-      text: node.text,
-      imageText: node.images.flatMap((image) =>
-        [image.caption, image.derivedText].filter((text): text is string => !!text),
-      ),
-      timeMs: node.timeMs,
-      vector: node.textVectors[spaces.text.name] ?? null,
-      imageVectors: node.imageVectors.flatMap((vectors) => {
-        const vector = spaces.image ? vectors[spaces.image.name] : undefined;
-        return vector ? [vector] : [];
-      }),
-    })),
-    { segmentMaxNodes: context.config.segmentMaxNodes, dimensions: spaces.text.dimensions },
-  );
+  const incoming = incomingEntriesOf(write, spaces, context.config.segmentMaxNodes);
   const indexSpaces = { text: spaces.text.name, image: spaces.image?.name ?? null };
   for (let attempt = 1; ; attempt++) {
     const plan =
@@ -71,4 +55,30 @@ export async function commitWithMaintenance(
       if (!(error instanceof IndexVersionConflict) || attempt >= maxPlanAttempts) throw error;
     }
   }
+}
+
+/** The incoming entries of a session about to be written: its raw nodes (`@n`), cut into coherent segments. */
+export function incomingEntriesOf(
+  write: Omit<SessionWrite, "index">,
+  spaces: VectorSpaces,
+  segmentMaxNodes: number,
+): IncomingEntry[] {
+  return buildIncomingEntries(
+    write.key,
+    write.rawNodes.map((node, index) => ({
+      ref: `@${index}`,
+      speaker: node.speaker,
+      text: node.text,
+      imageText: node.images.flatMap((image) =>
+        [image.caption, image.derivedText].filter((text): text is string => !!text),
+      ),
+      timeMs: node.timeMs,
+      vector: node.textVectors[spaces.text.name] ?? null,
+      imageVectors: node.imageVectors.flatMap((vectors) => {
+        const vector = spaces.image ? vectors[spaces.image.name] : undefined;
+        return vector ? [vector] : [];
+      }),
+    })),
+    { segmentMaxNodes, dimensions: spaces.text.dimensions },
+  );
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
+import { cairnProcess } from "../support/cairn-process.ts";
 import { tempDir } from "../support/fixtures.ts";
 
 const bin = join(import.meta.dirname, "../../bin/cairn.js");
@@ -14,26 +15,6 @@ function cairn(args: string[]) {
     timeout: 60_000,
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-/**
- * `cairn` without blocking this process: while a server's keep-alive socket sits idle, a blocked
- * event loop cannot let the client's idle timer (shorter than the server's) retire it first, and
- * the next fetch reuses a socket the server just closed ("fetch failed" under load).
- */
-function cairnAsync(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args, "--profile", "hash"], { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.once("exit", (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 interface ServeProcess {
@@ -95,7 +76,7 @@ describe("cairn serve and cairn keys as processes", () => {
     assert.equal(added.status, 201);
     assert.equal((await fetch(`${server.url}/v1/stats`)).status, 401);
 
-    assert.equal((await cairnAsync(["keys", "revoke", id, "--db", db])).code, 0);
+    assert.equal((await cairnProcess(["keys", "revoke", id, "--db", db, "--profile", "hash"])).code, 0);
     assert.equal((await fetch(`${server.url}/v1/stats`, { headers })).status, 401, "revoked from another process");
     assert.equal(cairn(["keys", "revoke", "0123456789abcdef", "--db", db]).code, 3);
 

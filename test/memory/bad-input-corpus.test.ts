@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -12,6 +12,7 @@ import type { Scope } from "../../src/core/scope.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { startTestServer, type TestServer } from "../http/support.ts";
+import { cairnProcess } from "../support/cairn-process.ts";
 import { drawPng, writeFile } from "../support/fixtures.ts";
 import { snapshotTree } from "../support/store-snapshot.ts";
 
@@ -210,22 +211,11 @@ async function attempt(surface: Surface, storeDir: string, check: () => Promise<
   }
 }
 
-const bin = join(import.meta.dirname, "../../bin/cairn.js");
+const _bin = join(import.meta.dirname, "../../bin/cairn.js");
 
 /** The CLI as a process, with a deadline: a hang is a failure, not a stuck suite. */
 function cairn(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args, "--profile", "hash", "--json"], { timeout: 60_000 });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  return cairnProcess([...args, "--profile", "hash", "--json"]);
 }
 
 let root: string;

@@ -9,6 +9,7 @@ import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { crashMarker, crashScope, crashSessionPlan } from "../support/crash-sessions.ts";
 import { tempDir } from "../support/fixtures.ts";
+import { seededRandom } from "../support/random.ts";
 
 /**
  * The crash loop (issue 18, part 5): an ingesting child and a forgetting child work on one store
@@ -23,18 +24,6 @@ const repoRoot = resolve(import.meta.dirname, "../..");
 const ingestChild = join(repoRoot, "test/support/crash-ingest-child.ts");
 const forgetChild = join(repoRoot, "test/support/crash-forget-child.ts");
 const kills = Number(process.env.CAIRN_CRASH_KILLS ?? 50);
-
-/** mulberry32: a small seeded generator, so a failing run can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface Child {
   readonly lines: () => string[];
@@ -95,7 +84,7 @@ function residue(storeDir: string, markers: readonly string[]): string[] {
 
 it(`${kills} SIGKILLs during ingest and forget lose no acknowledged session, revive no forgotten one and leave no forgotten marker`, async (t) => {
   const seed = Number(process.env.CAIRN_CRASH_SEED ?? Math.floor(Math.random() * 1_000_000));
-  const next = random(seed);
+  const next = seededRandom(seed);
   const context = `(seed ${seed}; replay with CAIRN_CRASH_SEED=${seed})`;
   const root = tempDir(t, "cairn-crash-loop-");
   const storeDir = join(root, "store");

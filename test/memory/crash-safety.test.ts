@@ -11,6 +11,7 @@ import { createHashModels } from "../../src/models/hash-provider.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { crashScope, crashSessionPlan } from "../support/crash-sessions.ts";
 import { tempDir } from "../support/fixtures.ts";
+import { seededRandom } from "../support/random.ts";
 
 /**
  * A writer SIGKILLed at random moments, round after round, must leave a store in which every
@@ -22,18 +23,6 @@ const repoRoot = resolve(import.meta.dirname, "../..");
 const childScript = join(repoRoot, "test/support/crash-ingest-child.ts");
 const rounds = 5;
 const sha256 = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
-
-/** mulberry32: a small seeded generator, so a failing run can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface Round {
   readonly acks: { key: string; rawNodes: number; duplicate: boolean }[];
@@ -107,7 +96,7 @@ function filesUnder(dir: string): string[] {
 describe("crash safety", () => {
   it("a writer killed at random moments leaves only whole sessions, no orphan files, no corruption", async (t) => {
     const seed = Number(process.env.CAIRN_CRASH_SEED ?? Math.floor(Math.random() * 1_000_000));
-    const next = random(seed);
+    const next = seededRandom(seed);
     const root = tempDir(t, "cairn-crash-");
     const storeDir = join(root, "store");
     const inputDir = join(root, "input");

@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { InvariantError } from "../../src/core/errors.ts";
 import type { Scope } from "../../src/core/scope.ts";
 import { applyOps } from "../../src/maintain/check.ts";
+import { incomingEntriesOf } from "../../src/maintain/commit-session.ts";
 import type { IndexBounds } from "../../src/maintain/config.ts";
 import { forgetWithRepair } from "../../src/maintain/forget.ts";
 import { buildIncomingEntries, type IncomingNode } from "../../src/maintain/incoming.ts";
@@ -78,21 +79,7 @@ function assertSameIndex(actual: IndexState, expected: IndexState, message: stri
 
 /** The incoming entries of a session write, cut the way `commitWithMaintenance` cuts them. */
 function incomingOf(write: Omit<SessionWrite, "index">, segmentMaxNodes: number): IncomingEntry[] {
-  return buildIncomingEntries(
-    write.key,
-    write.rawNodes.map((node, index) => ({
-      ref: `@${index}`,
-      speaker: node.speaker,
-      text: node.text,
-      imageText: node.images.flatMap((image) =>
-        [image.caption, image.derivedText].filter((text): text is string => !!text),
-      ),
-      timeMs: node.timeMs,
-      vector: node.textVectors[textSpace.name] ?? null,
-      imageVectors: node.imageVectors.flatMap((vectors) => vectors[imageSpace.name] ?? []),
-    })),
-    { segmentMaxNodes, dimensions: textSpace.dimensions },
-  );
+  return incomingEntriesOf(write, spaces, segmentMaxNodes);
 }
 
 /** Incoming entries over raw nodes already stored (pointers are their ids), as a plan outside a commit sees them. */
