@@ -1,33 +1,7 @@
-import { InvariantError } from "../core/errors.ts";
 import { isRecord } from "../core/narrow.ts";
-import type { IndexEntry, IndexOp, IndexState, PointerRef } from "../store/index-records.ts";
+import type { IndexEntry } from "../store/index-records.ts";
 import type { IndexBounds } from "./config.ts";
 import { measure, overBounds } from "./working-index.ts";
-
-/** Applies store ops to an in-memory state: the reference the SQLite store must agree with. */
-export function applyOps(
-  state: IndexState,
-  ops: readonly IndexOp[],
-  resolve: (pointer: PointerRef) => string = (pointer) => pointer,
-): IndexState {
-  const entries = new Map(state.entries);
-  for (const op of ops) {
-    if (op.op === "drop") {
-      entries.delete(op.entryId);
-    } else if (op.op === "put") {
-      const before = entries.get(op.entry.id);
-      entries.set(op.entry.id, { ...op.entry, pointers: before?.pointers ?? [] });
-    } else {
-      const entry = entries.get(op.entryId);
-      if (!entry) throw new InvariantError("link-target", `link to unknown entry ${op.entryId}`, [op.entryId]);
-      // A pointer is linked once, however often an op names it (the store's rows are unique too).
-      const known = new Set(entry.pointers);
-      const added = [...new Set(op.pointers.map(resolve))].filter((pointer) => !known.has(pointer));
-      entries.set(op.entryId, { ...entry, pointers: [...entry.pointers, ...added] });
-    }
-  }
-  return { version: state.version + 1, entries };
-}
 
 /**
  * Src(e) of C3M Eq. 4: pointers of e, of its predecessors, and of every entry it hosts (merged

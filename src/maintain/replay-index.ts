@@ -1,6 +1,6 @@
+import { applyOps } from "../store/index-plan.ts";
 import type { IndexOp, IndexState, MaintenanceAudit, MaintenancePlan } from "../store/index-records.ts";
 import type { ScopedStore } from "../store/store.ts";
-import { applyOps } from "./check.ts";
 import type { MaintenanceConfig } from "./config.ts";
 import { buildIncomingEntries, withStoredVectors } from "./incoming.ts";
 import { type MaintenancePolicy, planMaintenance } from "./ramu.ts";

@@ -1,5 +1,34 @@
 import { InvariantError } from "../core/errors.ts";
-import type { ForgetPlan, IndexEntry, IndexState } from "./index-records.ts";
+import type { ForgetPlan, IndexEntry, IndexOp, IndexState, PointerRef } from "./index-records.ts";
+
+/**
+ * What applying a maintenance plan's ops means, on plain data: the reference every backend must
+ * agree with (the conformance suite compares them), and how replay and the baselines apply plans
+ * in memory. `resolve` maps `@n` pointers of a session being committed to raw-node ids.
+ */
+export function applyOps(
+  state: IndexState,
+  ops: readonly IndexOp[],
+  resolve: (pointer: PointerRef) => string = (pointer) => pointer,
+): IndexState {
+  const entries = new Map(state.entries);
+  for (const op of ops) {
+    if (op.op === "drop") {
+      entries.delete(op.entryId);
+    } else if (op.op === "put") {
+      const before = entries.get(op.entry.id);
+      entries.set(op.entry.id, { ...op.entry, pointers: before?.pointers ?? [] });
+    } else {
+      const entry = entries.get(op.entryId);
+      if (!entry) throw new InvariantError("link-target", `link to unknown entry ${op.entryId}`, [op.entryId]);
+      // A pointer is linked once, however often an op names it (the store's rows are unique too).
+      const known = new Set(entry.pointers);
+      const added = [...new Set(op.pointers.map(resolve))].filter((pointer) => !known.has(pointer));
+      entries.set(op.entryId, { ...entry, pointers: [...entry.pointers, ...added] });
+    }
+  }
+  return { version: state.version + 1, entries };
+}
 
 /**
  * What applying a forget plan means, on plain data: the reference every backend must agree with

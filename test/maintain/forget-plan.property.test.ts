@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { applyOps, checkIndex } from "../../src/maintain/check.ts";
+import { checkIndex } from "../../src/maintain/check.ts";
 import type { IndexBounds } from "../../src/maintain/config.ts";
 import { planForget, type SurvivingNode, survivorsToRead } from "../../src/maintain/forget-plan.ts";
 import { buildIncomingEntries, type IncomingNode } from "../../src/maintain/incoming.ts";
 import { ComparatorJudge } from "../../src/maintain/judge.ts";
 import { planMaintenance, Ramu } from "../../src/maintain/ramu.ts";
 import { hashTextEmbedder } from "../../src/models/hash-provider.ts";
-import { applyForgetPlan } from "../../src/store/index-plan.ts";
+import { applyForgetPlan, applyOps } from "../../src/store/index-plan.ts";
 import type { IndexEntry, IndexState, MaintenanceAudit } from "../../src/store/index-records.ts";
 
 /**

@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { applyOps, checkIndex, sources } from "../../src/maintain/check.ts";
+import { checkIndex, sources } from "../../src/maintain/check.ts";
 import type { IndexBounds } from "../../src/maintain/config.ts";
 import { buildIncomingEntries, type IncomingNode } from "../../src/maintain/incoming.ts";
 import { ComparatorJudge } from "../../src/maintain/judge.ts";
 import { planMaintenance, Ramu } from "../../src/maintain/ramu.ts";
 import { hashTextEmbedder } from "../../src/models/hash-provider.ts";
+import { applyOps } from "../../src/store/index-plan.ts";
 import type { IndexState, MaintenanceAudit } from "../../src/store/index-records.ts";
 
 /**

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { InvariantError } from "../../src/core/errors.ts";
 import type { Scope } from "../../src/core/scope.ts";
-import { applyOps } from "../../src/maintain/check.ts";
 import { incomingEntriesOf } from "../../src/maintain/commit-session.ts";
 import type { IndexBounds } from "../../src/maintain/config.ts";
 import { forgetWithRepair } from "../../src/maintain/forget.ts";
@@ -10,7 +9,7 @@ import { buildIncomingEntries, type IncomingNode } from "../../src/maintain/inco
 import { ComparatorJudge } from "../../src/maintain/judge.ts";
 import { planMaintenance, Ramu } from "../../src/maintain/ramu.ts";
 import type { IncomingEntry } from "../../src/maintain/working-index.ts";
-import { applyForgetPlan } from "../../src/store/index-plan.ts";
+import { applyForgetPlan, applyOps } from "../../src/store/index-plan.ts";
 import {
   type ForgetPlan,
   type IndexEntry,

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CairnError, InvariantError } from "../../src/core/errors.ts";
 import { itemAt } from "../../src/core/narrow.ts";
-import { applyOps } from "../../src/maintain/check.ts";
 import { defaultIndexBounds } from "../../src/maintain/config.ts";
 import { WorkingIndex } from "../../src/maintain/working-index.ts";
+import { applyOps } from "../../src/store/index-plan.ts";
 import { errorResponse } from "../../src/surfaces/http/errors.ts";
 
 describe("InvariantError", () => {
