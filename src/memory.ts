@@ -9,7 +9,7 @@ import { defaultIngestLimits, type IngestLimits } from "./ingest/limits.ts";
 import { prepareSession, validateSession } from "./ingest/prepare-session.ts";
 import { type CommitContext, commitWithMaintenance } from "./maintain/commit-session.ts";
 import { defaultMaintenanceConfig, type MaintenanceConfig } from "./maintain/config.ts";
-import { forgetWithRepair, sessionByIdOrKey } from "./maintain/forget.ts";
+import { forgetWithRepair } from "./maintain/forget.ts";
 import { resolveJudge } from "./maintain/judge.ts";
 import { Ramu } from "./maintain/ramu.ts";
 import {
@@ -123,7 +123,7 @@ export class Memory {
       config: this.searchConfig,
       limits: this.limits,
       queryEmbeddings: new EmbeddingCache(queryEmbeddingCacheSize),
-      activeEntries: (scoped: ScopedStore) => activeEntries.get(scoped),
+      activeEntries: async (scoped: ScopedStore) => activeEntries.get(scoped, await this.#ensureIndex(scoped)),
     });
   }
 
@@ -187,9 +187,7 @@ export class Memory {
     options: SearchOptions,
     index?: IndexState,
   ): Promise<EvidencePack> {
-    const scoped = this.#scoped(scope);
-    if ((options.mode ?? this.searchConfig.mode) !== "tri-path") await this.#ensureIndex(scoped);
-    return search(scoped, query, options, this.#reader, index);
+    return search(this.#scoped(scope), query, options, this.#reader, index);
   }
 
   [scopedStore](scope: Scope): ScopedStore {
@@ -199,8 +197,12 @@ export class Memory {
   /** A session by its id or by its key (the caller's own id). */
   async getSession(scope: Scope, idOrKey: string): Promise<SessionRecord> {
     const scoped = this.#scoped(scope);
-    const [session] = await scoped.readSessions({ keys: [idOrKey] });
-    return session ?? sessionByIdOrKey(scoped, idOrKey);
+    // The key first (the caller's own id); the id only when no key matches.
+    const [byKey] = await scoped.readSessions({ keys: [idOrKey] });
+    if (byKey) return byKey;
+    const [byId] = await scoped.readSessions({ ids: [idOrKey] });
+    if (!byId) throw new NotFoundError("session", idOrKey);
+    return byId;
   }
 
   async getRawNode(scope: Scope, id: string): Promise<RawNode> {
@@ -307,8 +309,11 @@ export class Memory {
   }
 
   /** A store migrated from before the maintained index replays its sessions through maintenance once. */
-  async #ensureIndex(scoped: ScopedStore): Promise<void> {
-    if ((await scoped.indexStatus()).needsRebuild) await this.rebuildIndex(scoped.scope);
+  async #ensureIndex(scoped: ScopedStore): Promise<number> {
+    const status = await scoped.indexStatus();
+    if (!status.needsRebuild) return status.version;
+    await this.rebuildIndex(scoped.scope);
+    return (await scoped.indexStatus()).version;
   }
 }
 

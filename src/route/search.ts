@@ -56,7 +56,7 @@ export interface SearchContext {
   readonly config: SearchConfig;
   readonly limits: IngestLimits;
   readonly queryEmbeddings: EmbeddingCache;
-  /** The scope's active entries (the caller caches them until the index changes). */
+  /** The scope's active entries, from an index built if the store needs it (the caller caches them until it changes). */
   readonly activeEntries: (scoped: ScopedStore) => Promise<readonly IndexEntry[]>;
 }
 
@@ -292,9 +292,9 @@ export class ActiveEntriesCache {
     this.#capacity = capacity;
   }
 
-  async get(scoped: ScopedStore): Promise<readonly IndexEntry[]> {
+  /** `version` is the index version the caller just read (`indexStatus`), so the cache costs no extra read. */
+  async get(scoped: ScopedStore, version: number): Promise<readonly IndexEntry[]> {
     const key = scopeKey(scoped.scope);
-    const { version } = await scoped.indexStatus();
     const cached = this.#entries.get(key);
     if (cached && cached.version === version) return cached.entries;
     const state = await scoped.readIndex({ activeOnly: true });

@@ -1,5 +1,5 @@
 import { NotFoundError } from "../../src/core/errors.ts";
-import { forgetWithRepair, sessionByIdOrKey } from "../../src/maintain/forget.ts";
+import { forgetWithRepair } from "../../src/maintain/forget.ts";
 import { listPublicEntries } from "../../src/maintain/scope-index.ts";
 import type { VectorSpaces } from "../../src/models/vector-spaces.ts";
 import type { Entry, ForgetResult, ForgetTarget, RawNode, SessionRecord } from "../../src/store/records.ts";
@@ -40,5 +40,3 @@ export async function listEntries(
 export async function forget(scoped: ScopedStore, target: ForgetTarget, spaces: VectorSpaces): Promise<ForgetResult> {
   return forgetWithRepair(scoped, target, spaces);
 }
-
-export { sessionByIdOrKey };

@@ -9,8 +9,10 @@ import type { ScopeContext } from "./scope-context.ts";
 
 /** The index version, and whether the store was migrated from a version without a maintained index and must replay it. */
 export function indexStatus(context: ScopeContext): { version: number; needsRebuild: boolean } {
-  const flag = context.db.prepare("SELECT needs_rebuild FROM index_state WHERE scope_key = ?").pluck().get(context.key);
-  return { version: indexVersion(context.db, context.key), needsRebuild: flag === 1 };
+  const row = context.db
+    .prepare("SELECT version, needs_rebuild FROM index_state WHERE scope_key = ?")
+    .get(context.key) as { version: number; needs_rebuild: number } | undefined;
+  return { version: row?.version ?? 0, needsRebuild: row?.needs_rebuild === 1 };
 }
 
 /**
