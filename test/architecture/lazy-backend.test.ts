@@ -39,7 +39,7 @@ describe("the embedded backend loads lazily", () => {
       [],
     );
     const onOpen = resolvedBy(
-      'const { openSqliteStore } = await import("./src/index.ts"); const { mkdtempSync } = await import("node:fs"); const { tmpdir } = await import("node:os"); const store = await openSqliteStore({ path: mkdtempSync(tmpdir() + "/cairn-lazy-") }); await store.close();',
+      'const { openSqliteStore } = await import("./src/index.ts"); const { mkdtempSync, rmSync } = await import("node:fs"); const { tmpdir } = await import("node:os"); const dir = mkdtempSync(tmpdir() + "/cairn-lazy-"); const store = await openSqliteStore({ path: dir }); await store.close(); rmSync(dir, { recursive: true });',
     );
     assert.ok(
       onOpen.some((url) => url.includes("better-sqlite3")),

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { it } from "node:test";
@@ -7,6 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import BetterSqlite3 from "better-sqlite3";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
+import { startCrashChild } from "../support/crash-child.ts";
 import { crashMarker, crashScope, crashSessionPlan } from "../support/crash-sessions.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { seededRandom } from "../support/random.ts";
@@ -24,46 +24,6 @@ const repoRoot = resolve(import.meta.dirname, "../..");
 const ingestChild = join(repoRoot, "test/support/crash-ingest-child.ts");
 const forgetChild = join(repoRoot, "test/support/crash-forget-child.ts");
 const kills = Number(process.env.CAIRN_CRASH_KILLS ?? 50);
-
-interface Child {
-  readonly lines: () => string[];
-  readonly stderr: () => string;
-  /** Kills it; true when it was still running, so the kill interrupted it. */
-  readonly kill: () => Promise<boolean>;
-}
-
-async function start(args: string[]): Promise<Child> {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", ...args], {
-    cwd: repoRoot,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<NodeJS.Signals | null>((done) => child.on("close", (_code, signal) => done(signal)));
-  const started = Date.now();
-  while (!stdout.includes("READY\n")) {
-    if (child.exitCode !== null || Date.now() - started > 30_000) {
-      child.kill("SIGKILL");
-      throw new Error(`crash child did not start: ${stderr}`);
-    }
-    await sleep(5);
-  }
-  return {
-    // A line without its newline was not acknowledged.
-    lines: () => stdout.split("\n").slice(0, -1),
-    stderr: () => stderr,
-    kill: async () => {
-      child.kill("SIGKILL");
-      return (await exited) === "SIGKILL";
-    },
-  };
-}
 
 function filesUnder(root: string): string[] {
   return readdirSync(root, { recursive: true, withFileTypes: true })
@@ -100,9 +60,9 @@ it(`${kills} SIGKILLs during ingest and forget lose no acknowledged session, rev
   for (let round = 0; killed.ingest + killed.forget < kills && round < kills * 3; round++) {
     // Both children at once: the forgetting one takes sessions the ingesting one never writes again.
     const [ingest, ...forgets] = await Promise.all([
-      start([ingestChild, storeDir, inputDir, String(below)]),
-      start([forgetChild, storeDir, String(below), "0"]),
-      start([forgetChild, storeDir, String(below), "2"]),
+      startCrashChild([ingestChild, storeDir, inputDir, String(below)], { readyTimeoutMs: 30_000 }),
+      startCrashChild([forgetChild, storeDir, String(below), "0"], { readyTimeoutMs: 30_000 }),
+      startCrashChild([forgetChild, storeDir, String(below), "2"], { readyTimeoutMs: 30_000 }),
     ]);
     const killAt = [10 + Math.floor(next() * 150), 10 + Math.floor(next() * 150)];
     const ingestAt = Math.max(...killAt) + Math.floor(next() * 100);

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -9,6 +8,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
+import { startCrashChild } from "../support/crash-child.ts";
 import { crashScope, crashSessionPlan } from "../support/crash-sessions.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { seededRandom } from "../support/random.ts";
@@ -41,49 +41,21 @@ async function runRound(
   delayMs: number,
   meanwhile?: (until: number) => Promise<void>,
 ): Promise<Round> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ["--import", "tsx", childScript, storeDir, inputDir, String(start)],
-    {
-      cwd: repoRoot,
-      stdio: ["pipe", "pipe", "pipe"],
-    },
-  );
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-    child.on("close", (code, signal) => done({ code, signal })),
-  );
-  const started = Date.now();
-  while (!stdout.includes("READY\n")) {
-    if (child.exitCode !== null || Date.now() - started > 20_000) {
-      child.kill("SIGKILL");
-      throw new Error(`crash child did not start: ${stderr}`);
-    }
-    await sleep(10);
-  }
+  const child = await startCrashChild([childScript, storeDir, inputDir, String(start)], { readyTimeoutMs: 20_000 });
   let killed = false;
   try {
     await (meanwhile ? meanwhile(Date.now() + delayMs) : sleep(delayMs));
   } finally {
-    killed = child.kill("SIGKILL");
+    killed = await child.kill();
   }
-  const { signal } = await exited;
-  const acks = stdout
-    .split("\n")
-    .slice(0, -1) // a line without its newline was not acknowledged
+  const acks = child
+    .lines()
     .filter((line) => line.startsWith("ACK "))
     .map((line) => {
       const [, key, rawNodes, duplicate] = line.split(" ");
       return { key: key as string, rawNodes: Number(rawNodes), duplicate: duplicate === "true" };
     });
-  return { acks, stderr, killed: killed && signal === "SIGKILL" };
+  return { acks, stderr: child.stderr(), killed };
 }
 
 function filesUnder(dir: string): string[] {

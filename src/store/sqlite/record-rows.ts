@@ -70,12 +70,6 @@ export interface RowidIdRow {
   id: string;
 }
 
-/** A raw node found near a given one (`near`) by `neighbours`. */
-export interface NeighbourRow {
-  id: string;
-  near: string;
-}
-
 /** One FTS5 hit: `rank` is negated BM25 (smaller is better). */
 export interface LexicalHitRow {
   id: string;
