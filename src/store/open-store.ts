@@ -1,3 +1,6 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { NotFoundError } from "../core/errors.ts";
 import type { SqliteStoreOptions } from "./sqlite/sqlite-store.ts";
 import type { Store } from "./store.ts";
 
@@ -12,4 +15,13 @@ import type { Store } from "./store.ts";
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
   const { SqliteStore } = await import("./sqlite/sqlite-store.ts");
   return SqliteStore.open(options);
+}
+
+/**
+ * Opens the store at `location` (the folder of the embedded SQLite store); `mustExist` refuses a
+ * folder that holds no store instead of creating one, for commands that only read.
+ */
+export async function openStore(location: string, options: { readonly mustExist?: boolean } = {}): Promise<Store> {
+  if (options.mustExist && !existsSync(join(location, "cairn.db"))) throw new NotFoundError("store", location);
+  return openSqliteStore({ path: location });
 }

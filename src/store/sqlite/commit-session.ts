@@ -3,6 +3,7 @@ import { ConflictError, StoreError } from "../../core/errors.ts";
 import { vectorBytes } from "../../core/vectors.ts";
 import { IndexVersionConflict } from "../index-records.ts";
 import type { CommitResult, SessionRecord, SessionWrite, VectorSpace } from "../records.ts";
+import type { SessionIdentity } from "../store.ts";
 import { writeAudit } from "./audit-events.ts";
 import { blobKey } from "./blob-files.ts";
 import { applyPlan } from "./index-rows.ts";
@@ -24,6 +25,27 @@ interface SpaceTable {
  * and audit events. Blob files land first, journalled, so a failed commit leaves none behind.
  */
 export function commitSession(context: ScopeContext, write: SessionWrite): CommitResult {
+  return writeSession(context, write, null);
+}
+
+/**
+ * A session copied from another store (`ScopedStore.importSession`): the same path as a commit,
+ * with the identity kept and neither plan nor audit event. Returns whether anything was written.
+ */
+export function importSession(context: ScopeContext, write: SessionWrite, identity: SessionIdentity): boolean {
+  if (write.index.plan.ops.length > 0 || write.index.plan.audits.length > 0) {
+    throw new StoreError("importSession", "an imported session carries no maintenance plan: restore the index after");
+  }
+  if (identity.rawNodeIds.length !== write.rawNodes.length) {
+    throw new StoreError(
+      "importSession",
+      `${identity.rawNodeIds.length} raw-node ids for ${write.rawNodes.length} raw nodes`,
+    );
+  }
+  return !writeSession(context, write, identity).duplicate;
+}
+
+function writeSession(context: ScopeContext, write: SessionWrite, identity: SessionIdentity | null): CommitResult {
   const { store } = context;
   const files = store.files;
   // Files go in the tenant's folder now; its tables are created inside the transaction if new.
@@ -40,17 +62,25 @@ export function commitSession(context: ScopeContext, write: SessionWrite): Commi
     const result = context.db
       .transaction(() => {
         const existing = sessionRowByKey(context, write.key);
-        if (existing) return duplicateOf(context, toSession(existing), write);
+        if (existing) {
+          if (identity && existing.id !== identity.sessionId) {
+            throw new ConflictError(`session ${write.key} already exists in this scope under another id`);
+          }
+          return duplicateOf(context, toSession(existing), write);
+        }
+        if (identity && context.db.prepare("SELECT 1 FROM sessions WHERE id = ?").get(identity.sessionId)) {
+          throw new ConflictError(`a session with id ${identity.sessionId} already exists in this store`);
+        }
         ensureTenant(context.db, context.tenant);
         const tables = write.spaces.map((space) => ({ space, table: store.ensureSpace(space) }));
-        return insertSession(context, tenant, write, tables, vectors);
+        return insertSession(context, tenant, write, tables, vectors, identity);
       })
       .immediate();
     store.vectorIndexes.afterCommit(context.key, vectors);
     return result;
   } catch (error) {
     if (error instanceof ConflictError || error instanceof IndexVersionConflict) throw error;
-    throw new StoreError("commitSession", error);
+    throw new StoreError(identity ? "importSession" : "commitSession", error);
   } finally {
     files.settle(journal, (key) => store.hasBlob(key));
   }
@@ -79,9 +109,10 @@ function insertSession(
   write: SessionWrite,
   tables: readonly SpaceTable[],
   vectors: VectorRow[],
+  identity: SessionIdentity | null,
 ): CommitResult {
-  const now = context.store.now();
-  const sessionId = context.store.newId("ses");
+  const now = identity?.createdMs ?? context.store.now();
+  const sessionId = identity?.sessionId ?? context.store.newId("ses");
   const imageCount = write.rawNodes.reduce((sum, node) => sum + node.images.length, 0);
   const sessionRowid = Number(
     context.db
@@ -107,7 +138,12 @@ function insertSession(
   for (const blob of write.blobs) {
     insertBlob.run(tenant.token, blob.hash, blob.mediaType, blob.bytes, blob.width, blob.height);
   }
-  const { rawNodeIds, rowids } = insertRawNodes(context, tenant, write, sessionRowid, tables, vectors);
+  const { rawNodeIds, rowids } = insertRawNodes(context, tenant, write, sessionRowid, tables, vectors, identity);
+  if (identity) {
+    const session = sessionById(context, sessionId);
+    if (!session) throw new StoreError("importSession", "session vanished inside its own transaction");
+    return { session, rawNodeIds, entryIds: [], duplicate: false };
+  }
   const entryIds = applyIndexPlan(context, write, rowids);
   writeAudit(context, "session.add", sessionId, {
     sessionKey: write.key,
@@ -129,6 +165,7 @@ function insertRawNodes(
   sessionRowid: number,
   tables: readonly SpaceTable[],
   vectors: VectorRow[],
+  identity: SessionIdentity | null,
 ): { rawNodeIds: string[]; rowids: number[] } {
   const { db, key, scopeToken } = context;
   const insertNode = db.prepare(
@@ -147,8 +184,8 @@ function insertRawNodes(
 
   const rawNodeIds: string[] = [];
   const rowids: number[] = [];
-  for (const node of write.rawNodes) {
-    const id = context.store.newId("rn");
+  for (const [position, node] of write.rawNodes.entries()) {
+    const id = identity?.rawNodeIds[position] ?? context.store.newId("rn");
     const rowid = Number(
       insertNode.run(
         id,

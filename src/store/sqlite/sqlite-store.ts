@@ -146,6 +146,11 @@ export class SqliteStore implements Store, StoreServices {
     });
   }
 
+  async vectorSpaces(): Promise<VectorSpace[]> {
+    this.#assertOpen();
+    return this.spaces().map((row) => ({ name: row.name, kind: row.kind, dimensions: row.dimensions }));
+  }
+
   spaces(): SpaceRow[] {
     return this.db.prepare("SELECT * FROM vector_spaces").all() as SpaceRow[];
   }
