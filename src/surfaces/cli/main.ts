@@ -79,6 +79,9 @@ export async function main(argv: string[]): Promise<number> {
       host: { type: "string" },
       port: { type: "string" },
       "no-auth": { type: "boolean" },
+      "allowed-hosts": { type: "string", multiple: true },
+      "allowed-origins": { type: "string", multiple: true },
+      "cors-origin": { type: "string", multiple: true },
       "max-body-mb": { type: "string" },
       demo: { type: "boolean" },
       repair: { type: "boolean" },
@@ -130,6 +133,9 @@ export async function main(argv: string[]): Promise<number> {
         noAuth: values["no-auth"],
         maxBodyMb: values["max-body-mb"],
         demo: values.demo,
+        allowedHosts: values["allowed-hosts"],
+        allowedOrigins: values["allowed-origins"],
+        corsOrigins: values["cors-origin"],
       });
     case "keys":
       return keys(options, positionals, {
