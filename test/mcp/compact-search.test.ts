@@ -130,6 +130,11 @@ describe("what the MCP server declares", () => {
     assert.ok(capabilities?.resources);
     assert.ok(capabilities?.prompts);
     assert.ok(capabilities?.logging);
+    // Nothing is ever notified (fixed sets; /mcp is stateless), so nothing claims it is.
+    assert.equal(capabilities?.tools?.listChanged, false);
+    assert.equal(capabilities?.resources?.listChanged, false);
+    assert.equal(capabilities?.resources?.subscribe, false);
+    assert.equal(capabilities?.prompts?.listChanged, false);
     assert.deepEqual(await client.setLoggingLevel("warning"), {});
   });
 

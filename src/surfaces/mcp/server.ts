@@ -299,6 +299,14 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
     },
   );
 
+  // The SDK declares listChanged for every registered kind, but this server never sends those
+  // notifications: its tools, templates and prompts are fixed for its life, and /mcp is stateless
+  // (there is no stream to notify on). Declaring them would make hosts wait for updates that never come.
+  server.server.registerCapabilities({
+    tools: { listChanged: false },
+    resources: { listChanged: false, subscribe: false },
+    prompts: { listChanged: false },
+  });
   return server;
 }
 
