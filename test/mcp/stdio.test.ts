@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { tempDir } from "../support/fixtures.ts";
+import { drawPng, tempDir, writeFile } from "../support/fixtures.ts";
 import { call, callFailing, images, kayakSession, links, texts, toolNames } from "./support.ts";
 
 const bin = join(import.meta.dirname, "../../bin/cairn.js");
@@ -188,6 +189,26 @@ describe("cairn mcp over stdio with the SDK client", () => {
     assert.equal(badScope.status, 2);
     assert.match(badScope.stderr, /scope\.user/);
     assert.equal(badScope.stdout, "");
+  });
+
+  it("remembers an image by a path inside --image-folder, and refuses one outside it", async (t) => {
+    const dir = tempDir(t);
+    const folder = join(dir, "pictures");
+    mkdirSync(folder);
+    writeFile(folder, "kayak.png", await drawPng({ shape: "square", color: "#f80", background: "#39f" }));
+    const { client } = await connect(join(dir, "store"), ["--image-folder", folder]);
+    t.after(() => client.close());
+    const stored = await call(client, "cairn_remember", { text: "our kayak", image: { path: "kayak.png" } });
+    assert.match(
+      (stored.structuredContent as { sessionKey: string }).sessionKey,
+      /^remember\/day\/\d{4}-\d{2}-\d{2}\/0001$/,
+    );
+    const found = await call(client, "cairn_search", { text: "kayak" });
+    assert.equal(links(found.content).length, 1);
+    const outside = await callFailing(client, "cairn_remember", { text: "x", image: { path: "../store/cairn.db" } });
+    assert.equal(outside.error.code, "input");
+    const url = await callFailing(client, "cairn_remember", { text: "x", image: { url: "http://127.0.0.1:1/a.png" } });
+    assert.equal(url.error.field, "image.url", "no URL is fetched without --allow-remote-images");
   });
 
   it("routes stray stdout (console.log, worker output) to stderr once stdout is reserved for the protocol", () => {

@@ -82,6 +82,7 @@ export async function main(argv: string[]): Promise<number> {
       "allowed-hosts": { type: "string", multiple: true },
       "allowed-origins": { type: "string", multiple: true },
       "cors-origin": { type: "string", multiple: true },
+      "image-folder": { type: "string" },
       "max-body-mb": { type: "string" },
       demo: { type: "boolean" },
       repair: { type: "boolean" },
@@ -125,7 +126,7 @@ export async function main(argv: string[]): Promise<number> {
     case "demo":
       return demo(options);
     case "mcp":
-      return mcp(options);
+      return mcp(options, { imageFolder: values["image-folder"] });
     case "serve":
       return serve(options, {
         host: values.host,
@@ -136,6 +137,7 @@ export async function main(argv: string[]): Promise<number> {
         allowedHosts: values["allowed-hosts"],
         allowedOrigins: values["allowed-origins"],
         corsOrigins: values["cors-origin"],
+        imageFolder: values["image-folder"],
       });
     case "keys":
       return keys(options, positionals, {

@@ -6,6 +6,7 @@ import type { KeyStore } from "../../auth/key-store.ts";
 import type { Memory } from "../../memory.ts";
 import { dashboardRoutes } from "../dashboard/routes.ts";
 import { handleMcpHttp } from "../mcp/http.ts";
+import type { McpServerOptions } from "../mcp/server.ts";
 import { apiRoutes, mcpRouteDocs } from "./api-routes.ts";
 import { errorResponse, HttpError } from "./errors.ts";
 import { buildOpenApi } from "./openapi.ts";
@@ -28,6 +29,8 @@ export interface AppOptions {
   readonly origins?: OriginPolicyOptions;
   /** The port the socket listens on, once it does: loopback Host names must carry it. */
   readonly boundPort?: () => number | undefined;
+  /** What `/mcp`'s tools may do beyond the store (cairn_remember's image folder and URLs); nothing by default. */
+  readonly mcp?: McpServerOptions;
 }
 
 const version = (
@@ -97,7 +100,7 @@ export function createApp(options: AppOptions): Hono {
   for (const route of routes) route.register(app, { memory, keys });
   app.get("/openapi.json", (c) => c.json(openApi));
   app.on(["GET", "POST", "DELETE"], "/mcp", (c) =>
-    handleMcpHttp(c.req.raw, memory, resolveScope(c.req.raw.headers, keys)),
+    handleMcpHttp(c.req.raw, memory, resolveScope(c.req.raw.headers, keys), options.mcp),
   );
   app.route("/", dashboardRoutes());
   return app;

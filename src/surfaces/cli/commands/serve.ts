@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { resolve as resolvePath } from "node:path";
 import { KeyStore } from "../../../auth/key-store.ts";
 import { ConfigError, InputError } from "../../../core/errors.ts";
 import { defaultMaxBodyBytes } from "../../http/app.ts";
@@ -16,7 +17,8 @@ export const serveHelp = `cairn serve [--host 127.0.0.1] [--port 7700] [--no-aut
   answered, and a browser Origin must be the same host: anything else is 403 (DNS rebinding, cross-site
   pages). --allowed-hosts (env CAIRN_ALLOWED_HOSTS) adds names a proxy or LAN uses; --allowed-origins
   (CAIRN_ALLOWED_ORIGINS) admits other sites' requests; --cors-origin (CAIRN_CORS_ORIGINS) also lets
-  them read the answers (CORS is off by default). Lists are comma-separated.`;
+  them read the answers (CORS is off by default). Lists are comma-separated. MCP's cairn_remember reads an
+  image path only inside --image-folder DIR and fetches image URLs only with --allow-remote-images.`;
 
 export interface ServeFlags {
   readonly host?: string;
@@ -27,6 +29,7 @@ export interface ServeFlags {
   readonly allowedHosts?: readonly string[];
   readonly allowedOrigins?: readonly string[];
   readonly corsOrigins?: readonly string[];
+  readonly imageFolder?: string;
 }
 
 export function isLoopback(host: string): boolean {
@@ -91,6 +94,10 @@ export async function serve(options: CommonOptions, flags: ServeFlags): Promise<
     port,
     maxBodyBytes,
     origins,
+    mcp: {
+      imageFolder: flags.imageFolder === undefined ? undefined : resolvePath(flags.imageFolder),
+      imageUrls: options.allowRemoteImages,
+    },
     log: (event) => process.stderr.write(`cairn serve: unexpected error: ${describe(event.error)}\n`),
   }).catch(async (error) => {
     await memory.close();
