@@ -7,7 +7,7 @@ import type { Memory } from "../../memory.ts";
 import { dashboardRoutes } from "../dashboard/routes.ts";
 import { handleMcpHttp } from "../mcp/http.ts";
 import type { McpServerOptions } from "../mcp/server.ts";
-import { apiRoutes, mcpRouteDocs } from "./api-routes.ts";
+import { apiRoutes, mcpRouteDocs, openApiRouteDoc } from "./api-routes.ts";
 import { errorResponse, HttpError } from "./errors.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { type OriginPolicyOptions, originPolicy } from "./origin-policy.ts";
@@ -49,7 +49,7 @@ export function createApp(options: AppOptions): Hono {
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
   const log = options.log ?? (() => {});
   const routes = apiRoutes({ version });
-  const openApi = buildOpenApi([...routes, ...mcpRouteDocs], { version });
+  const openApi = buildOpenApi([...routes, openApiRouteDoc, ...mcpRouteDocs], { version });
   const policy = originPolicy(options.origins ?? {}, options.boundPort ?? (() => undefined));
 
   const app = new Hono();
@@ -98,7 +98,11 @@ export function createApp(options: AppOptions): Hono {
   );
 
   for (const route of routes) route.register(app, { memory, keys });
-  app.get("/openapi.json", (c) => c.json(openApi));
+  // `servers` names the origin the document was fetched from (its Host passed the check above), so a
+  // client generated from the live document calls the server it came from.
+  app.get("/openapi.json", (c) =>
+    c.json({ ...openApi, servers: [{ url: new URL(c.req.url).origin, description: "this Cairn server" }] }),
+  );
   app.on(["GET", "POST", "DELETE"], "/mcp", (c) =>
     handleMcpHttp(c.req.raw, memory, resolveScope(c.req.raw.headers, keys), options.mcp),
   );
