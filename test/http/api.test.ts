@@ -382,6 +382,7 @@ describe("OpenAPI document", () => {
       "get /v1/blobs/{hash}",
       "get /v1/blobs/{hash}/thumbnail",
       "get /v1/entries",
+      "get /v1/knowledge",
       "get /v1/audit",
       "get /v1/stats",
       "post /v1/forget",

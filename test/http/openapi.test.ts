@@ -61,6 +61,7 @@ describe("the OpenAPI document as a client sees it", () => {
       "forget",
       "getBlob",
       "getHealth",
+      "getKnowledge",
       "getOpenApiDocument",
       "getRawNode",
       "getSession",
@@ -135,6 +136,9 @@ describe("the OpenAPI document as a client sees it", () => {
     check("/v1/stats", "get", 200, await (await server.request("/v1/stats", { key })).json());
     check("/v1/audit", "get", 200, await (await server.request("/v1/audit", { key })).json());
     check("/v1/entries", "get", 200, await (await server.request("/v1/entries", { key })).json());
+    const knowledge = await (await server.request("/v1/knowledge", { key })).json();
+    assert.ok(knowledge.memories.length > 0);
+    check("/v1/knowledge", "get", 200, knowledge);
     check("/v1/health", "get", 200, await (await server.request("/v1/health")).json());
 
     const bad = await server.request("/v1/search", { key, json: { text: "x", budget: { images: -1 } } });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { blobResponse } from "./blob-response.ts";
+import { whatCairnKnows } from "./knowledge.ts";
 import { defineRoute, type Route, type RouteDoc } from "./route.ts";
 import {
   forgetBody,
@@ -186,6 +187,21 @@ export function apiRoutes(info: { version: string }): Route[] {
         responses: { 200: { description: "a page of entries", schema: responses.entries }, ...errors },
       },
       async ({ c, memory, scope, query }) => c.json({ entries: await memory.listEntries(scope, query) }),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        operationId: "getKnowledge",
+        path: "/v1/knowledge",
+        summary:
+          "What Cairn knows about this user: active memories in the words that were said, with their sources and what they replaced",
+        tag: "entries",
+        scoped: true,
+        query: pageQuery,
+        responses: { 200: { description: "a page of memories, newest first", schema: responses.knowledge }, ...errors },
+      },
+      async ({ c, memory, scope, query }) =>
+        c.json(await whatCairnKnows(memory, scope, { limit: query.limit ?? 20, offset: query.offset ?? 0 })),
     ),
     defineRoute(
       {

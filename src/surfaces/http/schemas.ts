@@ -4,6 +4,7 @@ import { parseRfc3339, rfc3339Reason } from "../../core/time.ts";
 import type { EvidencePack } from "../../evidence/evidence-pack.ts";
 import type { AddSessionResult } from "../../memory-options.ts";
 import type { ForgetResult, RawNode, ScopeStats, SessionRecord } from "../../store/records.ts";
+import type { Knowledge } from "./knowledge.ts";
 
 /**
  * Request and response shapes of the REST API. The same schemas validate requests and make the
@@ -350,6 +351,50 @@ export const errorCodes = [
   "no_route",
 ] as const;
 
+const knownTurn = z
+  .object({
+    rawNodeId: z.string(),
+    sessionId: z.string(),
+    sessionKey: z.string(),
+    turn: z.number().int(),
+    time: z.string(),
+    speaker: z.string().nullable(),
+    text: z.string(),
+    images: z.array(
+      z
+        .object({
+          hash: z.string().nullable(),
+          mediaType: z.string().nullable(),
+          caption: z.string().nullable(),
+          derivedText: z.string().nullable(),
+        })
+        .strict(),
+    ),
+  })
+  .strict()
+  .describe("One turn as it was said, with its images");
+
+const knownVersion = {
+  entryId: z.string(),
+  timeStart: z.string(),
+  timeEnd: z.string(),
+  said: z.array(knownTurn).describe("the turns this memory rests on, oldest first"),
+  moreTurns: z.number().int().describe("turns beyond those shown (the session view has them all)"),
+};
+
+const knownMemory = z
+  .object({
+    ...knownVersion,
+    topics: z.array(z.string()),
+    sessions: z.array(z.string()).describe("session keys"),
+    replaced: z
+      .array(z.object(knownVersion).strict())
+      .describe("earlier versions this memory replaced (a later state updated them), newest first"),
+    alsoHolds: z.number().int().describe("entries folded into this one when the index was full"),
+  })
+  .strict()
+  .describe("One active index entry in the words that were said");
+
 const jsonRpcId = z.union([z.string(), z.number().int()]);
 
 export const responses = {
@@ -382,6 +427,12 @@ export const responses = {
   budgetUse,
   routeTrace,
   evidencePack,
+  knownTurn,
+  knownMemory,
+  knowledge: z
+    .object({ memories: z.array(knownMemory), total: z.number().int() })
+    .strict()
+    .describe("What Cairn knows about this scope's user: active memories, newest first"),
   entries: z
     .object({ entries: z.array(z.object({ id: z.string(), routingText: z.string() }).passthrough()) })
     .strict()
@@ -477,6 +528,7 @@ export type DocumentedTypes = [
   Satisfies<AddSessionResult, z.infer<typeof responses.addSession>>,
   Satisfies<ForgetResult, z.infer<typeof responses.forget>>,
   Satisfies<ScopeStats, z.infer<typeof responses.stats>>,
+  Satisfies<Knowledge, z.infer<typeof responses.knowledge>>,
 ];
 
 /**
@@ -506,6 +558,9 @@ export const componentSchemas: Readonly<Record<string, z.ZodTypeAny>> = {
   Budget: responses.budget,
   BudgetUse: responses.budgetUse,
   RouteTrace: responses.routeTrace,
+  Knowledge: responses.knowledge,
+  KnownMemory: responses.knownMemory,
+  KnownTurn: responses.knownTurn,
   EntryList: responses.entries,
   AuditList: responses.audit,
   Stats: responses.stats,
