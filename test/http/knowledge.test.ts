@@ -1,22 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
-import type { Judgement, JudgeView, RelationJudge } from "../../src/maintain/judge.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { startServer } from "../../src/surfaces/http/server.ts";
 import { drawPng, tempDir } from "../support/fixtures.ts";
-
-/** Calls every later "lives in" record an update of an earlier one, so the test has a version chain. */
-export const livesInJudge: RelationJudge = {
-  id: "lives-in",
-  async judge(incoming: JudgeView, candidate: JudgeView): Promise<Judgement> {
-    const both = /lives in/.test(incoming.routingText) && /lives in/.test(candidate.routingText);
-    return both && incoming.timeStartMs > candidate.timeEndMs
-      ? { relation: "update", confidence: 0.9, features: {} }
-      : { relation: "distinct", confidence: 0.9, features: {} };
-  },
-};
+import { livesInJudge } from "../support/judges.ts";
 
 async function serve(t: TestContext) {
   const memory = await Memory.open({
