@@ -50,7 +50,10 @@ function compactItem(rank: number, item: EvidenceItem): string {
   ];
   const lines = [head.filter(Boolean).join(" · ")];
   if (item.text) lines.push(item.text);
-  for (const image of item.images) lines.push(`image: ${describeImage(image)} (linked)`);
+  for (const image of item.images) {
+    const words = [image.caption, image.derivedText && `text in image: ${image.derivedText}`].filter(Boolean);
+    lines.push(`image: ${words.join("; ") || "no caption"} (linked)`);
+  }
   for (const image of item.imagesAsText) {
     const words = [image.caption, image.derivedText && `text in image: ${image.derivedText}`].filter(Boolean);
     lines.push(`image (as text): ${words.join("; ") || "no caption"}`);
@@ -65,7 +68,7 @@ function imageLink(image: EvidenceImage): ContentBlock {
     uri: blobUri(image.hash),
     name: image.caption ?? `image ${image.hash.slice(0, 12)}`,
     mimeType: image.mediaType,
-    description: `original ${image.width}×${image.height}, ${Math.ceil(image.bytes / 1024)} KiB; 256 px thumbnail at cairn://thumbnails/ + the same hash`,
+    description: `${image.width}×${image.height}, ${Math.ceil(image.bytes / 1024)} KiB`,
   };
 }
 

@@ -123,7 +123,8 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
       description:
         "Finds evidence in long-term memory for a text and/or image query. Returns the original turns with their " +
         `provenance, best first, within ${mcpSearchTextTokens} text tokens unless budget.textTokens says otherwise; ` +
-        "images come as links (images: thumbnail or original attaches them). Read a turn in full with " +
+        "images come as links to cairn://blobs/<hash> (its 256 px thumbnail is cairn://thumbnails/<hash>; " +
+        "images: thumbnail or original attaches them). Read a turn in full with " +
         "cairn_get_raw_node (its id), an image's pixels with cairn_get_image (its hash) or the linked resource.",
       inputSchema: searchInput,
       outputSchema: searchOutput,
