@@ -382,9 +382,11 @@ describe("OpenAPI document", () => {
       "get /v1/blobs/{hash}",
       "get /v1/blobs/{hash}/thumbnail",
       "get /v1/entries",
+      "get /v1/knowledge",
       "get /v1/audit",
       "get /v1/stats",
       "post /v1/forget",
+      "get /openapi.json",
       "post /mcp",
       "get /mcp",
       "delete /mcp",
@@ -395,12 +397,18 @@ describe("OpenAPI document", () => {
     assert.deepEqual([...listed].sort(), [...expected].sort());
     const served = new Set(
       createApp({ memory: server.memory, keys: null })
-        .routes.filter((route) => route.path.startsWith("/v1") || route.path === "/mcp")
+        .routes.filter(
+          (route) => route.path.startsWith("/v1") || route.path === "/mcp" || route.path === "/openapi.json",
+        )
         .map((route) => `${route.method.toLowerCase()} ${openApiPath(route.path)}`),
     );
     assert.deepEqual([...served].sort(), [...expected].sort(), "the app serves exactly what the document lists");
 
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    // Schemas refer to named components (#/components/schemas/X): resolve them inside the document.
+    ajv.addSchema({ $id: documentId, components: document.components });
+    const compile = (schema: object) =>
+      ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', `"${documentId}#/components/`)));
     let schemas = 0;
     for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, OperationLike>>)) {
       for (const [method, operation] of Object.entries(item)) {
@@ -408,25 +416,27 @@ describe("OpenAPI document", () => {
         assert.ok(Object.keys(operation.responses).length > 0);
         for (const parameter of operation.parameters ?? []) {
           if (parameter.in === "path") assert.ok(path.includes(`{${parameter.name}}`), `${parameter.name} in ${path}`);
-          ajv.compile(parameter.schema);
+          compile(parameter.schema);
           schemas++;
         }
         for (const content of [
           ...Object.values(operation.requestBody?.content ?? {}),
           ...Object.values(operation.responses).flatMap((response) => Object.values(response.content ?? {})),
         ]) {
-          ajv.compile(content.schema);
+          compile(content.schema);
           schemas++;
         }
       }
     }
     assert.ok(schemas > 30, `compiled ${schemas} schemas`);
     const sessionSchema = document.paths["/v1/sessions"].post.requestBody.content["application/json"].schema;
-    const validate = ajv.compile(sessionSchema);
+    const validate = compile(sessionSchema);
     assert.ok(validate(session("s", [{ speaker: "Ana", text: "hi", images: [{ data: "aGk=", caption: "c" }] }])));
     assert.ok(!validate({ session: "s" }), "the document requires what the server requires");
   });
 });
+
+const documentId = "https://cairn.invalid/openapi.json";
 
 interface OperationLike {
   operationId: string;

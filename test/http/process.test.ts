@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Memory } from "../../src/memory.ts";
@@ -9,6 +10,23 @@ import { tempDir } from "../support/fixtures.ts";
 import { spawnServe } from "../support/serve-process.ts";
 
 const bin = join(import.meta.dirname, "../../bin/cairn.js");
+
+/** GET /v1/stats with exactly these Host and Origin headers (fetch may not send a forged Host). */
+function hostRequest(port: string, headers: { host: string; origin?: string }) {
+  return new Promise<{ status: number; allowOrigin: string | undefined }>((resolve, reject) => {
+    const request = httpRequest({ host: "127.0.0.1", port, path: "/v1/stats", headers }, (response) => {
+      response.resume();
+      response.on("end", () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          allowOrigin: response.headers["access-control-allow-origin"] as string | undefined,
+        }),
+      );
+    });
+    request.on("error", reject);
+    request.end();
+  });
+}
 
 function cairn(args: string[]) {
   const result = spawnSync(process.execPath, [bin, ...args, "--profile", "hash"], {
@@ -52,6 +70,33 @@ describe("cairn serve and cairn keys as processes", () => {
 
     server.child.kill("SIGTERM");
     assert.equal(await server.exited, 0, server.output());
+  });
+
+  it("takes allowed hosts from CAIRN_ALLOWED_HOSTS and CORS origins from --cors-origin, and refuses bad ones", async (t) => {
+    const db = tempDir(t);
+    const server = await spawnServe(t, ["--db", db, "--no-auth", "--cors-origin", "https://app.example.com"], {
+      CAIRN_ALLOWED_HOSTS: "memory.example.com",
+    });
+    assert.match(
+      server.output(),
+      /hosts: localhost, 127\.0\.0\.1, \[::1\], memory\.example\.com; CORS https:\/\/app\.example\.com/,
+    );
+    const port = new URL(server.url).port;
+    assert.equal((await hostRequest(port, { host: "memory.example.com" })).status, 200);
+    assert.equal((await hostRequest(port, { host: "evil.example.com" })).status, 403);
+    const cors = await hostRequest(port, { host: `127.0.0.1:${port}`, origin: "https://app.example.com" });
+    assert.equal(cors.status, 200);
+    assert.equal(cors.allowOrigin, "https://app.example.com");
+    assert.equal(
+      (await hostRequest(port, { host: `127.0.0.1:${port}`, origin: "https://evil.example.com" })).status,
+      403,
+    );
+    server.child.kill("SIGTERM");
+    assert.equal(await server.exited, 0, server.output());
+
+    const bad = cairn(["serve", "--no-auth", "--port", "0", "--db", db, "--cors-origin", "app.example.com"]);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /corsOrigins\[0\]: not an origin/);
   });
 
   it("refuses --no-auth on a non-loopback host with exit code 2", (t) => {

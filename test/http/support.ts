@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { KeyStore } from "../../src/auth/key-store.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
+import type { OriginPolicyOptions } from "../../src/surfaces/http/origin-policy.ts";
 import { type RunningServer, startServer } from "../../src/surfaces/http/server.ts";
 
 export interface TestServer {
@@ -24,7 +25,7 @@ export interface TestServer {
 /** A real server on an ephemeral loopback port over a fresh store, hash models; closed after the test. */
 export async function startTestServer(
   t: { after: (fn: () => Promise<void> | void) => void },
-  options: { auth?: boolean; maxBodyBytes?: number } = {},
+  options: { auth?: boolean; maxBodyBytes?: number; origins?: OriginPolicyOptions } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), "cairn-http-"));
   const memory = await Memory.open({ path: dir, models: createHashModels() });
@@ -35,6 +36,7 @@ export async function startTestServer(
     keys,
     port: 0,
     maxBodyBytes: options.maxBodyBytes,
+    origins: options.origins,
     log: (event) => unexpected.push(event.error),
   });
   t.after(async () => {

@@ -10,7 +10,7 @@ import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { handleMcpHttp } from "../../src/surfaces/mcp/http.ts";
 import { tempDir } from "../support/fixtures.ts";
-import { call, callFailing, images, kayakSession, texts, toolNames } from "./support.ts";
+import { call, callFailing, images, kayakSession, links, texts, toolNames } from "./support.ts";
 
 /**
  * `handleMcpHttp` behind a real socket, without the HTTP app: the scope comes from a test header
@@ -51,7 +51,7 @@ describe("MCP over streamable HTTP (handleMcpHttp)", () => {
     const { rawNodeIds } = added.structuredContent as { rawNodeIds: string[] };
     assert.equal(rawNodeIds.length, 2);
 
-    const found = await call(ana, "cairn_search", { text: "kayak" });
+    const found = await call(ana, "cairn_search", { text: "kayak", images: "original" });
     assert.equal(images(found.content)[0]?.data, data);
     assert.match(texts(found.content), /session s1 .* turn 1/);
     const pack = found.structuredContent as { items: { rawNodeId: string; images: { hash: string }[] }[] };
@@ -64,13 +64,13 @@ describe("MCP over streamable HTTP (handleMcpHttp)", () => {
     t.after(() => ben.close());
     const nothing = await call(ben, "cairn_search", { text: "kayak" });
     assert.deepEqual((nothing.structuredContent as typeof pack).items, []);
-    assert.equal(images(nothing.content).length, 0);
+    assert.equal(links(nothing.content).length, 0);
     const hidden = await callFailing(ben, "cairn_get_raw_node", { id: rawNodeIds[1] as string });
     assert.equal(hidden.error.code, "not_found");
     await assert.rejects(ben.readResource({ uri: `cairn://blobs/${hash}` }));
     const notYours = await callFailing(ben, "cairn_forget", { session: "s1" });
     assert.equal(notYours.error.code, "not_found");
-    assert.equal(images((await call(ana, "cairn_search", { text: "kayak" })).content).length, 1);
+    assert.equal(links((await call(ana, "cairn_search", { text: "kayak" })).content).length, 1);
   });
 
   it("answers other methods with 405 and malformed JSON with a JSON-RPC parse error", async (t) => {

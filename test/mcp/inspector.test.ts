@@ -37,6 +37,7 @@ describe("cairn mcp with the MCP Inspector CLI", () => {
       "--tool-arg",
       "text=kayak",
       'budget={"rawNodes":2,"images":1}',
+      "images=original",
     ])) as {
       content: { type: string; text?: string; data?: string; mimeType?: string }[];
       structuredContent: { items: { provenance: { sessionKey: string; turn: number } }[] };

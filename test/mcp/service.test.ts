@@ -35,7 +35,7 @@ describe("MCP through the real HTTP service at /mcp", () => {
     t.after(() => asAna.client.close());
     const { session, data } = await kayakSession();
     await call(asAna.client, "cairn_add_session", { session });
-    const found = await call(asAna.client, "cairn_search", { text: "kayak" });
+    const found = await call(asAna.client, "cairn_search", { text: "kayak", images: "original" });
     assert.equal(images(found.content)[0]?.data, data);
 
     const asBen = client(server.url, ben);

@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { tempDir } from "../support/fixtures.ts";
-import { call, callFailing, images, kayakSession, texts, toolNames } from "./support.ts";
+import { drawPng, tempDir, writeFile } from "../support/fixtures.ts";
+import { call, callFailing, images, kayakSession, links, texts, toolNames } from "./support.ts";
 
 const bin = join(import.meta.dirname, "../../bin/cairn.js");
 
@@ -41,6 +42,7 @@ describe("cairn mcp over stdio with the SDK client", () => {
     assert.deepEqual(resourceTemplates.map((template) => template.uriTemplate).sort(), [
       "cairn://blobs/{hash}",
       "cairn://raw-nodes/{id}",
+      "cairn://thumbnails/{hash}",
     ]);
 
     const { session, data } = await kayakSession();
@@ -52,8 +54,17 @@ describe("cairn mcp over stdio with the SDK client", () => {
     const again = await call(client, "cairn_add_session", { session });
     assert.equal((again.structuredContent as { duplicate: boolean }).duplicate, true);
 
-    // The evidence: provenance in text, the original image as image content, the pack as structured content.
-    const found = await call(client, "cairn_search", { text: "kayak photo", budget: { rawNodes: 4 } });
+    // By default: provenance in text, the image as a resource link, a compact pack as structured content.
+    const linked = await call(client, "cairn_search", { text: "kayak photo", budget: { rawNodes: 4 } });
+    assert.equal(images(linked.content).length, 0, "no pixels unless asked for");
+    assert.equal(links(linked.content)[0]?.name, "orange kayak on blue water");
+    assert.match(texts(linked.content), /2024-05-08T13:56Z · Ana · session s1 turn 1 · id rn_\w+\nLook at it!/);
+    // On request: the original image as image content.
+    const found = await call(client, "cairn_search", {
+      text: "kayak photo",
+      budget: { rawNodes: 4 },
+      images: "original",
+    });
     const pictures = images(found.content);
     assert.equal(pictures.length, 1);
     assert.equal(pictures[0]?.mimeType, "image/png");
@@ -61,6 +72,7 @@ describe("cairn mcp over stdio with the SDK client", () => {
     const text = texts(found.content);
     assert.match(text, /session s1 \(id ses_\w+\), turn 1, 2024-05-08T13:56:00.000Z, Ana/);
     assert.match(text, /caption: orange kayak on blue water/);
+    assert.equal(links(found.content).length, 0, "attached images are not linked again");
     const pack = found.structuredContent as {
       items: { rawNodeId: string; images: { hash: string }[]; provenance: { turn: number } }[];
     };
@@ -177,6 +189,26 @@ describe("cairn mcp over stdio with the SDK client", () => {
     assert.equal(badScope.status, 2);
     assert.match(badScope.stderr, /scope\.user/);
     assert.equal(badScope.stdout, "");
+  });
+
+  it("remembers an image by a path inside --image-folder, and refuses one outside it", async (t) => {
+    const dir = tempDir(t);
+    const folder = join(dir, "pictures");
+    mkdirSync(folder);
+    writeFile(folder, "kayak.png", await drawPng({ shape: "square", color: "#f80", background: "#39f" }));
+    const { client } = await connect(join(dir, "store"), ["--image-folder", folder]);
+    t.after(() => client.close());
+    const stored = await call(client, "cairn_remember", { text: "our kayak", image: { path: "kayak.png" } });
+    assert.match(
+      (stored.structuredContent as { sessionKey: string }).sessionKey,
+      /^remember\/day\/\d{4}-\d{2}-\d{2}\/0001$/,
+    );
+    const found = await call(client, "cairn_search", { text: "kayak" });
+    assert.equal(links(found.content).length, 1);
+    const outside = await callFailing(client, "cairn_remember", { text: "x", image: { path: "../store/cairn.db" } });
+    assert.equal(outside.error.code, "input");
+    const url = await callFailing(client, "cairn_remember", { text: "x", image: { url: "http://127.0.0.1:1/a.png" } });
+    assert.equal(url.error.field, "image.url", "no URL is fetched without --allow-remote-images");
   });
 
   it("routes stray stdout (console.log, worker output) to stderr once stdout is reserved for the protocol", () => {

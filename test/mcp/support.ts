@@ -46,11 +46,18 @@ export function images(content: readonly Block[]) {
   return content.filter((block): block is Extract<Block, { type: "image" }> => block.type === "image");
 }
 
+/** Resource links (the default form of images in a search answer). */
+export function links(content: readonly Block[]) {
+  return content.filter((block): block is Extract<Block, { type: "resource_link" }> => block.type === "resource_link");
+}
+
 export const toolNames = [
   "cairn_add_session",
   "cairn_forget",
+  "cairn_get_image",
   "cairn_get_raw_node",
   "cairn_list_sessions",
+  "cairn_remember",
   "cairn_search",
 ];
 

@@ -11,9 +11,14 @@ export interface ServeProcess {
 }
 
 /** `cairn serve` as a child process on a free port; resolves once it prints its URL. */
-export async function spawnServe(t: { after: (fn: () => void) => void }, args: string[]): Promise<ServeProcess> {
+export async function spawnServe(
+  t: { after: (fn: () => void) => void },
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<ServeProcess> {
   const child = spawn(process.execPath, [bin, "serve", "--port", "0", "--profile", "hash", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
   });
   t.after(() => {
     if (child.exitCode === null) child.kill("SIGKILL");

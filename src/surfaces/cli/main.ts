@@ -81,6 +81,10 @@ export async function main(argv: string[]): Promise<number> {
       host: { type: "string" },
       port: { type: "string" },
       "no-auth": { type: "boolean" },
+      "allowed-hosts": { type: "string", multiple: true },
+      "allowed-origins": { type: "string", multiple: true },
+      "cors-origin": { type: "string", multiple: true },
+      "image-folder": { type: "string" },
       "max-body-mb": { type: "string" },
       demo: { type: "boolean" },
       repair: { type: "boolean" },
@@ -126,7 +130,7 @@ export async function main(argv: string[]): Promise<number> {
     case "demo":
       return demo(options);
     case "mcp":
-      return mcp(options);
+      return mcp(options, { imageFolder: values["image-folder"] });
     case "serve":
       return serve(options, {
         host: values.host,
@@ -134,6 +138,10 @@ export async function main(argv: string[]): Promise<number> {
         noAuth: values["no-auth"],
         maxBodyMb: values["max-body-mb"],
         demo: values.demo,
+        allowedHosts: values["allowed-hosts"],
+        allowedOrigins: values["allowed-origins"],
+        corsOrigins: values["cors-origin"],
+        imageFolder: values["image-folder"],
       });
     case "keys":
       return keys(options, positionals, {

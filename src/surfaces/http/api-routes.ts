@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { blobResponse } from "./blob-response.ts";
+import { whatCairnKnows } from "./knowledge.ts";
 import { defineRoute, type Route, type RouteDoc } from "./route.ts";
 import {
   forgetBody,
@@ -13,10 +14,21 @@ import {
 } from "./schemas.ts";
 import { toSessionInput } from "./session-upload.ts";
 
+/** Every route answers these before anything else (Host and Origin checks). */
+const hostErrors = {
+  403: {
+    description: "Host or Origin not allowed (host_not_allowed, origin_not_allowed), or a key bound elsewhere",
+    schema: responses.error,
+  },
+};
 const errors = {
   400: { description: "invalid input", schema: responses.error },
   401: { description: "missing or unknown API key", schema: responses.error },
-  403: { description: "the API key is bound to another tenant or user", schema: responses.error },
+  403: {
+    description:
+      "the API key is bound to another tenant or user (forbidden), or the Host or Origin is not allowed (host_not_allowed, origin_not_allowed)",
+    schema: responses.error,
+  },
 };
 const notFound = { 404: { description: "no such id in this scope", schema: responses.error } };
 
@@ -26,17 +38,19 @@ export function apiRoutes(info: { version: string }): Route[] {
     defineRoute(
       {
         method: "get",
+        operationId: "getHealth",
         path: "/v1/health",
         summary: "Liveness; needs no key",
         tag: "service",
         scoped: false,
-        responses: { 200: { description: "the service is up", schema: responses.health } },
+        responses: { 200: { description: "the service is up", schema: responses.health }, ...hostErrors },
       },
       ({ c }) => c.json({ status: "ok", version: info.version, store: "sqlite" }),
     ),
     defineRoute(
       {
         method: "post",
+        operationId: "addSession",
         path: "/v1/sessions",
         summary: "Add a session (JSON with base64 images, or multipart with file parts)",
         tag: "sessions",
@@ -64,6 +78,7 @@ export function apiRoutes(info: { version: string }): Route[] {
     defineRoute(
       {
         method: "get",
+        operationId: "listSessions",
         path: "/v1/sessions",
         summary: "List sessions, newest first",
         tag: "sessions",
@@ -76,6 +91,7 @@ export function apiRoutes(info: { version: string }): Route[] {
     defineRoute(
       {
         method: "get",
+        operationId: "getSession",
         path: "/v1/sessions/:id",
         summary: "A session and its raw nodes",
         tag: "sessions",
@@ -91,6 +107,7 @@ export function apiRoutes(info: { version: string }): Route[] {
     defineRoute(
       {
         method: "post",
+        operationId: "search",
         path: "/v1/search",
         summary: "Search through the active index and the direct channels, answered with a budgeted evidence pack",
         tag: "search",
@@ -111,6 +128,7 @@ export function apiRoutes(info: { version: string }): Route[] {
     defineRoute(
       {
         method: "get",
+        operationId: "getRawNode",
         path: "/v1/raw-nodes/:id",
         summary: "One raw node: original text, image references, provenance",
         tag: "evidence",
@@ -123,6 +141,7 @@ export function apiRoutes(info: { version: string }): Route[] {
     defineRoute(
       {
         method: "get",
+        operationId: "getBlob",
         path: "/v1/blobs/:hash",
         summary: "The original image bytes (immutable: ETag is the SHA-256)",
         tag: "evidence",
@@ -140,6 +159,7 @@ export function apiRoutes(info: { version: string }): Route[] {
     defineRoute(
       {
         method: "get",
+        operationId: "getThumbnail",
         path: "/v1/blobs/:hash/thumbnail",
         summary: "A 256 px WebP thumbnail of the image",
         tag: "evidence",
@@ -158,6 +178,7 @@ export function apiRoutes(info: { version: string }): Route[] {
     defineRoute(
       {
         method: "get",
+        operationId: "listEntries",
         path: "/v1/entries",
         summary: "List entries (fields grow over time: render unknown ones generically)",
         tag: "entries",
@@ -170,6 +191,22 @@ export function apiRoutes(info: { version: string }): Route[] {
     defineRoute(
       {
         method: "get",
+        operationId: "getKnowledge",
+        path: "/v1/knowledge",
+        summary:
+          "What Cairn knows about this user: active memories in the words that were said, with their sources and what they replaced",
+        tag: "entries",
+        scoped: true,
+        query: pageQuery,
+        responses: { 200: { description: "a page of memories, newest first", schema: responses.knowledge }, ...errors },
+      },
+      async ({ c, memory, scope, query }) =>
+        c.json(await whatCairnKnows(memory, scope, { limit: query.limit ?? 20, offset: query.offset ?? 0 })),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        operationId: "listAudit",
         path: "/v1/audit",
         summary: "The audit trail of this scope (writes and forgets)",
         tag: "service",
@@ -182,6 +219,7 @@ export function apiRoutes(info: { version: string }): Route[] {
     defineRoute(
       {
         method: "get",
+        operationId: "getStats",
         path: "/v1/stats",
         summary: "Counts of what this scope holds",
         tag: "service",
@@ -193,6 +231,7 @@ export function apiRoutes(info: { version: string }): Route[] {
     defineRoute(
       {
         method: "post",
+        operationId: "forget",
         path: "/v1/forget",
         summary: "Delete a session, a raw node or everything of this scope, with all that derives from it",
         tag: "sessions",
@@ -210,13 +249,69 @@ export function apiRoutes(info: { version: string }): Route[] {
   ];
 }
 
-/** Documented for the OpenAPI document; the app mounts the MCP handler itself (all methods). */
-export const mcpRouteDocs: RouteDoc[] = (["post", "get", "delete"] as const).map((method) => ({
-  method,
-  path: "/mcp",
-  summary: "MCP over streamable HTTP (stateless), authenticated and scoped like the REST API",
-  tag: "mcp",
-  scoped: true,
-  ...(method === "post" ? { body: z.record(z.unknown()).describe("a JSON-RPC message") } : {}),
-  responses: { 200: { description: "a JSON-RPC response", schema: z.record(z.unknown()) }, ...errors },
-}));
+/** `/openapi.json` as a route of its own document (the app serves it). */
+export const openApiRouteDoc: RouteDoc = {
+  method: "get",
+  operationId: "getOpenApiDocument",
+  path: "/openapi.json",
+  summary: "This OpenAPI 3.1 document; needs no key",
+  tag: "service",
+  scoped: false,
+  responses: {
+    200: { description: "the document", schema: z.record(z.string(), z.unknown()) },
+    ...hostErrors,
+  },
+};
+
+const statelessMcp = {
+  description:
+    "Method not allowed: /mcp is stateless (no session to resume with GET or to end with DELETE); clients then use POST alone",
+  headers: { Allow: "POST" },
+  schema: responses.jsonRpcResponse,
+};
+
+/** Documented for the OpenAPI document as the endpoint really answers; the app mounts the MCP handler itself. */
+export const mcpRouteDocs: RouteDoc[] = [
+  {
+    method: "post",
+    operationId: "mcpPost",
+    path: "/mcp",
+    summary:
+      "MCP over streamable HTTP (stateless, JSON answers), authenticated and scoped like the REST API. Send " +
+      "Accept: application/json, text/event-stream",
+    tag: "mcp",
+    scoped: true,
+    body: responses.jsonRpcRequest,
+    responses: {
+      200: { description: "the JSON-RPC answer to a request", schema: responses.jsonRpcResponse },
+      202: { description: "a notification or response was accepted; no body" },
+      400: { description: "not a valid JSON-RPC message (a JSON-RPC error)", schema: responses.jsonRpcResponse },
+      401: errors[401],
+      403: errors[403],
+      406: {
+        description: "the Accept header lacks application/json and text/event-stream",
+        schema: responses.jsonRpcResponse,
+      },
+      413: { description: "body larger than the server's limit", schema: responses.error },
+      415: { description: "not application/json (a JSON-RPC error)", schema: responses.jsonRpcResponse },
+    },
+  },
+  {
+    method: "get",
+    operationId: "mcpGet",
+    path: "/mcp",
+    summary: "Not served: a stateless endpoint has no stream to open or resume",
+    tag: "mcp",
+    scoped: true,
+    responses: { 405: statelessMcp, 401: errors[401], 403: errors[403] },
+  },
+  {
+    method: "delete",
+    operationId: "mcpDelete",
+    path: "/mcp",
+    summary: "Not served: a stateless endpoint has no session to end",
+    tag: "mcp",
+    scoped: true,
+    responses: { 405: statelessMcp, 401: errors[401], 403: errors[403] },
+  },
+];

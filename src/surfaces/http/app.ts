@@ -1,14 +1,17 @@
 import { readFileSync } from "node:fs";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
 import type { KeyStore } from "../../auth/key-store.ts";
 import type { Memory } from "../../memory.ts";
 import { dashboardRoutes } from "../dashboard/routes.ts";
 import { handleMcpHttp } from "../mcp/http.ts";
-import { apiRoutes, mcpRouteDocs } from "./api-routes.ts";
+import type { McpServerOptions } from "../mcp/server.ts";
+import { apiRoutes, mcpRouteDocs, openApiRouteDoc } from "./api-routes.ts";
 import { errorResponse, HttpError } from "./errors.ts";
 import { buildOpenApi } from "./openapi.ts";
-import { resolveScope } from "./request-scope.ts";
+import { type OriginPolicyOptions, originPolicy } from "./origin-policy.ts";
+import { agentHeader, resolveScope, tenantHeader, userHeader } from "./request-scope.ts";
 
 /** Large enough for a 20 MiB image (the default image limit) sent as base64 in JSON. */
 export const defaultMaxBodyBytes = 32 * 1024 * 1024;
@@ -22,6 +25,12 @@ export interface AppOptions {
   /** Requests with a larger body answer 413 before the SDK sees them. Default 32 MiB. */
   readonly maxBodyBytes?: number;
   readonly log?: (event: HttpLogEvent) => void;
+  /** Host and Origin checks and CORS; default: loopback names only, no CORS. */
+  readonly origins?: OriginPolicyOptions;
+  /** The port the socket listens on, once it does: loopback Host names must carry it. */
+  readonly boundPort?: () => number | undefined;
+  /** What `/mcp`'s tools may do beyond the store (cairn_remember's image folder and URLs); nothing by default. */
+  readonly mcp?: McpServerOptions;
 }
 
 const version = (
@@ -40,7 +49,8 @@ export function createApp(options: AppOptions): Hono {
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
   const log = options.log ?? (() => {});
   const routes = apiRoutes({ version });
-  const openApi = buildOpenApi([...routes, ...mcpRouteDocs], { version });
+  const openApi = buildOpenApi([...routes, openApiRouteDoc, ...mcpRouteDocs], { version });
+  const policy = originPolicy(options.origins ?? {}, options.boundPort ?? (() => undefined));
 
   const app = new Hono();
   app.onError((error, c) => {
@@ -51,6 +61,32 @@ export function createApp(options: AppOptions): Hono {
     const { status, body } = errorResponse(new HttpError("no_route", `no route ${c.req.method} ${c.req.path}`));
     return c.json(body, status);
   });
+  // First, before authentication and before any route: a rebinding page is refused even with a valid key in hand.
+  app.use("*", async (c, next) => {
+    policy.check(c.req.raw.headers, c.req.url);
+    await next();
+  });
+  if (policy.corsOrigins.length > 0) {
+    app.use(
+      "*",
+      cors({
+        origin: (origin) => (policy.corsAllows(origin) ? origin : null),
+        allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
+        allowHeaders: [
+          "Authorization",
+          "Content-Type",
+          userHeader,
+          tenantHeader,
+          agentHeader,
+          "Mcp-Session-Id",
+          "Mcp-Protocol-Version",
+          "Last-Event-ID",
+        ],
+        exposeHeaders: ["Mcp-Session-Id", "Mcp-Protocol-Version"],
+        maxAge: 600,
+      }),
+    );
+  }
   app.use(
     "*",
     bodyLimit({
@@ -62,9 +98,13 @@ export function createApp(options: AppOptions): Hono {
   );
 
   for (const route of routes) route.register(app, { memory, keys });
-  app.get("/openapi.json", (c) => c.json(openApi));
+  // `servers` names the origin the document was fetched from (its Host passed the check above), so a
+  // client generated from the live document calls the server it came from.
+  app.get("/openapi.json", (c) =>
+    c.json({ ...openApi, servers: [{ url: new URL(c.req.url).origin, description: "this Cairn server" }] }),
+  );
   app.on(["GET", "POST", "DELETE"], "/mcp", (c) =>
-    handleMcpHttp(c.req.raw, memory, resolveScope(c.req.raw.headers, keys)),
+    handleMcpHttp(c.req.raw, memory, resolveScope(c.req.raw.headers, keys), options.mcp),
   );
   app.route("/", dashboardRoutes());
   return app;

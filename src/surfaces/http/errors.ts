@@ -3,7 +3,14 @@ import { CairnError, type ErrorCode } from "../../core/errors.ts";
 import { IndexVersionConflict } from "../../store/index-records.ts";
 
 /** Failures that only exist over HTTP (authentication, body size, content type, unknown route). */
-export type HttpErrorCode = "unauthorized" | "forbidden" | "too_large" | "unsupported_media_type" | "no_route";
+export type HttpErrorCode =
+  | "unauthorized"
+  | "forbidden"
+  | "host_not_allowed"
+  | "origin_not_allowed"
+  | "too_large"
+  | "unsupported_media_type"
+  | "no_route";
 
 export class HttpError extends Error {
   readonly code: HttpErrorCode;
@@ -33,6 +40,8 @@ const cairnStatus: Record<ErrorCode, ContentfulStatusCode> = {
 const httpStatus: Record<HttpErrorCode, ContentfulStatusCode> = {
   unauthorized: 401,
   forbidden: 403,
+  host_not_allowed: 403,
+  origin_not_allowed: 403,
   too_large: 413,
   unsupported_media_type: 415,
   no_route: 404,

@@ -1,14 +1,56 @@
 import type { z } from "zod";
-import { zodToJsonSchema } from "zod-to-json-schema";
+import { ignoreOverride, zodToJsonSchema } from "zod-to-json-schema";
 import { agentHeader, tenantHeader, userHeader } from "./request-scope.ts";
 import type { ResponseDoc, RouteDoc } from "./route.ts";
+import { componentSchemas } from "./schemas.ts";
 
 type JsonSchema = Record<string, unknown>;
 
-/** JSON Schema 2020-12 compatible (what OpenAPI 3.1 uses), inlined: no $refs to resolve. */
+const componentPath = ["#", "components"];
+const componentKey = "schemas";
+const componentNames = new Map<z.ZodTypeAny, string>(
+  Object.entries(componentSchemas).map(([name, schema]) => [schema, name]),
+);
+const componentDefs = new Map<unknown, string>(
+  Object.entries(componentSchemas).map(([name, schema]) => [schema._def, name]),
+);
+
+/**
+ * Named components become `$ref`s; any other schema that appears twice is written out again rather
+ * than referred to by a JSON pointer into another schema (`#/components/schemas/X/properties/y`),
+ * which generated clients turn into lookups through optional fields.
+ */
+const conversion = {
+  target: "jsonSchema2019-09",
+  $refStrategy: "none",
+  definitions: componentSchemas,
+  basePath: componentPath,
+  definitionPath: componentKey,
+  override: (def: unknown, _refs: unknown, _seen: unknown, forceResolution?: boolean) => {
+    const name = componentDefs.get(def);
+    return name && !forceResolution ? { $ref: `#/components/schemas/${name}` } : ignoreOverride;
+  },
+} as const;
+
+/**
+ * JSON Schema 2020-12 compatible (what OpenAPI 3.1 uses). A named component is referred to as
+ * `#/components/schemas/<Name>`, wherever it appears, at the top or nested.
+ */
 function jsonSchema(schema: z.ZodTypeAny): JsonSchema {
-  const { $schema: _ignored, ...rest } = zodToJsonSchema(schema, { $refStrategy: "none", target: "jsonSchema2019-09" });
+  const name = componentNames.get(schema);
+  if (name) return { $ref: `#/components/schemas/${name}` };
+  const {
+    $schema: _ignored,
+    [componentKey]: _definitions,
+    ...rest
+  } = zodToJsonSchema(schema, conversion) as JsonSchema;
   return rest;
+}
+
+/** All named schemas, converted together so that they refer to one another by name. */
+function components(): Record<string, JsonSchema> {
+  const document = zodToJsonSchema(componentSchemas.Health as z.ZodTypeAny, conversion) as JsonSchema;
+  return document[componentKey] as Record<string, JsonSchema>;
 }
 
 const scopeHeaders = [
@@ -47,6 +89,7 @@ function parametersOf(route: RouteDoc): JsonSchema[] {
         name,
         in: location,
         required: location === "path" || !field.isOptional(),
+        ...(field.description ? { description: field.description } : {}),
         schema: jsonSchema(field),
       });
     }
@@ -55,22 +98,34 @@ function parametersOf(route: RouteDoc): JsonSchema[] {
 }
 
 function responseOf(response: ResponseDoc): JsonSchema {
+  const headers = response.headers
+    ? {
+        headers: Object.fromEntries(
+          Object.entries(response.headers).map(([name, description]) => [
+            name,
+            { description, schema: { type: "string" } },
+          ]),
+        ),
+      }
+    : {};
   if (response.contentType) {
     return {
       description: response.description,
+      ...headers,
       content: { [response.contentType]: { schema: { type: "string", contentMediaType: response.contentType } } },
     };
   }
-  if (!response.schema) return { description: response.description };
+  if (!response.schema) return { description: response.description, ...headers };
   return {
     description: response.description,
+    ...headers,
     content: { "application/json": { schema: jsonSchema(response.schema) } },
   };
 }
 
 function operationOf(route: RouteDoc): JsonSchema {
   const operation: JsonSchema = {
-    operationId: `${route.method}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_, next = "") => next.toUpperCase())}`,
+    operationId: route.operationId,
     summary: route.summary,
     tags: [route.tag],
     parameters: parametersOf(route),
@@ -96,7 +151,19 @@ export function openApiPath(path: string): string {
   return path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
 }
 
-/** The OpenAPI 3.1 document, built from the very schemas the routes validate with. */
+const tags = [
+  { name: "service", description: "Health, counts, the audit trail and this document" },
+  { name: "sessions", description: "Write sessions, list them, forget them" },
+  { name: "search", description: "Budgeted evidence packs" },
+  { name: "evidence", description: "Raw nodes and original images" },
+  { name: "entries", description: "The maintained active index" },
+  { name: "mcp", description: "The Model Context Protocol over streamable HTTP" },
+];
+
+/**
+ * The OpenAPI 3.1 document, built from the very schemas the routes validate with. `servers` is
+ * filled per request with the origin the document was fetched from (see the app).
+ */
 export function buildOpenApi(routes: readonly RouteDoc[], info: { version: string }): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {
@@ -111,9 +178,14 @@ export function buildOpenApi(routes: readonly RouteDoc[], info: { version: strin
       version: info.version,
       description:
         "Long-term multimodal memory. Every request acts in the scope of its API key (tenant, optionally user); " +
-        "ids of other tenants answer 404. Errors are { error: { code, message, field? } }.",
+        "ids of other tenants answer 404. Only loopback Host names (or those the server allows) are served, and a " +
+        "browser Origin must be the same host or allowed: anything else is 403. Errors are { error: { code, message, field? } }.",
+      license: { name: "MIT", identifier: "MIT" },
     },
+    servers: [{ url: "http://127.0.0.1:7700", description: "cairn serve's default address" }],
+    tags,
     components: {
+      schemas: components(),
       securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "created with `cairn keys create`" } },
     },
     paths,

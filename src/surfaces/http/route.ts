@@ -12,6 +12,8 @@ export type Method = "get" | "post" | "delete";
 
 export interface ResponseDoc {
   readonly description: string;
+  /** Response headers worth documenting, with their descriptions. */
+  readonly headers?: Readonly<Record<string, string>>;
   readonly schema?: z.ZodTypeAny;
   /** Defaults to application/json; binary responses name their type and carry no schema. */
   readonly contentType?: string;
@@ -20,6 +22,8 @@ export interface ResponseDoc {
 /** What the OpenAPI document needs to know about a route. */
 export interface RouteDoc {
   readonly method: Method;
+  /** Stable: generated clients name their functions after it. */
+  readonly operationId: string;
   /** Hono syntax (`/v1/sessions/:id`); OpenAPI's `{id}` is derived. */
   readonly path: string;
   readonly summary: string;

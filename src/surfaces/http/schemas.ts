@@ -1,6 +1,10 @@
 import { z } from "zod";
 import { InputError } from "../../core/errors.ts";
 import { parseRfc3339, rfc3339Reason } from "../../core/time.ts";
+import type { EvidencePack } from "../../evidence/evidence-pack.ts";
+import type { AddSessionResult } from "../../memory-options.ts";
+import type { ForgetResult, RawNode, ScopeStats, SessionRecord } from "../../store/records.ts";
+import type { Knowledge } from "./knowledge.ts";
 
 /**
  * Request and response shapes of the REST API. The same schemas validate requests and make the
@@ -34,7 +38,7 @@ export const imageInput = z
   )
   .describe("One image of a turn. Local `path` images are refused over HTTP.");
 
-const turnInput = z
+export const turnInput = z
   .object({
     speaker: z.string().optional(),
     role: z.string().optional(),
@@ -130,40 +134,42 @@ export const pageQuery = z
 export const idParam = z.object({ id: z.string().min(1).max(256) });
 export const hashParam = z.object({ hash: z.string().regex(/^[0-9a-f]{64}$/, "a blob hash is 64 hex characters") });
 
-// Responses: documented for clients, not re-validated (the SDK's types are the source).
+// Responses: documented for clients, not re-validated (the SDK's types are the source; the type
+// assertions at the end of this file fail to compile when a schema asks for what the SDK lacks, and
+// test/http/openapi.test.ts checks live answers against the document).
 const sessionRecord = z
   .object({
     id: z.string(),
-    key: z.string(),
+    key: z.string().describe("the caller's own session id"),
     time: z.string(),
     source: z.string().nullable(),
-    turnCount: z.number(),
-    imageCount: z.number(),
+    turnCount: z.number().int(),
+    imageCount: z.number().int(),
     contentHash: z.string(),
     createdAt: z.string(),
   })
-  .passthrough();
+  .strict();
 
 const imageRef = z
   .object({
-    ordinal: z.number(),
-    hash: z.string().nullable(),
+    ordinal: z.number().int(),
+    hash: z.string().nullable().describe("SHA-256 of the original bytes; null for an image whose pixels are gone"),
     mediaType: z.string().nullable(),
-    bytes: z.number().nullable(),
-    width: z.number().nullable(),
-    height: z.number().nullable(),
+    bytes: z.number().int().nullable(),
+    width: z.number().int().nullable(),
+    height: z.number().int().nullable(),
     caption: z.string().nullable(),
-    derivedText: z.string().nullable(),
-    origin: z.string().nullable(),
+    derivedText: z.string().nullable().describe("text read from the image (OCR)"),
+    origin: z.string().nullable().describe("where the image came from (a path, URL or reference), if known"),
   })
-  .passthrough();
+  .strict();
 
 export const rawNode = z
   .object({
     id: z.string(),
     sessionId: z.string(),
     sessionKey: z.string(),
-    turn: z.number(),
+    turn: z.number().int(),
     speaker: z.string().nullable(),
     role: z.string().nullable(),
     text: z.string(),
@@ -171,67 +177,332 @@ export const rawNode = z
     source: z.string().nullable(),
     uri: z.string().nullable(),
     images: z.array(imageRef),
-    metadata: z.record(z.unknown()),
+    metadata: z.record(z.string(), z.unknown()).describe("the caller's own metadata of the turn, as sent"),
   })
-  .passthrough();
+  .strict();
+
+const channelName = z.enum(["bm25", "dense", "image", "imageText", "imageTextDense", "imageVector", "route"]);
+const channelHit = z
+  .object({ rank: z.number().int().describe("1-based rank in the channel"), score: z.number() })
+  .strict();
+const budgetDimension = z.enum(["pages", "rawNodes", "images", "textTokens"]);
+const budget = z
+  .object({
+    pages: z.number().int().describe("index pages routing may read"),
+    rawNodes: z.number().int(),
+    images: z.number().int(),
+    textTokens: z.number().int(),
+  })
+  .strict()
+  .describe("One number per budget dimension");
+
+const provenance = z
+  .object({
+    sessionId: z.string(),
+    sessionKey: z.string(),
+    turn: z.number().int(),
+    time: z.string(),
+    speaker: z.string().nullable(),
+    role: z.string().nullable(),
+    source: z.string().nullable(),
+    uri: z.string().nullable(),
+  })
+  .strict()
+  .describe("Where an evidence item comes from: its session, turn, time, speaker and source");
+
+const evidenceImage = z
+  .object({
+    hash: z.string(),
+    mediaType: z.string(),
+    bytes: z.number().int(),
+    width: z.number().int(),
+    height: z.number().int(),
+    caption: z.string().nullable(),
+    derivedText: z.string().nullable(),
+    thumbnail: z.object({ hash: z.string(), mediaType: z.literal("image/webp") }).strict(),
+  })
+  .strict();
+
+const imageAsText = z
+  .object({
+    hash: z.string().nullable(),
+    caption: z.string().nullable(),
+    derivedText: z.string().nullable(),
+    origin: z.string().nullable(),
+  })
+  .strict();
+
+const routeVia = z.enum(["entry", "overflow", "earlier-state", "neighbour"]);
+
+const evidenceItem = z
+  .object({
+    rawNodeId: z.string(),
+    text: z.string(),
+    images: z.array(evidenceImage).describe("original images in the pack (GET /v1/blobs/{hash})"),
+    imagesAsText: z.array(imageAsText).describe("images handed over as text: no pixels, or a reader without vision"),
+    imagesCut: z.number().int().describe("images of this raw node left out by the image budget"),
+    provenance,
+    score: z.number(),
+    channels: z
+      .object({
+        bm25: channelHit.optional(),
+        dense: channelHit.optional(),
+        image: channelHit.optional(),
+        imageText: channelHit.optional(),
+        imageTextDense: channelHit.optional(),
+        imageVector: channelHit.optional(),
+        route: channelHit.optional(),
+      })
+      .strict()
+      .describe("each channel's rank and score for this raw node"),
+    textTokens: z.number().int(),
+    route: z
+      .object({ entry: z.string(), via: routeVia, latest: z.boolean() })
+      .strict()
+      .optional()
+      .describe("how routing reached this raw node, when it did"),
+  })
+  .strict();
+
+const budgetUse = z
+  .object({
+    limits: budget,
+    used: budget,
+    cut: budget.describe("candidates left out, per dimension"),
+    cutItems: z.array(z.object({ rawNodeId: z.string(), dimension: budgetDimension }).strict()),
+  })
+  .strict();
+
+const routeTrace = z
+  .object({
+    pages: z.array(
+      z
+        .object({
+          page: z.number().int(),
+          entries: z.number().int(),
+          similarity: z.number(),
+          coverageGain: z.number(),
+          score: z.number(),
+          read: z.boolean(),
+        })
+        .strict(),
+    ),
+    entries: z.array(
+      z
+        .object({
+          id: z.string(),
+          page: z.number().int().nullable(),
+          status: z.string(),
+          score: z.number(),
+          via: routeVia,
+          chosen: z.boolean(),
+        })
+        .strict(),
+    ),
+    expanded: z.number().int().describe("raw nodes the chosen entries expanded to"),
+    config: z
+      .object({
+        gamma: z.number(),
+        lambda: z.number(),
+        entries: z.number().int(),
+        linked: z.number().int(),
+        window: z.number().int(),
+        fusion: z.enum(["rrf", "sum"]),
+        pageBeam: z.number().int(),
+      })
+      .strict(),
+    selected: z.number().int().describe("raw nodes that made it into the pack"),
+  })
+  .strict()
+  .describe("Routing's trace: pages scored and read, entries chosen and reached through links");
+
+const evidencePack = z
+  .object({
+    query: z
+      .object({ text: z.string().nullable(), image: z.object({ hash: z.string() }).strict().nullable() })
+      .strict(),
+    items: z.array(evidenceItem),
+    budget: budgetUse,
+    channelsUsed: z.array(channelName),
+    mode: z.enum(["cairn", "route", "tri-path"]),
+    route: routeTrace.optional().describe("absent for tri-path"),
+    warnings: z.array(z.string()),
+    timings: z.object({ embedMs: z.number(), searchMs: z.number(), totalMs: z.number() }).strict(),
+  })
+  .strict()
+  .describe("Evidence pack: original turns and images with provenance, channel ranks, budget use and the route trace");
+
+/** Every code an error body can carry (Cairn's typed errors and the HTTP layer's own). */
+export const errorCodes = [
+  "input",
+  "not_found",
+  "conflict",
+  "store",
+  "provider",
+  "config",
+  "invariant",
+  "internal",
+  "unauthorized",
+  "forbidden",
+  "host_not_allowed",
+  "origin_not_allowed",
+  "too_large",
+  "unsupported_media_type",
+  "no_route",
+] as const;
+
+const knownTurn = z
+  .object({
+    rawNodeId: z.string(),
+    sessionId: z.string(),
+    sessionKey: z.string(),
+    turn: z.number().int(),
+    time: z.string(),
+    speaker: z.string().nullable(),
+    text: z.string(),
+    images: z.array(
+      z
+        .object({
+          hash: z.string().nullable(),
+          mediaType: z.string().nullable(),
+          caption: z.string().nullable(),
+          derivedText: z.string().nullable(),
+        })
+        .strict(),
+    ),
+  })
+  .strict()
+  .describe("One turn as it was said, with its images");
+
+const knownVersion = {
+  entryId: z.string(),
+  timeStart: z.string(),
+  timeEnd: z.string(),
+  said: z.array(knownTurn).describe("the turns this memory rests on, oldest first"),
+  moreTurns: z.number().int().describe("turns beyond those shown (the session view has them all)"),
+};
+
+const knownMemory = z
+  .object({
+    ...knownVersion,
+    topics: z.array(z.string()),
+    sessions: z.array(z.string()).describe("session keys"),
+    replaced: z
+      .array(z.object(knownVersion).strict())
+      .describe("earlier versions this memory replaced (a later state updated them), newest first"),
+    alsoHolds: z.number().int().describe("entries folded into this one when the index was full"),
+  })
+  .strict()
+  .describe("One active index entry in the words that were said");
+
+const jsonRpcId = z.union([z.string(), z.number().int()]);
 
 export const responses = {
-  health: z.object({ status: z.literal("ok"), version: z.string(), store: z.string() }),
+  health: z.object({ status: z.literal("ok"), version: z.string(), store: z.string() }).strict(),
   addSession: z
     .object({
       sessionId: z.string(),
       sessionKey: z.string(),
       rawNodeIds: z.array(z.string()),
       entryIds: z.array(z.string()).describe("index entries this session created or changed"),
+      maintenance: z
+        .object({ actions: z.array(z.string()), overflowRepairs: z.number().int() })
+        .strict()
+        .describe("what maintenance did: one index action per segment, and capacity fallbacks taken"),
       duplicate: z.boolean(),
       warnings: z.array(z.string()),
     })
-    .passthrough(),
-  sessions: z.object({ sessions: z.array(sessionRecord) }),
-  session: z.object({ session: sessionRecord, rawNodes: z.array(rawNode) }),
+    .strict(),
+  sessionRecord,
+  sessions: z.object({ sessions: z.array(sessionRecord) }).strict(),
+  session: z.object({ session: sessionRecord, rawNodes: z.array(rawNode) }).strict(),
+  imageRef,
   rawNode,
-  evidencePack: z
-    .object({
-      query: z.object({ text: z.string().nullable(), image: z.object({ hash: z.string() }).nullable() }),
-      items: z.array(z.object({ rawNodeId: z.string(), text: z.string() }).passthrough()),
-      budget: z.record(z.unknown()),
-      channelsUsed: z.array(z.string()),
-      warnings: z.array(z.string()),
-      timings: z.record(z.number()),
-    })
-    .passthrough()
-    .describe("Evidence pack: original turns and images with provenance, channel ranks and budget use"),
+  provenance,
+  evidenceImage,
+  imageAsText,
+  channelHit,
+  evidenceItem,
+  budget,
+  budgetUse,
+  routeTrace,
+  evidencePack,
+  knownTurn,
+  knownMemory,
+  knowledge: z
+    .object({ memories: z.array(knownMemory), total: z.number().int() })
+    .strict()
+    .describe("What Cairn knows about this scope's user: active memories, newest first"),
   entries: z
     .object({ entries: z.array(z.object({ id: z.string(), routingText: z.string() }).passthrough()) })
+    .strict()
     .describe("Entry fields grow over time: clients render unknown fields generically"),
-  audit: z.object({
-    events: z.array(
-      z.object({
-        id: z.string(),
-        time: z.string(),
-        action: z.string(),
-        subject: z.string(),
-        details: z.record(z.unknown()),
-      }),
-    ),
-  }),
-  stats: z.object({
-    sessions: z.number(),
-    rawNodes: z.number(),
-    images: z.number(),
-    entries: z.number(),
-    auditEvents: z.number(),
-  }),
-  forget: z.object({
-    sessions: z.number(),
-    rawNodes: z.number(),
-    entries: z.number(),
-    blobsDeleted: z.number(),
-    auditId: z.string(),
-  }),
-  error: z.object({
-    error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }),
-  }),
+  audit: z
+    .object({
+      events: z.array(
+        z
+          .object({
+            id: z.string(),
+            time: z.string(),
+            action: z.string(),
+            subject: z.string(),
+            details: z.record(z.string(), z.unknown()).describe("the action's inputs and result; shape per action"),
+          })
+          .strict(),
+      ),
+    })
+    .strict(),
+  stats: z
+    .object({
+      sessions: z.number().int(),
+      rawNodes: z.number().int(),
+      images: z.number().int(),
+      entries: z.number().int(),
+      auditEvents: z.number().int(),
+    })
+    .strict(),
+  forget: z
+    .object({
+      sessions: z.number().int(),
+      rawNodes: z.number().int(),
+      entries: z.number().int(),
+      blobsDeleted: z.number().int(),
+      auditId: z.string(),
+    })
+    .strict(),
+  error: z
+    .object({
+      error: z
+        .object({
+          code: z.enum(errorCodes),
+          message: z.string(),
+          field: z.string().optional().describe("the offending field or header, when there is one"),
+        })
+        .strict(),
+    })
+    .strict()
+    .describe("Every error: 400 input, 401/403 authentication and Host/Origin, 404, 409, 413, 415, 500, 502"),
+  jsonRpcRequest: z
+    .object({
+      jsonrpc: z.literal("2.0"),
+      id: jsonRpcId.optional().describe("absent for a notification"),
+      method: z.string(),
+      params: z.record(z.string(), z.unknown()).optional(),
+    })
+    .passthrough()
+    .describe("One MCP JSON-RPC message (initialize, tools/call, resources/read, ...)"),
+  jsonRpcResponse: z
+    .object({
+      jsonrpc: z.literal("2.0"),
+      id: jsonRpcId.nullable(),
+      result: z.record(z.string(), z.unknown()).optional(),
+      error: z
+        .object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() })
+        .passthrough()
+        .optional(),
+    })
+    .passthrough()
+    .describe("An MCP JSON-RPC answer: a result, or an error"),
 };
 
 /** Parses untrusted input; the first issue becomes an `InputError` naming its field. */
@@ -242,3 +513,59 @@ export function parseWith<T extends z.ZodTypeAny>(schema: T, value: unknown, loc
   const path = issue?.path.map((part) => (typeof part === "number" ? `[${part}]` : `.${part}`)).join("") ?? "";
   throw new InputError(`${location}${path}`, issue?.message ?? "invalid");
 }
+
+// Compile-time checks that the SDK's results satisfy the documented response schemas.
+type DeepReadonly<T> = T extends readonly (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
+type Satisfies<Actual extends DeepReadonly<Documented>, Documented> = Actual;
+export type DocumentedTypes = [
+  Satisfies<EvidencePack, z.infer<typeof evidencePack>>,
+  Satisfies<RawNode, z.infer<typeof rawNode>>,
+  Satisfies<SessionRecord, z.infer<typeof sessionRecord>>,
+  Satisfies<AddSessionResult, z.infer<typeof responses.addSession>>,
+  Satisfies<ForgetResult, z.infer<typeof responses.forget>>,
+  Satisfies<ScopeStats, z.infer<typeof responses.stats>>,
+  Satisfies<Knowledge, z.infer<typeof responses.knowledge>>,
+];
+
+/**
+ * The schemas the OpenAPI document names under `components/schemas`; wherever one of these very
+ * objects appears, the document refers to it by name, so a generated client gets a type per name.
+ */
+export const componentSchemas: Readonly<Record<string, z.ZodTypeAny>> = {
+  SessionInput: sessionBody,
+  TurnInput: turnInput,
+  ImageInput: imageInput,
+  MultipartSessionInput: multipartSessionBody,
+  SearchRequest: searchBody,
+  ForgetRequest: forgetBody,
+  Health: responses.health,
+  AddSessionResult: responses.addSession,
+  SessionRecord: responses.sessionRecord,
+  SessionList: responses.sessions,
+  SessionDetail: responses.session,
+  RawNode: responses.rawNode,
+  ImageRef: responses.imageRef,
+  EvidencePack: responses.evidencePack,
+  EvidenceItem: responses.evidenceItem,
+  EvidenceImage: responses.evidenceImage,
+  ImageAsText: responses.imageAsText,
+  Provenance: responses.provenance,
+  ChannelHit: responses.channelHit,
+  Budget: responses.budget,
+  BudgetUse: responses.budgetUse,
+  RouteTrace: responses.routeTrace,
+  Knowledge: responses.knowledge,
+  KnownMemory: responses.knownMemory,
+  KnownTurn: responses.knownTurn,
+  EntryList: responses.entries,
+  AuditList: responses.audit,
+  Stats: responses.stats,
+  ForgetResult: responses.forget,
+  Error: responses.error,
+  JsonRpcRequest: responses.jsonRpcRequest,
+  JsonRpcResponse: responses.jsonRpcResponse,
+};

@@ -29,7 +29,8 @@ export interface RunningServer {
  * process.once("SIGTERM", () => server.close());
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
-  const app = createApp(options);
+  let boundPort: number | undefined;
+  const app = createApp({ ...options, boundPort: () => boundPort });
   const host = options.host ?? "127.0.0.1";
   let inFlight = 0;
   let closing = false;
@@ -63,6 +64,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     });
   });
   const address = server.address() as AddressInfo;
+  boundPort = address.port;
   const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
 
   let closed: Promise<void> | null = null;

@@ -1,13 +1,16 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Scope } from "../../core/scope.ts";
-import type { EvidenceItem, EvidencePack } from "../../evidence/evidence-pack.ts";
+import type { EvidenceImage, EvidenceItem, EvidencePack } from "../../evidence/evidence-pack.ts";
 import type { Memory } from "../../memory.ts";
 import type { ImageRef, RawNode } from "../../store/records.ts";
 
 export type ContentBlock = CallToolResult["content"][number];
 
-/** How images travel back to the client as image content. */
-export type ImageMode = "original" | "thumbnail" | "none";
+/**
+ * How images travel back to the client: `link` as resource links (to the original and its
+ * thumbnail, read on request), `thumbnail` or `original` as image content, `none` not at all.
+ */
+export type ImageMode = "link" | "original" | "thumbnail" | "none";
 
 export function rawNodeUri(id: string): string {
   return `cairn://raw-nodes/${encodeURIComponent(id)}`;
@@ -15,6 +18,98 @@ export function rawNodeUri(id: string): string {
 
 export function blobUri(hash: string): string {
   return `cairn://blobs/${hash}`;
+}
+
+/** The 256 px WebP thumbnail of an original image, by the original's hash. */
+export function thumbnailUri(hash: string): string {
+  return `cairn://thumbnails/${hash}`;
+}
+
+/**
+ * The default search answer for a host model: one text block per item (its words and provenance
+ * first), each image as a resource link to its original (the description says where its thumbnail
+ * is), so a search costs a few kilobytes and the pixels are read only when wanted.
+ */
+export function compactEvidenceContent(pack: EvidencePack): ContentBlock[] {
+  const content: ContentBlock[] = [{ type: "text", text: packSummary(pack) }];
+  for (const [index, item] of pack.items.entries()) {
+    content.push({ type: "text", text: compactItem(index + 1, item) });
+    for (const image of item.images) content.push(imageLink(image));
+  }
+  return content;
+}
+
+function compactItem(rank: number, item: EvidenceItem): string {
+  const { provenance } = item;
+  const who = [provenance.speaker, provenance.role && `(${provenance.role})`].filter(Boolean).join(" ");
+  const head = [
+    `[${rank}] ${provenance.time.replace(/:00\.000Z$|\.000Z$/, "Z")}`,
+    who,
+    `session ${provenance.sessionKey} turn ${provenance.turn}`,
+    `id ${item.rawNodeId}`,
+  ];
+  const lines = [head.filter(Boolean).join(" · ")];
+  if (item.text) lines.push(item.text);
+  for (const image of item.images) {
+    const words = [image.caption, image.derivedText && `text in image: ${image.derivedText}`].filter(Boolean);
+    lines.push(`image: ${words.join("; ") || "no caption"} (linked)`);
+  }
+  for (const image of item.imagesAsText) {
+    const words = [image.caption, image.derivedText && `text in image: ${image.derivedText}`].filter(Boolean);
+    lines.push(`image (as text): ${words.join("; ") || "no caption"}`);
+  }
+  if (item.imagesCut > 0) lines.push(`${item.imagesCut} more image(s) left out by the image budget`);
+  return lines.join("\n");
+}
+
+function imageLink(image: EvidenceImage): ContentBlock {
+  return {
+    type: "resource_link",
+    uri: blobUri(image.hash),
+    name: image.caption ?? `image ${image.hash.slice(0, 12)}`,
+    mimeType: image.mediaType,
+    description: `${image.width}×${image.height}, ${Math.ceil(image.bytes / 1024)} KiB`,
+  };
+}
+
+/**
+ * The structured search result for the host: items with their text, provenance (without the internal
+ * session id, and without fields that are null), score (3 decimals)
+ * and images by hash (`cairn://blobs/<hash>`, `cairn://thumbnails/<hash>`); budget limits, use and
+ * cuts; warnings. The route trace and channel ranks come with `detail: "full"`.
+ */
+export function compactPack(pack: EvidencePack) {
+  return {
+    items: pack.items.map((item) => {
+      // The session's key names it for cairn_forget and filters; its internal id is in `detail: "full"`.
+      const { sessionId: _sessionId, role, source, uri, ...provenance } = item.provenance;
+      return {
+        rawNodeId: item.rawNodeId,
+        text: item.text,
+        // Absent rather than null: twelve items of nulls are a tenth of a default answer.
+        provenance: { ...provenance, ...definedFields({ role, source, uri }) },
+        score: Math.round(item.score * 1000) / 1000,
+        images: item.images.map((image) => ({
+          hash: image.hash,
+          mediaType: image.mediaType,
+          width: image.width,
+          height: image.height,
+          ...definedFields({ caption: image.caption, derivedText: image.derivedText }),
+        })),
+        ...(item.imagesAsText.length > 0 ? { imagesAsText: item.imagesAsText } : {}),
+        ...(item.imagesCut > 0 ? { imagesCut: item.imagesCut } : {}),
+      };
+    }),
+    budget: { limits: pack.budget.limits, used: pack.budget.used, cut: pack.budget.cut },
+    mode: pack.mode,
+    warnings: pack.warnings,
+  };
+}
+
+function definedFields<T extends Record<string, string | null>>(fields: T): { [K in keyof T]?: string } {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null)) as {
+    [K in keyof T]?: string;
+  };
 }
 
 /**
@@ -56,6 +151,14 @@ export async function rawNodeContent(
 
 async function imageBlock(memory: Memory, scope: Scope, hash: string, mode: ImageMode): Promise<ContentBlock | null> {
   if (mode === "none") return null;
+  if (mode === "link") {
+    return {
+      type: "resource_link",
+      uri: blobUri(hash),
+      name: `image ${hash.slice(0, 12)}`,
+      description: `thumbnail ${thumbnailUri(hash)}`,
+    };
+  }
   const blob = await memory.getBlob(scope, hash, { thumbnail: mode === "thumbnail" });
   return { type: "image", data: Buffer.from(blob.data).toString("base64"), mimeType: blob.mediaType };
 }

@@ -75,14 +75,66 @@ export const searchInput = {
     .optional()
     .describe("Whether you can see images (default true); with false images come as their captions and OCR text"),
   images: z
-    .enum(["original", "thumbnail", "none"])
+    .enum(["link", "original", "thumbnail", "none"])
     .optional()
-    .describe("How evidence images come back as image content: original bytes (default), 256 px thumbnails, or not"),
+    .describe(
+      "How evidence images come back: resource links to the original and its thumbnail (default), image content " +
+        "with the original bytes or 256 px thumbnails, or not at all",
+    ),
+  detail: z
+    .enum(["compact", "full"])
+    .optional()
+    .describe("Structured result: compact (default) or the full evidence pack with its route trace and channel ranks"),
+};
+
+export const rememberInput = {
+  text: z.string().optional().describe("What to remember, in plain words"),
+  image: z
+    .object({
+      data: z.string().optional().describe("The image file's bytes, base64-encoded (png, jpeg, webp or gif)"),
+      url: z.string().optional().describe("An http(s) URL, if this server fetches URLs"),
+      path: z.string().optional().describe("A path relative to this server's image folder, if it has one"),
+      mediaType: z.string().optional(),
+      caption: z.string().optional().describe("What the image shows, in words"),
+    })
+    .optional()
+    .describe("One image, by exactly one of data, url or path"),
+  conversation: z
+    .string()
+    .optional()
+    .describe("An id that groups memories of one conversation; without it memories group by day"),
+  time: z.string().optional().describe("RFC 3339 time with an offset or Z; default now"),
+  speaker: z.string().optional().describe("Who said or showed it (default user)"),
+  role: z.string().optional().describe("e.g. user or assistant"),
+};
+
+export const rememberOutput = z
+  .object({
+    sessionId: z.string(),
+    sessionKey: z.string(),
+    rawNodeId: z.string(),
+    time: z.string(),
+    conversation: z.string().nullable(),
+    duplicate: z.boolean(),
+    warnings: z.array(z.string()),
+  })
+  .passthrough();
+
+export const getImageInput = {
+  hash: z.string().describe("The image's SHA-256 from a search result, or its cairn://blobs/… link"),
+  size: z.enum(["original", "thumbnail"]).optional().describe("Default original"),
+};
+
+export const recallArguments = {
+  topic: z.string().describe("A person, thing, place or event"),
 };
 
 export const getRawNodeInput = {
   id: z.string().describe("A raw node id from a search result"),
-  images: z.enum(["original", "thumbnail", "none"]).optional().describe("Images as image content (default original)"),
+  images: z
+    .enum(["original", "thumbnail", "link", "none"])
+    .optional()
+    .describe("Images as image content (default original), as links, or not"),
 };
 
 export const forgetInput = {
@@ -98,7 +150,7 @@ export const listSessionsInput = {
 /** Structured results: the fields clients can rely on; the rest passes through as Cairn grows it. */
 const provenance = z
   .object({
-    sessionId: z.string(),
+    sessionId: z.string().optional().describe("Cairn's session id (detail: full)"),
     sessionKey: z.string(),
     turn: z.number(),
     time: z.string(),

@@ -5,14 +5,26 @@ import { InputError } from "../../core/errors.ts";
 import type { Scope } from "../../core/scope.ts";
 import type { Memory } from "../../memory.ts";
 import type { RawNode } from "../../store/records.ts";
-import { blobUri, evidenceContent, rawNodeContent, rawNodeUri } from "./content.ts";
+import {
+  blobUri,
+  compactEvidenceContent,
+  compactPack,
+  evidenceContent,
+  rawNodeContent,
+  rawNodeUri,
+} from "./content.ts";
+import { remember } from "./remember.ts";
 import {
   addSessionInput,
   addSessionOutput,
   forgetInput,
   forgetOutput,
+  getImageInput,
   getRawNodeInput,
   listSessionsInput,
+  recallArguments,
+  rememberInput,
+  rememberOutput,
   searchInput,
   searchOutput,
 } from "./schemas.ts";
@@ -23,13 +35,24 @@ export type { McpLogEvent };
 export interface McpServerOptions {
   /** Where unexpected failures go (typed events); default stderr. */
   readonly log?: (event: McpLogEvent) => void;
+  /** The folder `cairn_remember` may read an image `path` from (relative paths only); none by default. */
+  readonly imageFolder?: string;
+  /** Let `cairn_remember` fetch image URLs (the memory must allow remote images too). Off by default. */
+  readonly imageUrls?: boolean;
+  /** The clock `cairn_remember` stamps a memory with when no time is given. */
+  readonly now?: () => Date;
 }
+
+/** The default text budget of an MCP search: a few thousand tokens leave the host model room to answer. */
+export const mcpSearchTextTokens = 2_000;
 
 const { version } = createRequire(import.meta.url)("../../../package.json") as { version: string };
 
 const instructions = `Cairn is this user's long-term memory of past conversations, including their images.
 Call cairn_search before answering questions about the past; its evidence is the original turns with provenance
-(session, turn, time, speaker) and the original images. Store finished sessions with cairn_add_session.`;
+(session, turn, time, speaker), with images as links (read one with cairn_get_image or the cairn://blobs resource).
+Store something worth keeping with cairn_remember (plain text, optionally an image); whole sessions with
+cairn_add_session.`;
 
 /**
  * An MCP server whose tools and resources act on one scope of `memory`; the scope is fixed by
@@ -42,7 +65,33 @@ Call cairn_search before answering questions about the past; its evidence is the
  */
 export function createMcpServer(memory: Memory, scope: Scope, options: McpServerOptions = {}): McpServer {
   const log = options.log ?? logToStderr;
-  const server = new McpServer({ name: "cairn", version }, { instructions });
+  const server = new McpServer(
+    { name: "cairn", version },
+    { instructions, capabilities: { logging: {}, tools: {}, resources: {}, prompts: {} } },
+  );
+
+  server.registerTool(
+    "cairn_remember",
+    {
+      title: "Remember",
+      description:
+        "Stores one thing to remember in long-term memory: plain text, optionally with one image (base64 `data`, " +
+        "or a `url` / `path` where this server allows them). The time defaults to now. Memories of one day, or of " +
+        "one `conversation` id, are kept together in time order.",
+      inputSchema: rememberInput,
+      outputSchema: rememberOutput,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    (input) =>
+      toolResult("cairn_remember", log, async () => {
+        const result = await remember(memory, scope, input, {
+          imageFolder: options.imageFolder,
+          imageUrls: options.imageUrls === true,
+          now: options.now ?? (() => new Date()),
+        });
+        return jsonResult(result, `remembered as ${result.sessionKey} (raw node ${result.rawNodeId})`);
+      }),
+  );
 
   server.registerTool(
     "cairn_add_session",
@@ -73,21 +122,30 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
       title: "Search memory",
       description:
         "Finds evidence in long-term memory for a text and/or image query. Returns the original turns with their " +
-        "provenance and the original images (as image content), under a budget of turns, images and text tokens.",
+        `provenance, best first, within ${mcpSearchTextTokens} text tokens unless budget.textTokens says otherwise; ` +
+        "images come as links to cairn://blobs/<hash> (its 256 px thumbnail is cairn://thumbnails/<hash>; " +
+        "images: thumbnail or original attaches them). Read a turn in full with " +
+        "cairn_get_raw_node (its id), an image's pixels with cairn_get_image (its hash) or the linked resource.",
       inputSchema: searchInput,
       outputSchema: searchOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    ({ text, image, budget, filters, channels, vision, images }) =>
+    ({ text, image, budget, filters, channels, vision, images, detail }) =>
       toolResult("cairn_search", log, async () => {
         const pack = await memory.search(
           scope,
           { text, image },
-          { budget: definedOnly(budget ?? {}), filters, channels, vision },
+          {
+            budget: { textTokens: mcpSearchTextTokens, ...definedOnly(budget ?? {}) },
+            filters,
+            channels,
+            vision,
+          },
         );
+        const mode = images ?? "link";
         return {
-          content: await evidenceContent(memory, scope, pack, images ?? "original"),
-          structuredContent: pack as unknown as Record<string, unknown>,
+          content: mode === "link" ? compactEvidenceContent(pack) : await evidenceContent(memory, scope, pack, mode),
+          structuredContent: (detail === "full" ? pack : compactPack(pack)) as unknown as Record<string, unknown>,
         };
       }),
   );
@@ -106,6 +164,26 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
         return {
           content: await rawNodeContent(memory, scope, node, images ?? "original"),
           structuredContent: node as unknown as Record<string, unknown>,
+        };
+      }),
+  );
+
+  server.registerTool(
+    "cairn_get_image",
+    {
+      title: "Show an image",
+      description:
+        "The pixels of one stored image, by the hash (or cairn://blobs/… link) a search returned: the original " +
+        "by default, or its 256 px thumbnail.",
+      inputSchema: getImageInput,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    ({ hash, size }) =>
+      toolResult("cairn_get_image", log, async () => {
+        const bare = hash.replace(/^cairn:\/\/(blobs|thumbnails)\//, "");
+        const blob = await memory.getBlob(scope, bare, { thumbnail: size === "thumbnail" });
+        return {
+          content: [{ type: "image", data: Buffer.from(blob.data).toString("base64"), mimeType: blob.mediaType }],
         };
       }),
   );
@@ -177,6 +255,59 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
       }),
   );
 
+  server.registerResource(
+    "thumbnail",
+    new ResourceTemplate("cairn://thumbnails/{hash}", { list: undefined }),
+    { title: "Image thumbnail", description: "A 256 px WebP thumbnail of a stored image, by the original's SHA-256" },
+    (uri, variables) =>
+      resourceResult(async () => {
+        const blob = await memory.getBlob(scope, single(variables.hash), { thumbnail: true });
+        return {
+          contents: [{ uri: uri.href, mimeType: blob.mediaType, blob: Buffer.from(blob.data).toString("base64") }],
+        };
+      }),
+  );
+
+  server.registerPrompt(
+    "recall",
+    {
+      title: "Recall what you know about…",
+      description: "Searches this user's memory for a topic and hands the evidence to the model to summarise",
+      argsSchema: recallArguments,
+    },
+    async ({ topic }) => {
+      const pack = await memory.search(scope, topic, { budget: { textTokens: mcpSearchTextTokens } });
+      const evidence = compactEvidenceContent(pack)
+        .map((block) =>
+          block.type === "text" ? block.text : block.type === "resource_link" ? `(image ${block.uri})` : "",
+        )
+        .join("\n\n");
+      return {
+        description: `What Cairn's memory holds about ${topic}`,
+        messages: [
+          {
+            role: "user",
+            content: {
+              type: "text",
+              text:
+                `Recall what you know about ${JSON.stringify(topic)} from my long-term memory below. Say what each ` +
+                "statement rests on (session and time), prefer the latest state when things changed, and say so " +
+                `when the memory holds nothing about it.\n\n${evidence}`,
+            },
+          },
+        ],
+      };
+    },
+  );
+
+  // The SDK declares listChanged for every registered kind, but this server never sends those
+  // notifications: its tools, templates and prompts are fixed for its life, and /mcp is stateless
+  // (there is no stream to notify on). Declaring them would make hosts wait for updates that never come.
+  server.server.registerCapabilities({
+    tools: { listChanged: false },
+    resources: { listChanged: false, subscribe: false },
+    prompts: { listChanged: false },
+  });
   return server;
 }
 

@@ -1,18 +1,25 @@
+import { resolve } from "node:path";
 import { validateScope } from "../../../core/scope.ts";
 import { reserveStdoutForProtocol, serveStdio } from "../../mcp/stdio.ts";
 import { type CommonOptions, openMemory, scopeOf } from "../context.ts";
 
-export const mcpHelp = `cairn mcp [--tenant T --user U [--agent A]]
-  Serves MCP over stdio (tools cairn_search, cairn_add_session, cairn_get_raw_node, cairn_list_sessions,
-  cairn_forget; resources cairn://raw-nodes/{id} and cairn://blobs/{hash}) for one scope.`;
+export const mcpHelp = `cairn mcp [--tenant T --user U [--agent A]] [--image-folder DIR] [--allow-remote-images]
+  Serves MCP over stdio (tools cairn_remember, cairn_search, cairn_get_image, cairn_add_session,
+  cairn_get_raw_node, cairn_list_sessions, cairn_forget; resources cairn://raw-nodes/{id},
+  cairn://blobs/{hash}, cairn://thumbnails/{hash}; prompt recall) for one scope. cairn_remember reads an
+  image path only inside --image-folder, and fetches an image URL only with --allow-remote-images.`;
 
-export async function mcp(options: CommonOptions): Promise<number> {
+export async function mcp(options: CommonOptions, flags: { imageFolder?: string } = {}): Promise<number> {
   const scope = validateScope(scopeOf(options));
   const output = reserveStdoutForProtocol();
   const memory = await openMemory(options);
   try {
     process.stderr.write(`cairn mcp: serving ${options.db} for ${scope.tenant}/${scope.user} over stdio\n`);
-    await serveStdio(memory, scope, { output });
+    await serveStdio(memory, scope, {
+      output,
+      imageFolder: flags.imageFolder === undefined ? undefined : resolve(flags.imageFolder),
+      imageUrls: options.allowRemoteImages,
+    });
     return 0;
   } finally {
     await memory.close();

@@ -1,15 +1,24 @@
 import { isIP } from "node:net";
+import { resolve as resolvePath } from "node:path";
 import { KeyStore } from "../../../auth/key-store.ts";
 import { ConfigError, InputError } from "../../../core/errors.ts";
 import { defaultMaxBodyBytes } from "../../http/app.ts";
+import { listSetting } from "../../http/origin-policy.ts";
 import { startServer } from "../../http/server.ts";
 import { type CommonOptions, openMemory } from "../context.ts";
 import { buildDemoMemory, demoOptions } from "./demo.ts";
 
 export const serveHelp = `cairn serve [--host 127.0.0.1] [--port 7700] [--no-auth] [--max-body-mb 32] [--demo]
+            [--allowed-hosts h1,h2:port] [--allowed-origins https://a.example] [--cors-origin https://a.example]
   HTTP API under /v1 (OpenAPI at /openapi.json), MCP at /mcp, dashboard at /. Every request needs an API key
   (cairn keys create) unless --no-auth, which is refused on a non-loopback host. --demo loads the example
-  memory (tenant demo, user ana) when it is not there yet. Stops cleanly on SIGINT/SIGTERM.`;
+  memory (tenant demo, user ana) when it is not there yet. Stops cleanly on SIGINT/SIGTERM.
+  Only requests whose Host is localhost, 127.0.0.1 or [::1] with the bound port (or the --host address) are
+  answered, and a browser Origin must be the same host: anything else is 403 (DNS rebinding, cross-site
+  pages). --allowed-hosts (env CAIRN_ALLOWED_HOSTS) adds names a proxy or LAN uses; --allowed-origins
+  (CAIRN_ALLOWED_ORIGINS) admits other sites' requests; --cors-origin (CAIRN_CORS_ORIGINS) also lets
+  them read the answers (CORS is off by default). Lists are comma-separated. MCP's cairn_remember reads an
+  image path only inside --image-folder DIR and fetches image URLs only with --allow-remote-images.`;
 
 export interface ServeFlags {
   readonly host?: string;
@@ -17,11 +26,19 @@ export interface ServeFlags {
   readonly noAuth?: boolean;
   readonly maxBodyMb?: string;
   readonly demo?: boolean;
+  readonly allowedHosts?: readonly string[];
+  readonly allowedOrigins?: readonly string[];
+  readonly corsOrigins?: readonly string[];
+  readonly imageFolder?: string;
 }
 
 export function isLoopback(host: string): boolean {
   if (host === "localhost" || host === "::1") return true;
   return isIP(host) === 4 && host.startsWith("127.");
+}
+
+function isWildcard(host: string): boolean {
+  return host === "0.0.0.0" || host === "::" || host === "";
 }
 
 /** Serves until SIGINT or SIGTERM, then finishes in-flight requests and closes the store. */
@@ -37,6 +54,16 @@ export async function serve(options: CommonOptions, flags: ServeFlags): Promise<
       `refused on ${host}: without keys anyone who reaches the port reads every tenant. Bind 127.0.0.1, or create a key with cairn keys create --tenant T --db ${options.db}`,
     );
   }
+
+  const origins = {
+    // A specific address the socket is bound to cannot be rebound by DNS, so it is served as well.
+    allowedHosts: [
+      ...(isWildcard(host) || isLoopback(host) ? [] : [isIP(host) === 6 ? `[${host}]` : host]),
+      ...listSetting(flags.allowedHosts ?? process.env.CAIRN_ALLOWED_HOSTS),
+    ],
+    allowedOrigins: listSetting(flags.allowedOrigins ?? process.env.CAIRN_ALLOWED_ORIGINS),
+    corsOrigins: listSetting(flags.corsOrigins ?? process.env.CAIRN_CORS_ORIGINS),
+  };
 
   const keys = flags.noAuth ? null : await KeyStore.open({ path: options.db });
   if (keys && keys.activeCount() === 0) {
@@ -66,6 +93,11 @@ export async function serve(options: CommonOptions, flags: ServeFlags): Promise<
     host,
     port,
     maxBodyBytes,
+    origins,
+    mcp: {
+      imageFolder: flags.imageFolder === undefined ? undefined : resolvePath(flags.imageFolder),
+      imageUrls: options.allowRemoteImages,
+    },
     log: (event) => process.stderr.write(`cairn serve: unexpected error: ${describe(event.error)}\n`),
   }).catch(async (error) => {
     await memory.close();
@@ -78,6 +110,7 @@ export async function serve(options: CommonOptions, flags: ServeFlags): Promise<
       flags.noAuth
         ? "AUTH IS OFF (--no-auth): the scope comes from X-Cairn-Tenant / X-Cairn-User headers"
         : "auth: Authorization: Bearer <key> (cairn keys create)",
+      `hosts: localhost, 127.0.0.1, [::1]${origins.allowedHosts.length > 0 ? `, ${origins.allowedHosts.join(", ")}` : ""}; CORS ${origins.corsOrigins.length > 0 ? origins.corsOrigins.join(", ") : "off"}`,
       `API ${server.url}/v1  OpenAPI ${server.url}/openapi.json  MCP ${server.url}/mcp  dashboard ${server.url}/`,
       "",
     ].join("\n"),

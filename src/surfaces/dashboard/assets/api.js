@@ -115,6 +115,9 @@ export function createApi(getConnection) {
         result: await response.json(),
       })),
     search: (query) => json("POST", "/v1/search", query),
+    knowledge: (options) => json("GET", `/v1/knowledge${page(options)}`),
+    /** `{ session: key }` or `{ rawNode: id }`; audited by the server like any forget. */
+    forget: (target) => json("POST", "/v1/forget", target),
 
     /** An object URL for an image blob (or its thumbnail), fetched once per scope. */
     imageUrl(hash, options = {}) {

@@ -4,6 +4,7 @@ import { createApi, describeError, loadConnection, saveConnection } from "./api.
 import { createAudit } from "./audit.js";
 import { h, replace, setStatus } from "./dom.js";
 import { createEntries } from "./entries.js";
+import { createKnowledge } from "./knowledge.js";
 import { humanize } from "./render.js";
 import { createSearch } from "./search.js";
 import { createTimeline } from "./timeline.js";
@@ -11,7 +12,8 @@ import { createTimeline } from "./timeline.js";
 let connection = loadConnection();
 const api = createApi(() => connection);
 const globalStatus = document.getElementById("global-status");
-const timeline = createTimeline(api);
+const knowledge = createKnowledge(api, { onForgotten: () => afterForget() });
+const timeline = createTimeline(api, { onForgotten: () => afterForget() });
 const entries = createEntries(api);
 const audit = createAudit(api);
 createSearch(api);
@@ -35,7 +37,14 @@ await followHash();
 document.body.dataset.ready = "true";
 
 async function refresh() {
-  await Promise.all([loadStats(), timeline.load(), entries.load(), audit.load()]);
+  await Promise.all([loadStats(), knowledge.load(), timeline.load(), entries.load(), audit.load()]);
+}
+
+/** After a forget every panel may show what is gone: reload them all, and drop the cached images. */
+async function afterForget() {
+  api.clearImages();
+  replace(document.getElementById("search-results"));
+  await refresh();
 }
 
 async function loadStats() {

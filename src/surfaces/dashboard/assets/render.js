@@ -23,6 +23,11 @@ export function idLink(id, text) {
   return h("a", { href, class: "id", title: `Show ${kind.label} ${id}` }, text ?? String(id));
 }
 
+/** Plain words, with the internal term in a tooltip (`term("turn", "raw node")`). */
+export function term(plain, internal) {
+  return h("span", { class: "term", title: internal }, plain);
+}
+
 /** `routingText` → "routing text". */
 export function humanize(key) {
   return String(key)

@@ -227,7 +227,7 @@ function evidenceItem(api, item, index) {
       { class: "evidence-head" },
       h("span", { class: "rank" }, `#${index + 1}`),
       h("span", { class: "score", title: "fused score (reciprocal rank fusion)" }, `score ${item.score.toFixed(4)}`),
-      idLink(item.rawNodeId, "raw node"),
+      idLink(item.rawNodeId, "turn"),
       h("span", { class: "muted" }, `${formatNumber(item.textTokens)} tokens`),
     ),
     item.route ? routedVia(item.route) : null,

@@ -1,11 +1,12 @@
 /** Sessions on a timeline, and one session's raw nodes with their images and provenance. */
 import { describeError } from "./api.js";
+import { confirmAction } from "./confirm.js";
 import { h, replace, setStatus, timeElement } from "./dom.js";
-import { fieldList, genericValue, humanize, idLink, imageThumbnail } from "./render.js";
+import { fieldList, genericValue, humanize, idLink, imageThumbnail, term } from "./render.js";
 
 const pageSize = 50;
 
-export function createTimeline(api) {
+export function createTimeline(api, { onForgotten } = { onForgotten: async () => {} }) {
   const list = document.getElementById("timeline");
   const status = document.getElementById("timeline-status");
   const more = document.getElementById("timeline-more");
@@ -39,7 +40,7 @@ export function createTimeline(api) {
 
   function render(hasMore) {
     const ordered = [...sessions].sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
-    setStatus(status, ordered.length === 0 ? "No sessions yet: add one, or ingest with the CLI." : "");
+    setStatus(status, ordered.length === 0 ? "No conversations yet: add one, or ingest with the CLI." : "");
     more.hidden = !hasMore;
     const items = [];
     let day = null;
@@ -92,11 +93,11 @@ export function createTimeline(api) {
       else button.removeAttribute("aria-current");
     }
     detail.hidden = false;
-    heading.textContent = "Session";
+    heading.textContent = "Conversation";
     replace(body, h("p", { class: "muted" }, "Loading…"));
     try {
       const { session, rawNodes } = await api.getSession(sessionId);
-      heading.textContent = `Session ${session.key}`;
+      heading.textContent = `Conversation ${session.key}`;
       replace(
         body,
         h(
@@ -105,11 +106,22 @@ export function createTimeline(api) {
           timeElement(session.time),
           " · ",
           idLink(session.id),
+          " ",
+          h(
+            "button",
+            {
+              type: "button",
+              class: "danger small",
+              id: "forget-session",
+              onclick: () => forget({ session: session.key }),
+            },
+            "Forget this conversation…",
+          ),
           fieldList(session, ["id", "key", "time"]),
         ),
         h(
           "ol",
-          { class: "raw-nodes", "aria-label": `Raw nodes of session ${session.key}` },
+          { class: "raw-nodes", "aria-label": `Turns of conversation ${session.key}` },
           rawNodes.map((node) => rawNodeItem(node, options.focusNode === node.id)),
         ),
       );
@@ -130,7 +142,7 @@ export function createTimeline(api) {
       h(
         "div",
         { class: "raw-node-head" },
-        h("span", { class: "turn" }, `Turn ${node.turn}`),
+        h("span", { class: "turn", title: `raw node ${node.id}` }, `Turn ${node.turn}`),
         node.speaker ? h("strong", { class: "speaker" }, node.speaker) : null,
         node.role ? h("span", { class: "badge" }, node.role) : null,
         timeElement(node.time),
@@ -144,9 +156,18 @@ export function createTimeline(api) {
           )
         : null,
       h(
+        "button",
+        {
+          type: "button",
+          class: "danger small forget-turn",
+          onclick: () => forget({ rawNode: node.id }, `turn ${node.turn}`),
+        },
+        "Forget this turn…",
+      ),
+      h(
         "details",
         { class: "provenance-details", open: highlighted },
-        h("summary", {}, "Provenance"),
+        h("summary", {}, term("Where this comes from", "provenance")),
         h(
           "dl",
           { class: "fields" },
@@ -181,6 +202,33 @@ export function createTimeline(api) {
         ]),
       ),
     );
+  }
+
+  /** Forgets a conversation or one turn after the person confirms; the server audits it. */
+  async function forget(target, what) {
+    const label = target.session !== undefined ? `the conversation “${target.session}”` : what;
+    const confirmed = await confirmAction(
+      `Forget ${label}? ${target.session !== undefined ? "Every turn and image of it is" : "It is"} deleted for good, with everything Cairn derived from it. The deletion is recorded in the audit log.`,
+      target.session !== undefined ? "Forget conversation" : "Forget turn",
+    );
+    if (!confirmed) return;
+    try {
+      const result = await api.forget(target);
+      if (target.session !== undefined || result.sessions > 0) {
+        detail.hidden = true;
+        selectedId = null;
+      }
+      await onForgotten();
+      if (!detail.hidden && selectedId) await show(selectedId);
+      // After the reload, which resets the panel's status.
+      setStatus(
+        status,
+        `Forgot ${label}: ${result.rawNodes} turn${result.rawNodes === 1 ? "" : "s"}, ${result.blobsDeleted} image${result.blobsDeleted === 1 ? "" : "s"}.`,
+        "ok",
+      );
+    } catch (error) {
+      setStatus(status, describeError(error), "error");
+    }
   }
 
   more.addEventListener("click", loadMore);
