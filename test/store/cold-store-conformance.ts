@@ -416,7 +416,9 @@ export const coldStoreConformance = defineGroup("cold store", (test) => {
     assert.equal(result.sessions, 1);
     assert.equal(result.rawNodes, 3);
     assert.equal(result.entries, 1);
-    assert.equal(result.blobsDeleted, 1, "only the red image was referenced by nothing else");
+    // blobsDeleted counts the images this scope no longer references (red; green, which scope C
+    // holds too): it must not depend on other scopes' data. Blue stays, the kept session uses it.
+    assert.equal(result.blobsDeleted, 2, "red and green are referenced by no raw node of this scope any more");
 
     await expectNotFound(getSession(a, gone.session.id), "forgotten session");
     assert.equal(await findSessionByKey(a, "gone"), null);
@@ -516,7 +518,8 @@ export const coldStoreConformance = defineGroup("cold store", (test) => {
     const result = await forget(a, { all: true }, spaces);
     assert.deepEqual(
       { sessions: result.sessions, rawNodes: result.rawNodes, entries: result.entries, blobs: result.blobsDeleted },
-      { sessions: 2, rawNodes: 2, entries: 2, blobs: 1 },
+      { sessions: 2, rawNodes: 2, entries: 2, blobs: 2 },
+      "both images left this scope, although scope B still holds blue",
     );
     // A forgotten scope keeps one audit event, the forget with its counts (issue 18): the earlier
     // ones named its session keys and ids.

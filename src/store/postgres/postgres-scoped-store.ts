@@ -50,7 +50,9 @@ export class PostgresScopedStore implements ScopedStore {
   }
 
   #write<T>(operation: string, work: (sql: Sql) => Promise<T>): Promise<T> {
-    return inTenant(this.#pool, this.#context.tenant, operation, work);
+    return this.#context.store.writers.run(this.#context.key, () =>
+      inTenant(this.#pool, this.#context.tenant, operation, work),
+    );
   }
 
   // ── Cold store ──────────────────────────────────────────────────────────────────────────────

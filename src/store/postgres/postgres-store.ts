@@ -1,5 +1,6 @@
 import pg from "pg";
 import { StoreError } from "../../core/errors.ts";
+import { KeyedQueue } from "../../core/keyed-queue.ts";
 import type { Scope } from "../../core/scope.ts";
 import { scopeKey, validateScope } from "../../core/scope.ts";
 import type { ScopedStore, Store } from "../store.ts";
@@ -46,6 +47,7 @@ export class PostgresStore implements Store {
     this.#services = Object.freeze({
       spaces: new VectorSpaces(pool),
       vectorSearch: Object.freeze({ ...defaultVectorSearch, ...options.vectorSearch }),
+      writers: new KeyedQueue(),
       now: options.now ?? Date.now,
       newId: options.newId ?? randomId,
     });

@@ -1,3 +1,4 @@
+import type { KeyedQueue } from "../../core/keyed-queue.ts";
 import type { VectorSpaces } from "./vector-spaces.ts";
 
 /**
@@ -7,6 +8,12 @@ import type { VectorSpaces } from "./vector-spaces.ts";
 export interface StoreServices {
   readonly spaces: VectorSpaces;
   readonly vectorSearch: VectorSearchOptions;
+  /**
+   * Writes of one scope from this process take turns, in call order (as with SQLite), instead of
+   * each holding a connection while it waits for the scope's row lock; other processes still meet
+   * at that lock.
+   */
+  readonly writers: KeyedQueue;
   now(): number;
   newId(prefix: string): string;
 }
