@@ -1,3 +1,4 @@
+import type { PostgresStoreOptions } from "./postgres/postgres-store.ts";
 import type { SqliteStoreOptions } from "./sqlite/sqlite-store.ts";
 import type { Store } from "./store.ts";
 
@@ -12,4 +13,32 @@ import type { Store } from "./store.ts";
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
   const { SqliteStore } = await import("./sqlite/sqlite-store.ts");
   return SqliteStore.open(options);
+}
+
+/**
+ * Opens the PostgreSQL + pgvector store (its schema migrated on first use). `pg` loads only when
+ * this is called, so users of the embedded store never load it.
+ *
+ * @example
+ * const store = await openPostgresStore({ url: "postgres://cairn@db.internal/cairn" });
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const { PostgresStore } = await import("./postgres/postgres-store.ts");
+  return PostgresStore.open(options);
+}
+
+/** True for a `postgres://` or `postgresql://` URL: what `--db` takes for the Postgres store. */
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
+/**
+ * Opens the store at `location`: a `postgres://…` / `postgresql://…` URL opens the Postgres store,
+ * anything else is the folder of the embedded SQLite store.
+ *
+ * @example
+ * const store = await openStore(process.env.CAIRN_DB ?? ".cairn");
+ */
+export async function openStore(location: string): Promise<Store> {
+  return isPostgresUrl(location) ? openPostgresStore({ url: location }) : openSqliteStore({ path: location });
 }
