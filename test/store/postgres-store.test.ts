@@ -131,6 +131,7 @@ if (skip) {
           "blobs",
           "blob_vectors",
           "lexical_docs",
+          "lexical_terms",
           "index_entries",
           "index_pointers",
           ...vectorTables.map((row) => row.table_name),
@@ -139,6 +140,62 @@ if (skip) {
       });
       assert.ok(Object.keys(counts).some((table) => table.startsWith("vec_")));
       assert.deepEqual(counts, Object.fromEntries(Object.keys(counts).map((table) => [table, 0])));
+    });
+
+    it("BM25 statistics are the tenant's own: another tenant's documents move no score; they equal a recount after commits and forgets", async () => {
+      const url = await cluster.freshDatabase();
+      const store = await PostgresStore.open({ url });
+      try {
+        const a = store.forScope(scopeA);
+        const sameTenant = store.forScope(scopeB);
+        const otherTenant = store.forScope(scopeC);
+        const turns = (texts: readonly string[]) => texts.map((text) => ({ text }));
+        await a.commitSession(
+          await buildSessionWrite({
+            key: "a",
+            turns: turns(["the quokka smiled", "quokka quokka on the island", "ferry to the island"]),
+          }),
+        );
+        const scores = async () =>
+          (await a.searchLexical("text", "quokka island", { limit: 10 })).map((hit) => hit.score);
+        const before = await scores();
+        assert.equal(before.length, 3);
+        const crowd = await otherTenant.commitSession(
+          await buildSessionWrite({
+            key: "crowd",
+            turns: turns(Array.from({ length: 40 }, (_, index) => `quokka ${index} island quokka crowd`)),
+          }),
+        );
+        assert.deepEqual(await scores(), before, "another tenant's documents change no score");
+        await sameTenant.commitSession(
+          await buildSessionWrite({ key: "b", turns: turns(["a quokka", "no match here", "nor here at all"]) }),
+        );
+        assert.notDeepEqual(await scores(), before, "the same tenant's documents are its statistics");
+        await forget(otherTenant, { rawNode: crowd.rawNodeIds[0] as string }, spaces);
+        await forget(sameTenant, { session: "b" }, spaces);
+        assert.deepEqual(await scores(), before, "forgetting takes a document out of the statistics");
+
+        const recount = await inspect(url, async (client) => {
+          const kept = await client.query(
+            `SELECT tenant, field, lexeme, df FROM lexical_terms
+             EXCEPT SELECT tenant, field, u.lexeme, count(*)::int FROM lexical_docs, unnest(terms) u GROUP BY 1, 2, 3`,
+          );
+          const missing = await client.query(
+            `SELECT tenant, field, u.lexeme, count(*)::int FROM lexical_docs, unnest(terms) u GROUP BY 1, 2, 3
+             EXCEPT SELECT tenant, field, lexeme, df FROM lexical_terms`,
+          );
+          const totals = await client.query(
+            `SELECT s.tenant, s.field, s.docs, s.total_length, d.docs AS counted, d.total_length AS summed
+             FROM lexical_stats s LEFT JOIN (SELECT tenant, field, count(*) AS docs, sum(length) AS total_length
+                                             FROM lexical_docs GROUP BY 1, 2) d USING (tenant, field)
+             WHERE s.docs <> coalesce(d.docs, 0) OR s.total_length <> coalesce(d.total_length, 0)`,
+          );
+          return { kept: kept.rows, missing: missing.rows, totals: totals.rows };
+        });
+        assert.deepEqual(recount, { kept: [], missing: [], totals: [] }, "maintained statistics equal a recount");
+      } finally {
+        await store.close();
+      }
     });
 
     it("lists the scopes that hold data, across tenants, for administration", async () => {

@@ -3,6 +3,7 @@ import { vectorBytes } from "../../core/vectors.ts";
 import type { CommitResult, RawNodeWrite, SessionRecord, SessionWrite } from "../records.ts";
 import { writeAudit } from "./audit-events.ts";
 import { applyPlan, lockIndex } from "./index-rows.ts";
+import { addLexicalStatistics } from "./lexical-statistics.ts";
 import { textSearchConfig } from "./lexical-terms.ts";
 import { rawNodeRowids } from "./read-raw-nodes.ts";
 import { sessionRowByKey } from "./read-sessions.ts";
@@ -82,6 +83,12 @@ export async function commitSession(context: ScopeContext, sql: Sql, write: Sess
     blobs: write.blobs.length,
     entries: entryIds,
   });
+  // Last: the tenant's shared statistics rows stay locked only until the commit that follows.
+  await addLexicalStatistics(
+    context,
+    sql,
+    rowids.map((node) => node.rowid),
+  );
   return { session: toSession(session), rawNodeIds: rowids.map((node) => node.id), entryIds, duplicate: false };
 }
 

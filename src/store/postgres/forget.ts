@@ -4,6 +4,7 @@ import type { ForgetResult, ForgetTarget } from "../records.ts";
 import type { ForgetRequest } from "../store.ts";
 import { clearAudit, keyedHasher, keyedHashScheme, redactAudit, writeAudit } from "./audit-events.ts";
 import { applyForgetOps, lockIndex } from "./index-rows.ts";
+import { removeLexicalStatistics } from "./lexical-statistics.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
 
@@ -43,8 +44,14 @@ export async function forget(context: ScopeContext, sql: Sql, request: ForgetReq
       [nodeRowids],
     )
   ).map((row) => row.hash);
+  // The tenant's blob rows before its shared statistics rows: the order a commit takes them in.
+  await sql.query("SELECT 1 FROM blobs WHERE tenant = $1 AND hash = ANY($2::text[]) ORDER BY hash FOR UPDATE", [
+    context.tenant,
+    blobHashes,
+  ]);
   const forgottenNames = await namesOf(context, sql, target, nodeRowids, sessionRowids);
   await applyForgetOps(context, sql, plan, nodes);
+  await removeLexicalStatistics(context, sql, nodeRowids);
   await deleteRawNodesAndSessions(context, sql, nodeRowids, sessionRowids);
   const unseen = await sql.query<{ hash: string }>(
     `SELECT h.hash FROM unnest($1::text[]) AS h (hash)

@@ -21,6 +21,8 @@ export const tenantTables = [
   "raw_node_images",
   "blob_vectors",
   "lexical_docs",
+  "lexical_terms",
+  "lexical_stats",
   "index_entries",
   "index_pointers",
   "index_state",
@@ -133,7 +135,25 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
         PRIMARY KEY (raw_node_rowid, field)
       );
       CREATE INDEX lexical_docs_terms ON lexical_docs USING gin (terms);
-      CREATE INDEX lexical_docs_by_tenant ON lexical_docs (tenant, field) INCLUDE (length);
+      CREATE INDEX lexical_docs_by_scope ON lexical_docs (scope_key, field);
+
+      -- BM25's statistics, per tenant and field, kept with the documents by commit and forget:
+      -- how many documents hold each term, how many documents there are and their total length.
+      -- A term no document holds any more has no row (a forgotten word leaves nothing here).
+      CREATE TABLE lexical_terms (
+        tenant text NOT NULL,
+        field text NOT NULL,
+        lexeme text NOT NULL,
+        df integer NOT NULL CHECK (df > 0),
+        PRIMARY KEY (tenant, field, lexeme)
+      );
+      CREATE TABLE lexical_stats (
+        tenant text NOT NULL,
+        field text NOT NULL,
+        docs bigint NOT NULL,
+        total_length bigint NOT NULL,
+        PRIMARY KEY (tenant, field)
+      );
 
       CREATE TABLE index_entries (
         rowid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

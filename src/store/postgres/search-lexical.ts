@@ -10,8 +10,8 @@ import type { Sql } from "./tenant-transaction.ts";
  * BM25 over raw-node text or image-derived text of one scope; best first, larger is better (the
  * negated FTS5 rank, on the same formula: idf = ln((N − df + 0.5) / (df + 0.5)), floored at 1e-6,
  * k1 = 1.2, b = 0.75). Its statistics — the document count N, the average length, each term's
- * document frequency — are counted at query time over this tenant's documents only, so no other
- * tenant's data moves a score; term frequencies come from the tsvector's positions.
+ * document frequency — are this tenant's only (`lexical-statistics.ts`), so no other tenant's data
+ * moves a score; term frequencies come from the tsvector's positions of the scope's documents.
  */
 export async function searchLexical(
   context: ScopeContext,
@@ -25,26 +25,24 @@ export async function searchLexical(
   const filter = filterSql(options.filters, "r", 7);
   const rows = await sql.query<{ id: string; score: number }>(
     `WITH terms AS (
-       SELECT DISTINCT lexeme FROM unnest(to_tsvector('${textSearchConfig}', $3))
-     ), matcher AS (
-       SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS tsq FROM terms
-     ), tenant_docs AS (
-       SELECT count(*)::float8 AS n, coalesce(avg(length), 0)::float8 AS avgdl
-       FROM lexical_docs WHERE tenant = $1 AND field = $4
+       SELECT t.lexeme, t.df::float8 AS df
+       FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('${textSearchConfig}', $3))) q
+       JOIN lexical_terms t ON t.tenant = $1 AND t.field = $4 AND t.lexeme = q.lexeme
+     ), totals AS (
+       SELECT docs::float8 AS n, total_length::float8 / greatest(docs, 1) AS avgdl
+       FROM lexical_stats WHERE tenant = $1 AND field = $4
      ), hits AS (
-       SELECT d.raw_node_rowid, d.scope_key, d.terms, d.length FROM lexical_docs d, matcher
-       WHERE d.tenant = $1 AND d.field = $4 AND d.terms @@ matcher.tsq
-     ), frequencies AS (
-       SELECT t.lexeme, count(*)::float8 AS df
-       FROM hits h, unnest(h.terms) t WHERE t.lexeme IN (SELECT lexeme FROM terms) GROUP BY t.lexeme
+       SELECT d.raw_node_rowid, d.terms, d.length FROM lexical_docs d
+       WHERE d.scope_key = $2 AND d.field = $4
+         AND d.terms @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
      ), scored AS (
        SELECT h.raw_node_rowid,
-         sum(greatest(ln((s.n - f.df + 0.5) / (f.df + 0.5)), 1e-6)
-             * (t.tf * ($5::float8 + 1)) / (t.tf + $5::float8 * (1 - $6::float8 + $6::float8 * h.length / greatest(s.avgdl, 1e-9)))) AS score
-       FROM hits h CROSS JOIN tenant_docs s
-       CROSS JOIN LATERAL (SELECT u.lexeme, array_length(u.positions, 1)::float8 AS tf FROM unnest(h.terms) u) t
-       JOIN frequencies f ON f.lexeme = t.lexeme
-       WHERE h.scope_key = $2
+         sum(greatest(ln((s.n - t.df + 0.5) / (t.df + 0.5)), 1e-6)
+             * (u.tf * ($5::float8 + 1))
+             / (u.tf + $5::float8 * (1 - $6::float8 + $6::float8 * h.length / greatest(s.avgdl, 1e-9)))) AS score
+       FROM hits h CROSS JOIN totals s
+       CROSS JOIN LATERAL (SELECT v.lexeme, array_length(v.positions, 1)::float8 AS tf FROM unnest(h.terms) v) u
+       JOIN terms t ON t.lexeme = u.lexeme
        GROUP BY h.raw_node_rowid
      )
      SELECT r.id, scored.score FROM scored JOIN raw_nodes r ON r.rowid = scored.raw_node_rowid
