@@ -152,6 +152,21 @@ async function load(): Promise<Float32Array[][]> {
     }
     await client.query("COMMIT");
   }
+  // The bulk rows bypassed the store: its BM25 statistics are recounted once, as commits would have kept them.
+  await client.query(`BEGIN; SET LOCAL cairn.tenant = '${tenant}'`);
+  await client.query("DELETE FROM lexical_terms WHERE tenant = $1", [tenant]);
+  await client.query("DELETE FROM lexical_stats WHERE tenant = $1", [tenant]);
+  await client.query(
+    `INSERT INTO lexical_terms (tenant, field, lexeme, df)
+     SELECT tenant, field, u.lexeme, count(*) FROM lexical_docs, unnest(terms) u WHERE tenant = $1 GROUP BY 1, 2, 3`,
+    [tenant],
+  );
+  await client.query(
+    `INSERT INTO lexical_stats (tenant, field, docs, total_length)
+     SELECT tenant, field, count(*), sum(length) FROM lexical_docs WHERE tenant = $1 GROUP BY 1, 2`,
+    [tenant],
+  );
+  await client.query("COMMIT");
   const loaded = performance.now() - started;
   await client.query("SET maintenance_work_mem = '1GB'");
   const build = await timed(() =>
@@ -235,7 +250,7 @@ async function lexicalSearch(): Promise<void> {
   }
   await store.close();
   console.log(
-    `\nBM25 (statistics of the tenant's ${size} documents counted per query), top 10, ${queryCount} queries of 2-4 words: p50 ${percentile(ms, 50).toFixed(2)} ms, p95 ${percentile(ms, 95).toFixed(2)} ms`,
+    `\nBM25 over a tenant of ${size} documents (statistics kept per tenant), top 10, ${queryCount} queries of 2-4 words: p50 ${percentile(ms, 50).toFixed(2)} ms, p95 ${percentile(ms, 95).toFixed(2)} ms`,
   );
 }
 
