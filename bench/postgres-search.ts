@@ -146,11 +146,15 @@ async function load(): Promise<Float32Array[][]> {
            SELECT id, $1, $2, $3, $4 + position, 'Ana', text, 1704067200000 + position, '{}'
            FROM unnest($5::text[], $6::text[]) WITH ORDINALITY AS n (id, text, position)
            RETURNING rowid, text, turn
+         ), sized AS (
+           SELECT rowid, terms, coalesce((SELECT sum(array_length(u.positions, 1)) FROM unnest(terms) u), 0)::int AS length
+           FROM (SELECT rowid, to_tsvector('english', text) AS terms FROM nodes) documents
          ), docs AS (
-           INSERT INTO lexical_docs (raw_node_rowid, field, tenant, scope_key, terms, length)
-           SELECT rowid, 'text', $1, $2, to_tsvector('english', text),
-             coalesce((SELECT sum(array_length(u.positions, 1)) FROM unnest(to_tsvector('english', text)) u), 0)
-           FROM nodes
+           INSERT INTO lexical_docs (raw_node_rowid, field, tenant, scope_key, length)
+           SELECT rowid, 'text', $1, $2, length FROM sized
+         ), postings AS (
+           INSERT INTO lexical_postings (scope_key, field, lexeme, raw_node_rowid, tenant, tf, length)
+           SELECT $2, 'text', u.lexeme, s.rowid, $1, array_length(u.positions, 1), s.length FROM sized s, unnest(s.terms) u
          )
          INSERT INTO ${table} (raw_node_rowid, ordinal, tenant, scope_key, session_rowid, time_ms, speaker, embedding)
          SELECT n.rowid, -1, $1, $2, $3, 1704067200000, 'Ana', v.embedding::vector
@@ -166,7 +170,7 @@ async function load(): Promise<Float32Array[][]> {
   await client.query("DELETE FROM lexical_stats WHERE tenant = $1", [tenant]);
   await client.query(
     `INSERT INTO lexical_terms (tenant, field, lexeme, df)
-     SELECT tenant, field, u.lexeme, count(*) FROM lexical_docs, unnest(terms) u WHERE tenant = $1 GROUP BY 1, 2, 3`,
+     SELECT tenant, field, lexeme, count(*) FROM lexical_postings WHERE tenant = $1 GROUP BY 1, 2, 3`,
     [tenant],
   );
   await client.query(

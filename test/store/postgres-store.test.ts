@@ -131,6 +131,7 @@ if (skip) {
           "blobs",
           "blob_vectors",
           "lexical_docs",
+          "lexical_postings",
           "lexical_terms",
           "index_entries",
           "index_pointers",
@@ -178,10 +179,10 @@ if (skip) {
         const recount = await inspect(url, async (client) => {
           const kept = await client.query(
             `SELECT tenant, field, lexeme, df FROM lexical_terms
-             EXCEPT SELECT tenant, field, u.lexeme, count(*)::int FROM lexical_docs, unnest(terms) u GROUP BY 1, 2, 3`,
+             EXCEPT SELECT tenant, field, lexeme, count(*)::int FROM lexical_postings GROUP BY 1, 2, 3`,
           );
           const missing = await client.query(
-            `SELECT tenant, field, u.lexeme, count(*)::int FROM lexical_docs, unnest(terms) u GROUP BY 1, 2, 3
+            `SELECT tenant, field, lexeme, count(*)::int FROM lexical_postings GROUP BY 1, 2, 3
              EXCEPT SELECT tenant, field, lexeme, df FROM lexical_terms`,
           );
           const totals = await client.query(

@@ -208,11 +208,20 @@ async function insertDerivedRows(
   if (documents.size > 0) {
     // A document's length is its number of term occurrences (stop words are not terms).
     await sql.query(
-      `INSERT INTO lexical_docs (raw_node_rowid, field, tenant, scope_key, terms, length)
-       SELECT d.rowid, d.field, $1, $2, d.terms,
-         coalesce((SELECT sum(array_length(u.positions, 1)) FROM unnest(d.terms) u), 0)
-       FROM (SELECT rowid, field, to_tsvector('${textSearchConfig}', body) AS terms
-             FROM unnest($3::bigint[], $4::text[], $5::text[]) AS x (rowid, field, body)) d`,
+      `WITH terms AS (
+         SELECT x.rowid, x.field, to_tsvector('${textSearchConfig}', x.body) AS terms
+         FROM unnest($3::bigint[], $4::text[], $5::text[]) AS x (rowid, field, body)
+       ), documents AS (
+         SELECT rowid, field, terms,
+           coalesce((SELECT sum(array_length(u.positions, 1)) FROM unnest(terms) u), 0)::int AS length
+         FROM terms
+       ), inserted AS (
+         INSERT INTO lexical_docs (raw_node_rowid, field, tenant, scope_key, length)
+         SELECT rowid, field, $1, $2, length FROM documents
+       )
+       INSERT INTO lexical_postings (scope_key, field, lexeme, raw_node_rowid, tenant, tf, length)
+       SELECT $2, d.field, u.lexeme, d.rowid, $1, array_length(u.positions, 1), d.length
+       FROM documents d, unnest(d.terms) u`,
       [tenant, key, ...documents.values],
     );
   }

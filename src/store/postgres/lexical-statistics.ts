@@ -17,8 +17,8 @@ export async function addLexicalStatistics(context: ScopeContext, sql: Sql, rowi
   if (rowids.length === 0) return;
   await sql.query(
     `INSERT INTO lexical_terms (tenant, field, lexeme, df)
-     SELECT $1, d.field, u.lexeme, count(*) FROM lexical_docs d, unnest(d.terms) u
-     WHERE d.raw_node_rowid = ANY($2::bigint[]) GROUP BY d.field, u.lexeme ORDER BY d.field, u.lexeme
+     SELECT $1, field, lexeme, count(*) FROM lexical_postings
+     WHERE raw_node_rowid = ANY($2::bigint[]) GROUP BY field, lexeme ORDER BY field, lexeme
      ON CONFLICT (tenant, field, lexeme) DO UPDATE SET df = lexical_terms.df + excluded.df`,
     [context.tenant, rowids],
   );
@@ -39,8 +39,8 @@ export async function removeLexicalStatistics(
   rowids: readonly number[],
 ): Promise<void> {
   if (rowids.length === 0) return;
-  const removed = `SELECT d.field, u.lexeme, count(*)::int AS n FROM lexical_docs d, unnest(d.terms) u
-     WHERE d.raw_node_rowid = ANY($2::bigint[]) GROUP BY d.field, u.lexeme`;
+  const removed = `SELECT field, lexeme, count(*)::int AS n FROM lexical_postings
+     WHERE raw_node_rowid = ANY($2::bigint[]) GROUP BY field, lexeme`;
   // Locked first, in the order commits take them, before any is changed.
   await sql.query(
     `SELECT 1 FROM lexical_terms t JOIN (${removed}) r ON t.field = r.field AND t.lexeme = r.lexeme

@@ -21,6 +21,7 @@ export const tenantTables = [
   "raw_node_images",
   "blob_vectors",
   "lexical_docs",
+  "lexical_postings",
   "lexical_terms",
   "lexical_stats",
   "index_entries",
@@ -123,19 +124,29 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
         FOREIGN KEY (tenant, blob_hash) REFERENCES blobs (tenant, hash) ON DELETE CASCADE
       );
 
-      -- One row per raw node and lexical field ('text', 'imageText'): its terms as a tsvector and
-      -- its length in terms, from which BM25 is computed with the tenant's own statistics.
+      -- The lexical channel as an inverted index: one document per raw node and field ('text',
+      -- 'imageText') with its length in terms, and one posting per term of a document with its
+      -- frequency (and the document's length, so scoring reads postings only). Terms come from the
+      -- 'english' text search configuration (lexical-terms.ts).
       CREATE TABLE lexical_docs (
         raw_node_rowid bigint NOT NULL REFERENCES raw_nodes (rowid) ON DELETE CASCADE,
         field text NOT NULL CHECK (field IN ('text', 'imageText')),
         tenant text NOT NULL,
         scope_key text NOT NULL,
-        terms tsvector NOT NULL,
         length integer NOT NULL,
         PRIMARY KEY (raw_node_rowid, field)
       );
-      CREATE INDEX lexical_docs_terms ON lexical_docs USING gin (terms);
-      CREATE INDEX lexical_docs_by_scope ON lexical_docs (scope_key, field);
+      CREATE TABLE lexical_postings (
+        scope_key text NOT NULL,
+        field text NOT NULL,
+        lexeme text NOT NULL,
+        raw_node_rowid bigint NOT NULL REFERENCES raw_nodes (rowid) ON DELETE CASCADE,
+        tenant text NOT NULL,
+        tf integer NOT NULL,
+        length integer NOT NULL,
+        PRIMARY KEY (scope_key, field, lexeme, raw_node_rowid)
+      );
+      CREATE INDEX lexical_postings_by_node ON lexical_postings (raw_node_rowid);
 
       -- BM25's statistics, per tenant and field, kept with the documents by commit and forget:
       -- how many documents hold each term, how many documents there are and their total length.

@@ -11,7 +11,7 @@ import type { Sql } from "./tenant-transaction.ts";
  * negated FTS5 rank, on the same formula: idf = ln((N − df + 0.5) / (df + 0.5)), floored at 1e-6,
  * k1 = 1.2, b = 0.75). Its statistics — the document count N, the average length, each term's
  * document frequency — are this tenant's only (`lexical-statistics.ts`), so no other tenant's data
- * moves a score; term frequencies come from the tsvector's positions of the scope's documents.
+ * moves a score; term frequencies are the scope's own postings (`lexical_postings`), read by index.
  */
 export async function searchLexical(
   context: ScopeContext,
@@ -31,19 +31,15 @@ export async function searchLexical(
      ), totals AS (
        SELECT docs::float8 AS n, total_length::float8 / greatest(docs, 1) AS avgdl
        FROM lexical_stats WHERE tenant = $1 AND field = $4
-     ), hits AS (
-       SELECT d.raw_node_rowid, d.terms, d.length FROM lexical_docs d
-       WHERE d.scope_key = $2 AND d.field = $4
-         AND d.terms @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
      ), scored AS (
-       SELECT h.raw_node_rowid,
+       SELECT p.raw_node_rowid,
          sum(greatest(ln((s.n - t.df + 0.5) / (t.df + 0.5)), 1e-6)
-             * (u.tf * ($5::float8 + 1))
-             / (u.tf + $5::float8 * (1 - $6::float8 + $6::float8 * h.length / greatest(s.avgdl, 1e-9)))) AS score
-       FROM hits h CROSS JOIN totals s
-       CROSS JOIN LATERAL (SELECT v.lexeme, array_length(v.positions, 1)::float8 AS tf FROM unnest(h.terms) v) u
-       JOIN terms t ON t.lexeme = u.lexeme
-       GROUP BY h.raw_node_rowid
+             * (p.tf * ($5::float8 + 1))
+             / (p.tf + $5::float8 * (1 - $6::float8 + $6::float8 * p.length / greatest(s.avgdl, 1e-9)))) AS score
+       FROM terms t
+       JOIN lexical_postings p ON p.scope_key = $2 AND p.field = $4 AND p.lexeme = t.lexeme
+       CROSS JOIN totals s
+       GROUP BY p.raw_node_rowid
      )
      SELECT r.id, scored.score FROM scored JOIN raw_nodes r ON r.rowid = scored.raw_node_rowid
      WHERE r.scope_key = $2 ${filter.sql}
