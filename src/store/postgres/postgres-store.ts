@@ -22,9 +22,9 @@ export interface PostgresStoreOptions {
 
 /**
  * Exact scans below 2,000 vectors per scope and space, like the SQLite store's ANN threshold; above
- * it, HNSW with ef_search 100 and iterative scans (see `search-vectors.ts`).
+ * it, HNSW with ef_search 200 and iterative scans (see `search-vectors.ts`).
  */
-export const defaultVectorSearch: VectorSearchOptions = Object.freeze({ exactBelow: 2_000, efSearch: 100 });
+export const defaultVectorSearch: VectorSearchOptions = Object.freeze({ exactBelow: 2_000, efSearch: 200 });
 
 /**
  * PostgreSQL + pgvector store: several stateless Cairn instances can share one database. Tenancy

@@ -4,13 +4,17 @@ import { type ImageRow, type RawNodeRow, rawNodeColumns, toImageRef, toRawNode }
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
 
-/** Raw nodes of one scope, with their images: a foreign id reads exactly like a missing one. */
+/**
+ * Raw nodes of one scope, with their images: a foreign id reads exactly like a missing one. By id,
+ * `scope_key || ''` keeps the planner on the id index (a new scope is estimated at a row or two,
+ * and it would rather walk the scope); the scope is bound either way.
+ */
 export async function readRawNodes(context: ScopeContext, sql: Sql, query: RawNodeQuery): Promise<RawNode[]> {
   if ("ids" in query) {
     if (query.ids.length === 0) return [];
     const rows = await sql.query<RawNodeRow>(
       `SELECT ${rawNodeColumns} FROM raw_nodes r JOIN sessions s ON s.rowid = r.session_rowid
-       WHERE r.scope_key = $1 AND r.id = ANY($2::text[])`,
+       WHERE r.scope_key || '' = $1 AND r.id = ANY($2::text[])`,
       [context.key, query.ids],
     );
     const byId = new Map((await withImages(sql, rows)).map((node) => [node.id, node]));
@@ -45,7 +49,7 @@ export async function rawNodeRowids(
 ): Promise<Map<string, number>> {
   if (ids.length === 0) return new Map();
   const rows = await sql.query<{ rowid: number; id: string }>(
-    "SELECT rowid, id FROM raw_nodes WHERE scope_key = $1 AND id = ANY($2::text[])",
+    "SELECT rowid, id FROM raw_nodes WHERE scope_key || '' = $1 AND id = ANY($2::text[])",
     [context.key, ids],
   );
   return new Map(rows.map((row) => [row.id, row.rowid]));

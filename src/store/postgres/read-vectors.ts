@@ -13,7 +13,7 @@ export async function readVectors(
   const rows = await sql.query<{ id: string; embedding: string }>(
     `SELECT r.id, v.embedding::text AS embedding FROM raw_nodes r
      JOIN ${space.table_name} v ON v.raw_node_rowid = r.rowid AND v.ordinal = $3
-     WHERE r.scope_key = $1 AND r.id = ANY($2::text[])`,
+     WHERE r.scope_key || '' = $1 AND r.id = ANY($2::text[])`,
     [context.key, rawNodeIds, textOrdinal],
   );
   return new Map(rows.map((row) => [row.id, parseVector(row.embedding)]));

@@ -23,8 +23,14 @@ export async function searchLexical(
   const words = queryWords(query);
   if (!words || options.limit === 0) return [];
   const filter = filterSql(options.filters, "r", 7);
+  const limit = `$${7 + filter.values.length}`;
+  // Planned to hold when the planner misjudges a scope (a new one is estimated at a row or two):
+  // each query term probes its postings in the scope by index (the OFFSET 0 keeps that lateral
+  // probe from being flattened into a scan of all the scope's postings); without filters only the
+  // best `limit` are looked up; `r.scope_key || ''` keeps the raw-node look-up on the primary key
+  // (as the SQLite store's `+r.scope_key`), the scope still bound.
   const rows = await sql.query<{ id: string; score: number }>(
-    `WITH terms AS (
+    `WITH terms AS MATERIALIZED (
        SELECT t.lexeme, t.df::float8 AS df
        FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('${textSearchConfig}', $3))) q
        JOIN lexical_terms t ON t.tenant = $1 AND t.field = $4 AND t.lexeme = q.lexeme
@@ -37,13 +43,17 @@ export async function searchLexical(
              * (p.tf * ($5::float8 + 1))
              / (p.tf + $5::float8 * (1 - $6::float8 + $6::float8 * p.length / greatest(s.avgdl, 1e-9)))) AS score
        FROM terms t
-       JOIN lexical_postings p ON p.scope_key = $2 AND p.field = $4 AND p.lexeme = t.lexeme
+       CROSS JOIN LATERAL (
+         SELECT raw_node_rowid, tf, length FROM lexical_postings
+         WHERE scope_key = $2 AND field = $4 AND lexeme = t.lexeme OFFSET 0
+       ) p
        CROSS JOIN totals s
        GROUP BY p.raw_node_rowid
+       ${filter.values.length > 0 ? "" : `ORDER BY score DESC, p.raw_node_rowid LIMIT ${limit}`}
      )
      SELECT r.id, scored.score FROM scored JOIN raw_nodes r ON r.rowid = scored.raw_node_rowid
-     WHERE r.scope_key = $2 ${filter.sql}
-     ORDER BY scored.score DESC, r.rowid LIMIT $${7 + filter.values.length}`,
+     WHERE r.scope_key || '' = $2 ${filter.sql}
+     ORDER BY scored.score DESC, r.rowid LIMIT ${limit}`,
     [context.tenant, context.key, words, field, bm25.k1, bm25.b, ...filter.values, options.limit],
   );
   return rows.map((row) => ({ id: row.id, score: row.score }));

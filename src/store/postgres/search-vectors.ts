@@ -46,6 +46,11 @@ export async function searchVectors(
   return ranked(await nearest(context, sql, space, vector, options, "exact"), options.limit);
 }
 
+/**
+ * `r.scope_key || ''` (still binding the scope) keeps the raw-node look-up on the primary key: a
+ * new scope is estimated at a row or two, and the planner would rather walk the scope's index once
+ * per hit.
+ */
 async function nearest(
   context: ScopeContext,
   sql: Sql,
@@ -65,7 +70,7 @@ async function nearest(
          SELECT v.raw_node_rowid, v.embedding FROM ${table} v WHERE v.scope_key = $1 ${filter.sql}
        )
        SELECT r.id, min(c.embedding <=> $2::text::vector) AS distance
-       FROM candidates c JOIN raw_nodes r ON r.rowid = c.raw_node_rowid AND r.scope_key = $1
+       FROM candidates c JOIN raw_nodes r ON r.rowid = c.raw_node_rowid AND r.scope_key || '' = $1
        GROUP BY r.id ORDER BY distance, r.id LIMIT $3`,
       values,
     );
@@ -79,7 +84,7 @@ async function nearest(
        SELECT v.raw_node_rowid, v.embedding <=> $2::text::vector AS distance FROM ${table} v
        WHERE v.scope_key = $1 ${filter.sql}
        ORDER BY v.embedding <=> $2::text::vector LIMIT ${wanted}
-     ) n JOIN raw_nodes r ON r.rowid = n.raw_node_rowid AND r.scope_key = $1
+     ) n JOIN raw_nodes r ON r.rowid = n.raw_node_rowid AND r.scope_key || '' = $1
      GROUP BY r.id`,
     values,
   );

@@ -38,8 +38,13 @@ export async function inTenant<T>(
   }
   let broken: unknown;
   try {
-    // One round trip opens the transaction and raises the wall.
-    await client.query(`BEGIN${options.readOnly ? " READ ONLY" : ""}; SET LOCAL cairn.tenant = ${literal(tenant)}`);
+    // One round trip opens the transaction and raises the wall. A read sees one snapshot throughout
+    // (REPEATABLE READ): readIndex's entries and version must come from the same moment, or a plan
+    // could be made against a version its entries predate. A write runs in READ COMMITTED after
+    // taking its scope's lock, so each of its statements sees what the writer before it committed.
+    await client.query(
+      `BEGIN ${options.readOnly ? "ISOLATION LEVEL REPEATABLE READ READ ONLY" : "ISOLATION LEVEL READ COMMITTED"}; SET LOCAL cairn.tenant = ${literal(tenant)}`,
+    );
     const sql: Sql = {
       query: async <Row extends pg.QueryResultRow>(text: string, values?: readonly unknown[]) =>
         (await client.query<Row>(text, values as unknown[] | undefined)).rows,
