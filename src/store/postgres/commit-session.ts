@@ -1,5 +1,6 @@
 import { ConflictError, StoreError } from "../../core/errors.ts";
 import { vectorBytes } from "../../core/vectors.ts";
+import { IndexVersionConflict } from "../index-records.ts";
 import type { CommitResult, RawNodeWrite, SessionRecord, SessionWrite } from "../records.ts";
 import { writeAudit } from "./audit-events.ts";
 import { applyPlan, lockIndex } from "./index-rows.ts";
@@ -22,6 +23,9 @@ export async function commitSession(context: ScopeContext, sql: Sql, write: Sess
   const version = await lockIndex(context, sql);
   const existing = await sessionRowByKey(context, sql, write.key);
   if (existing) return duplicateOf(context, sql, existing, write);
+  // A stale plan is refused before any row is written: the writer re-plans sooner (applyPlan checks again).
+  const { baseVersion } = write.index.plan;
+  if (baseVersion !== null && baseVersion !== version) throw new IndexVersionConflict(baseVersion, version);
   const spaces = new Map<string, SpaceRow>();
   for (const space of write.spaces) spaces.set(space.name, await context.store.spaces.ensure(sql, space));
 
