@@ -8,18 +8,10 @@ import { StoreError } from "../../src/core/errors.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { drawPng, tempDir } from "../support/fixtures.ts";
 import { forget, getSession, getThumbnail, listEntries } from "./scoped-reads.ts";
+import { sqliteTodo } from "./sqlite-todo.ts";
 import { buildSessionWrite, runStoreConformance, spaces } from "./store-conformance.ts";
 
-/** Blobs owned per tenant (issue 11, decided for both backends): the SQLite side is changing separately. */
-const scopeBlobCount =
-  "blobsDeleted still counts blobs no raw node of the whole store references; it must count those no raw node of this scope references";
-runStoreConformance("sqlite", async (t) => SqliteStore.open({ path: tempDir(t) }), {
-  todo: {
-    "forget session cascades to raw nodes, search, vectors, entries and unshared blobs, audited without raw text":
-      scopeBlobCount,
-    "forget all empties the scope and leaves other scopes and shared blobs alone": scopeBlobCount,
-  },
-});
+runStoreConformance("sqlite", async (t) => SqliteStore.open({ path: tempDir(t) }), { todo: sqliteTodo });
 
 const scope = { tenant: "acme", user: "ana" };
 const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest("hex");
