@@ -101,7 +101,7 @@ export async function search(
   const warnings: string[] = [];
 
   const embedStarted = performance.now();
-  const prepared = await embedQuery({ text: queryText, image }, mode, channels, context, warnings);
+  const prepared = await embedQuery(scoped.scope.tenant, { text: queryText, image }, mode, channels, context, warnings);
   const embedMs = performance.now() - embedStarted;
 
   const searchStarted = performance.now();
@@ -131,7 +131,9 @@ export async function search(
 }
 
 /** Embeds only for what uses vectors: BM25 alone needs no model call; routing compares vectors. */
+/** `tenant` partitions the query-embedding cache (see `EmbeddingCache`). */
 async function embedQuery(
+  tenant: string,
   query: { readonly text: string; readonly image: SearchQuery["image"] },
   mode: SearchMode,
   channels: readonly TopChannel[],
@@ -142,7 +144,7 @@ async function embedQuery(
   const needsTextVector = channels.includes("dense") || channels.includes("image") || mode !== "tri-path";
   const textVector =
     query.text && needsTextVector
-      ? await queryEmbeddings.get(query.text, async (text) => (await embedTexts(models.text, [text]))[0])
+      ? await queryEmbeddings.get(tenant, query.text, async (text) => (await embedTexts(models.text, [text]))[0])
       : undefined;
   if (!query.image) return { text: query.text, textVector, image: null };
   const accepted = await intakeImage(query.image, "query.image", { limits: context.limits });
@@ -152,6 +154,7 @@ async function embedQuery(
     warnings.push(`the ${models.profile} profile has no image embedder: the query image was not used`);
   const vector = embedder
     ? ((await queryEmbeddings.get(
+        tenant,
         `image:${embedder.id}:${accepted.hash}`,
         async () => (await embedImages(embedder, [accepted.data]))[0],
       )) ?? null)

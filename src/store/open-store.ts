@@ -1,3 +1,6 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { NotFoundError } from "../core/errors.ts";
 import type { PostgresStoreOptions } from "./postgres/postgres-store.ts";
 import type { SqliteStoreOptions } from "./sqlite/sqlite-store.ts";
 import type { Store } from "./store.ts";
@@ -34,11 +37,15 @@ export function isPostgresUrl(location: string): boolean {
 
 /**
  * Opens the store at `location`: a `postgres://…` / `postgresql://…` URL opens the Postgres store,
- * anything else is the folder of the embedded SQLite store.
+ * anything else is the folder of the embedded SQLite store. `mustExist` refuses a folder that holds
+ * no store instead of creating one, for commands that only read (a database named by a URL is
+ * connected to as it is: its schema is migrated on first open).
  *
  * @example
  * const store = await openStore(process.env.CAIRN_DB ?? ".cairn");
  */
-export async function openStore(location: string): Promise<Store> {
-  return isPostgresUrl(location) ? openPostgresStore({ url: location }) : openSqliteStore({ path: location });
+export async function openStore(location: string, options: { readonly mustExist?: boolean } = {}): Promise<Store> {
+  if (isPostgresUrl(location)) return openPostgresStore({ url: location });
+  if (options.mustExist && !existsSync(join(location, "cairn.db"))) throw new NotFoundError("store", location);
+  return openSqliteStore({ path: location });
 }

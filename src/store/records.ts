@@ -163,6 +163,10 @@ export interface ForgetResult {
   readonly sessions: number;
   readonly rawNodes: number;
   readonly entries: number;
+  /**
+   * Distinct images the scope no longer uses after the forget; counted from the scope's own rows, so it
+   * never tells whether anyone else holds the same image (the bytes go once the tenant uses them nowhere).
+   */
   readonly blobsDeleted: number;
   readonly auditId: string;
 }

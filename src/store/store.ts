@@ -12,6 +12,7 @@ import type {
   SearchFilters,
   SessionRecord,
   SessionWrite,
+  VectorSpace,
 } from "./records.ts";
 
 /**
@@ -24,6 +25,8 @@ export interface Store {
   forScope(scope: Scope): ScopedStore;
   /** Every scope holding data: for administration (`cairn check`), never for answering a request. */
   listScopes(): Promise<Scope[]>;
+  /** Every vector space the store holds vectors in: for administration (`cairn migrate`). */
+  vectorSpaces(): Promise<VectorSpace[]>;
   close(): Promise<void>;
 }
 
@@ -42,6 +45,14 @@ export type RawNodeQuery =
   /** Raw nodes within `window` turns of `near` in the same session, excluding `near` themselves. */
   | { readonly near: readonly string[]; readonly window: number };
 
+/** Who a session is in the store it is copied from: kept by `importSession`. */
+export interface SessionIdentity {
+  readonly sessionId: string;
+  readonly createdMs: number;
+  /** The raw nodes' ids, in the order of the write's raw nodes. */
+  readonly rawNodeIds: readonly string[];
+}
+
 /** A forget as planned: the target, and the index repair made against the index as it stood. */
 export interface ForgetRequest {
   readonly target: ForgetTarget;
@@ -50,8 +61,8 @@ export interface ForgetRequest {
 }
 
 /**
- * One scope's handle: every method is bound to that scope. Three groups, each with its own
- * conformance file (test/store/): the cold store, the channel index, the active index.
+ * One scope's handle: every method is bound to that scope. Four groups, each with its own
+ * conformance file (test/store/): the cold store, the channel index, the active index, transfer.
  */
 export interface ScopedStore {
   readonly scope: Scope;
@@ -125,5 +136,26 @@ export interface ScopedStore {
   applyIndexPlan(
     plan: MaintenancePlan,
     options: { readonly spaces: { readonly text: string; readonly image: string | null }; readonly replace: boolean },
+  ): Promise<void>;
+
+  // ── Transfer: a scope copied between stores (`cairn migrate`), ids and times kept ──────────────
+  /**
+   * Writes a session exactly as another store holds it: its id, creation time and raw-node ids are
+   * kept; the write's plan must be empty (the index comes with `restoreIndexAndAudit`) and no audit
+   * event is added. The same session again is a no-op (`imported: false`: a resumed copy); another
+   * session with its key or id is a `ConflictError`.
+   */
+  importSession(write: SessionWrite, identity: SessionIdentity): Promise<{ imported: boolean }>;
+  /**
+   * Replaces the scope's index with these entries (every status, pointers and links as they are) and
+   * its audit log with these events (oldest first; ids, times and details kept), in one transaction.
+   * Pointers must name stored raw nodes. The index version still only grows.
+   */
+  restoreIndexAndAudit(
+    index: {
+      readonly entries: readonly IndexEntry[];
+      readonly spaces: { readonly text: string; readonly image: string | null };
+    },
+    audit: readonly AuditEvent[],
   ): Promise<void>;
 }

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { cairnProcess } from "../support/cairn-process.ts";
 import { tempDir } from "../support/fixtures.ts";
+import { spawnServe } from "../support/serve-process.ts";
 
 const bin = join(import.meta.dirname, "../../bin/cairn.js");
 
@@ -15,37 +16,6 @@ function cairn(args: string[]) {
     timeout: 60_000,
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-interface ServeProcess {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly exited: Promise<number | null>;
-  output(): string;
-}
-
-/** `cairn serve` as a child process on a free port; resolves once it prints its URL. */
-async function spawnServe(t: { after: (fn: () => void) => void }, args: string[]): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [bin, "serve", "--port", "0", "--profile", "hash", ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  t.after(() => {
-    if (child.exitCode === null) child.kill("SIGKILL");
-  });
-  let output = "";
-  child.stderr?.on("data", (chunk) => {
-    output += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on("data", (chunk) => {
-      output += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1] as string);
-    });
-    exited.then((code) => reject(new Error(`serve exited with ${code} before listening:\n${output}`)));
-  });
-  return { child, url, exited, output: () => output };
 }
 
 describe("cairn serve and cairn keys as processes", () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import BetterSqlite3 from "better-sqlite3";
@@ -12,6 +12,7 @@ import { startCrashChild } from "../support/crash-child.ts";
 import { crashScope, crashSessionPlan } from "../support/crash-sessions.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { seededRandom } from "../support/random.ts";
+import { checkFtsIntegrity } from "../support/sqlite-fts.ts";
 
 /**
  * A writer SIGKILLed at random moments, round after round, must leave a store in which every
@@ -62,7 +63,7 @@ function filesUnder(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
-    .map((entry) => entry.name);
+    .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1));
 }
 
 describe("crash safety", () => {
@@ -150,18 +151,21 @@ describe("crash safety", () => {
     const db = new BetterSqlite3(join(storeDir, "cairn.db"));
     t.after(() => db.close());
     assert.deepEqual(db.pragma("integrity_check"), [{ integrity_check: "ok" }], `SQLite integrity ${context}`);
-    for (const table of ["fts_text", "fts_image_text"]) {
-      assert.doesNotThrow(() => db.prepare(`INSERT INTO ${table} (${table}) VALUES ('integrity-check')`).run(), table);
-    }
+    assert.ok(checkFtsIntegrity(db).length > 0, `FTS5 integrity ${context}`);
     assert.deepEqual(db.pragma("foreign_key_check"), []);
-    const rows = new Set((db.prepare("SELECT hash FROM blobs").all() as { hash: string }[]).map((row) => row.hash));
+    // Files live under one folder per owning tenant: blobs/<tenant token>/<ab>/<hash>.
+    const rows = new Set(
+      (db.prepare("SELECT tenant, hash FROM blobs").all() as { tenant: string; hash: string }[]).map((row) =>
+        join(row.tenant, row.hash.slice(0, 2), row.hash),
+      ),
+    );
     // Recovery on open also removes the half-written `<hash>.<uuid>.tmp` files of a killed writer.
     const blobFiles = filesUnder(join(storeDir, "blobs"));
     const thumbFiles = filesUnder(join(storeDir, "thumbs"));
     assert.deepEqual(new Set(blobFiles), rows, `blob files match blob rows: no orphans, none missing ${context}`);
-    assert.deepEqual(new Set(thumbFiles), new Set([...rows].map((hash) => `${hash}.webp`)), `thumbnails ${context}`);
-    for (const name of blobFiles) {
-      assert.equal(sha256(readFileSync(join(storeDir, "blobs", name.slice(0, 2), name))), name, "blob bytes");
+    assert.deepEqual(new Set(thumbFiles), new Set([...rows].map((path) => `${path}.webp`)), `thumbnails ${context}`);
+    for (const path of blobFiles) {
+      assert.equal(sha256(readFileSync(join(storeDir, "blobs", path))), basename(path), "blob bytes");
     }
   });
 

@@ -2,13 +2,14 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { before, describe, it } from "node:test";
 import fc from "fast-check";
 import { ConflictError, InputError, NotFoundError } from "../../src/core/errors.ts";
 import type { Scope } from "../../src/core/scope.ts";
 import { Memory, scopedStore } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
+import { tenantStorage } from "../../src/store/sqlite/tenants.ts";
 import { drawPng } from "../support/fixtures.ts";
 
 /**
@@ -163,14 +164,21 @@ function filesIn(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
-    .map((entry) => entry.name);
+    .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1));
 }
 
 async function checkAll(memory: Memory, model: Model, storeDir: string): Promise<void> {
   const images = poolByHash();
   const forgottenMarkers = model.forgotten.map((node) => node.marker);
   const everyId = [...allLive(model), ...model.forgotten].map((node) => node.id);
-  const referencedAnywhere = new Set(allLive(model).flatMap((node) => node.images.map((image) => image.hash)));
+  // Each tenant owns its copy of an image: blobs/<tenant token>/<ab>/<hash>.
+  const referencedAnywhere = new Set(
+    allLive(model).flatMap((node) =>
+      node.images.map((image) =>
+        join(tenantStorage(at(scopes, node.scope).tenant).token, image.hash.slice(0, 2), image.hash),
+      ),
+    ),
+  );
 
   for (const [index, scope] of scopes.entries()) {
     const sessions = at(model.sessions, index);
@@ -269,12 +277,10 @@ async function checkAll(memory: Memory, model: Model, storeDir: string): Promise
   // On disk: one file per blob still referenced somewhere, named by the hash of its bytes; nothing else.
   const blobFiles = filesIn(join(storeDir, "blobs"));
   assert.deepEqual(new Set(blobFiles), referencedAnywhere, "blob files are exactly the referenced blobs");
-  for (const hash of blobFiles) {
-    assert.equal(sha256(readFileSync(join(storeDir, "blobs", hash.slice(0, 2), hash))), hash);
-  }
+  for (const path of blobFiles) assert.equal(sha256(readFileSync(join(storeDir, "blobs", path))), basename(path));
   assert.deepEqual(
     new Set(filesIn(join(storeDir, "thumbs"))),
-    new Set([...referencedAnywhere].map((hash) => `${hash}.webp`)),
+    new Set([...referencedAnywhere].map((path) => `${path}.webp`)),
   );
   assert.deepEqual(filesIn(join(storeDir, "pending")), []);
 }

@@ -15,6 +15,7 @@ import {
   images,
   scopeA,
   scopeB,
+  scopeC,
   textSpace,
 } from "./conformance-support.ts";
 
@@ -55,6 +56,40 @@ export const channelIndexConformance = defineGroup("channel index", (test) => {
     // User text is never parsed as query syntax.
     assert.deepEqual(ids(await a.searchLexical("text", 'giraffe" OR * NEAR(', { limit: 10 })), [most, fewer]);
     assert.deepEqual(await a.searchLexical("text", "   ", { limit: 10 }), []);
+  });
+
+  test("lexical scores come from the tenant's own rows: another tenant's words change no score", async (store) => {
+    const { red, blue } = await images();
+    const turns = [
+      { text: "the otter swam past the old mill", images: [{ data: blue, caption: "an otter at the mill" }] },
+      { text: "an otter and a heron by the mill pond", images: [{ data: red, caption: "a heron" }] },
+      { text: "bread from the mill bakery" },
+    ];
+    const query = "otter mill heron";
+    const a = store.forScope(scopeA);
+    await a.commitSession(await buildSessionWrite({ key: "s", turns }));
+    const alone = await a.searchLexical("text", query, { limit: 10 });
+    const aloneImages = await a.searchLexical("imageText", query, { limit: 10 });
+    assert.equal(alone.length, 3);
+    assert.equal(aloneImages.length, 2);
+    // Another tenant writes many rows using the query's words (in different proportions), and
+    // image text too: under shared statistics every IDF and the average length would move.
+    const c = store.forScope(scopeC);
+    for (let session = 0; session < 4; session++) {
+      await c.commitSession(
+        await buildSessionWrite({
+          key: `c${session}`,
+          turns: Array.from({ length: 10 }, (_, turn) => ({
+            text: turn % 3 === 0 ? "otter otter otter" : `heron number ${turn} on a very long winding river bank`,
+            images: turn === 0 ? [{ data: red, caption: "otter otter mill" }] : [],
+          })),
+        }),
+      );
+    }
+    assert.deepEqual(await a.searchLexical("text", query, { limit: 10 }), alone, "tenant C's rows moved A's scores");
+    assert.deepEqual(await a.searchLexical("imageText", query, { limit: 10 }), aloneImages, "and its image text");
+    const cHits = await c.searchLexical("text", query, { limit: 10 });
+    assert.ok(cHits.length > 0 && !ids(cHits).some((id) => ids(alone).includes(id)), "each tenant finds its own");
   });
 
   test("lexical search respects session, time and speaker filters", async (store) => {

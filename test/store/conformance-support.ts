@@ -285,12 +285,15 @@ export function assertNoRawText(audit: readonly unknown[], words: readonly strin
 // ── The case registry ──────────────────────────────────────────────────────────────────────────
 
 /** The seam's three groups, each with its own conformance file. */
-export type SeamGroup = "cold store" | "channel index" | "active index";
+export type SeamGroup = "cold store" | "channel index" | "active index" | "transfer";
 
-/** One case: it gets a fresh store, which the suite closes, and its test context. */
+/**
+ * One case: it gets a fresh store, which the suite closes, its test context, and a way to open
+ * another fresh store of the same backend (closed by the suite too), for cases that copy between two.
+ */
 export interface ConformanceCase {
   readonly name: string;
-  readonly run: (store: Store, t: TestContext) => Promise<void>;
+  readonly run: (store: Store, t: TestContext, another: () => Promise<Store>) => Promise<void>;
 }
 
 export interface ConformanceGroup {
@@ -332,6 +335,8 @@ export const seamMethods = {
   indexStatus: "active index",
   readLinkedEntries: "active index",
   applyIndexPlan: "active index",
+  importSession: "transfer",
+  restoreIndexAndAudit: "transfer",
 } as const satisfies Record<Exclude<keyof ScopedStore, "scope">, SeamGroup>;
 
 export type SeamMethod = keyof typeof seamMethods;

@@ -5,13 +5,15 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import BetterSqlite3 from "better-sqlite3";
 import { StoreError } from "../../src/core/errors.ts";
+import { migrate } from "../../src/store/sqlite/migrations.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
+import { tenantStorage } from "../../src/store/sqlite/tenants.ts";
 import { drawPng, tempDir } from "../support/fixtures.ts";
+import { tenantFtsTables } from "../support/sqlite-fts.ts";
 import { forget, getSession, getThumbnail, listEntries } from "./scoped-reads.ts";
-import { sqliteTodo } from "./sqlite-todo.ts";
 import { buildSessionWrite, runStoreConformance, spaces } from "./store-conformance.ts";
 
-runStoreConformance("sqlite", async (t) => SqliteStore.open({ path: tempDir(t) }), { todo: sqliteTodo });
+runStoreConformance("sqlite", async (t) => SqliteStore.open({ path: tempDir(t) }));
 
 const scope = { tenant: "acme", user: "ana" };
 const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest("hex");
@@ -130,6 +132,94 @@ describe("SqliteStore", () => {
     assert.equal(state.sessions, 1, "the newer store's data is untouched");
   });
 
+  it("migrates a schema-3 store: each tenant gets its own FTS tables and its own copy of a shared image", async (t) => {
+    const dir = tempDir(t);
+    const shared = await drawPng({ color: "#a50" });
+    const orphan = await drawPng({ color: "#05a" });
+    const hash = sha256(shared);
+    // A store as schema 3 left it: one FTS table for all tenants (bodies start with the scope token),
+    // blobs keyed by hash alone, files in blobs/<ab>/<hash>; plus an orphan file no row names.
+    const old = new BetterSqlite3(join(dir, "cairn.db"));
+    migrate(old, () => 1, 3);
+    old
+      .prepare("INSERT INTO blobs (hash, media_type, bytes, width, height) VALUES (?, 'image/png', ?, 64, 64)")
+      .run(hash, shared.length);
+    const scopes = [
+      { key: "acme/ana/", text: "the otter by the mill" },
+      { key: "globex/bo/", text: "an otter in the harbour" },
+    ];
+    for (const [index, { key, text }] of scopes.entries()) {
+      const rowid = index + 1;
+      old
+        .prepare(
+          "INSERT INTO sessions (rowid, id, scope_key, session_key, time_ms, content_hash, turn_count, image_count, created_ms) VALUES (?, ?, ?, 's', 0, 'h', 1, 1, 0)",
+        )
+        .run(rowid, `ses_${rowid}`, key);
+      old
+        .prepare(
+          "INSERT INTO raw_nodes (rowid, id, scope_key, session_rowid, turn, text, time_ms, metadata) VALUES (?, ?, ?, ?, 0, ?, 0, '{}')",
+        )
+        .run(rowid, `rn_${rowid}`, key, rowid, text);
+      const token = `s${sha256(key).slice(0, 24)}`;
+      old.prepare("INSERT INTO fts_text (rowid, body) VALUES (?, ?)").run(rowid, `${token} ${text}`);
+      old.prepare("INSERT INTO fts_image_text (rowid, body) VALUES (?, ?)").run(rowid, `${token} a photo of ${text}`);
+      old
+        .prepare("INSERT INTO raw_node_images (raw_node_rowid, ordinal, blob_hash, caption) VALUES (?, 0, ?, 'photo')")
+        .run(rowid, hash);
+    }
+    old.prepare("INSERT INTO blob_vectors (blob_hash, space, vector) VALUES (?, 'image:x', x'0000803f')").run(hash);
+    old.close();
+    for (const [name, data] of [
+      [hash, shared],
+      [sha256(orphan), orphan],
+    ] as const) {
+      mkdirSync(join(dir, "blobs", name.slice(0, 2)), { recursive: true });
+      mkdirSync(join(dir, "thumbs", name.slice(0, 2)), { recursive: true });
+      writeFileSync(join(dir, "blobs", name.slice(0, 2), name), data);
+      writeFileSync(join(dir, "thumbs", name.slice(0, 2), `${name}.webp`), "thumb");
+    }
+
+    const store = await SqliteStore.open({ path: dir });
+    t.after(() => store.close());
+    const acme = store.forScope({ tenant: "acme", user: "ana" });
+    const globex = store.forScope({ tenant: "globex", user: "bo" });
+    assert.deepEqual(
+      (await acme.searchLexical("text", "otter", { limit: 10 })).map((hit) => hit.id),
+      ["rn_1"],
+    );
+    assert.deepEqual(
+      (await globex.searchLexical("imageText", "otter photo", { limit: 10 })).map((hit) => hit.id),
+      ["rn_2"],
+    );
+    for (const scoped of [acme, globex]) {
+      assert.deepEqual(Buffer.from((await scoped.readBlob(hash)).data), shared);
+      assert.equal(
+        (await scoped.readRawNodes({ sessionId: `ses_${scoped === acme ? 1 : 2}` }))[0]?.images[0]?.width,
+        64,
+      );
+    }
+    assert.equal((await acme.knownImages([hash], "image:x")).get(hash)?.vector?.[0], 1, "cached vectors move too");
+    const [acmeFile, globexFile] = ["acme", "globex"].map((tenant) =>
+      join(tenantStorage(tenant).token, hash.slice(0, 2), hash),
+    ) as [string, string];
+    assert.deepEqual(
+      filesUnder(join(dir, "blobs")),
+      [acmeFile, globexFile].sort(),
+      "one file per owner; the shared layout and the orphan are gone",
+    );
+    assert.deepEqual(filesUnder(join(dir, "thumbs")), [`${acmeFile}.webp`, `${globexFile}.webp`].sort());
+    const tables = store.db
+      .prepare("SELECT name FROM sqlite_master WHERE name IN ('fts_text', 'fts_image_text')")
+      .pluck()
+      .all();
+    assert.deepEqual(tables, [], "the shared FTS tables are dropped");
+    // Forgetting acme's use deletes acme's copy only.
+    const result = await forget(acme, { all: true }, spaces);
+    assert.equal(result.blobsDeleted, 1);
+    assert.deepEqual(filesUnder(join(dir, "blobs")), [globexFile]);
+    assert.deepEqual(Buffer.from((await globex.readBlob(hash)).data), shared);
+  });
+
   it("removes blob files a crashed write left behind, and keeps those its transaction committed", async (t) => {
     const dir = tempDir(t);
     const kept = await drawPng({ color: "#0a0" });
@@ -140,21 +230,23 @@ describe("SqliteStore", () => {
     await store.close();
 
     // What a writer killed after writing its files but before committing leaves: a journal naming an
-    // orphan hash (files, no row), and a journal naming a hash whose row did commit.
+    // orphan blob (files, no row), and a journal naming a blob whose row did commit, in tenant
+    // acme's folder.
+    const t1 = tenantStorage("acme").token;
     const orphan = await drawPng({ color: "#00a" });
     const orphanHash = sha256(orphan);
-    mkdirSync(join(dir, "blobs", orphanHash.slice(0, 2)), { recursive: true });
-    mkdirSync(join(dir, "thumbs", orphanHash.slice(0, 2)), { recursive: true });
-    writeFileSync(join(dir, "blobs", orphanHash.slice(0, 2), orphanHash), orphan);
-    writeFileSync(join(dir, "thumbs", orphanHash.slice(0, 2), `${orphanHash}.webp`), "thumb");
-    writeFileSync(join(dir, "pending", "crashed-writer-1"), orphanHash);
-    writeFileSync(join(dir, "pending", "crashed-writer-2"), `${sha256(kept)}\n${orphanHash}\n`);
+    mkdirSync(join(dir, "blobs", t1, orphanHash.slice(0, 2)), { recursive: true });
+    mkdirSync(join(dir, "thumbs", t1, orphanHash.slice(0, 2)), { recursive: true });
+    writeFileSync(join(dir, "blobs", t1, orphanHash.slice(0, 2), orphanHash), orphan);
+    writeFileSync(join(dir, "thumbs", t1, orphanHash.slice(0, 2), `${orphanHash}.webp`), "thumb");
+    writeFileSync(join(dir, "pending", "crashed-writer-1"), `${t1}/${orphanHash}`);
+    writeFileSync(join(dir, "pending", "crashed-writer-2"), `${t1}/${sha256(kept)}\n${t1}/${orphanHash}\n`);
 
     const reopened = await SqliteStore.open({ path: dir });
     t.after(() => reopened.close());
     assert.deepEqual(filesUnder(join(dir, "pending")), [], "journals are settled");
-    assert.deepEqual(filesUnder(join(dir, "blobs")), [join(sha256(kept).slice(0, 2), sha256(kept))]);
-    assert.deepEqual(filesUnder(join(dir, "thumbs")), [join(sha256(kept).slice(0, 2), `${sha256(kept)}.webp`)]);
+    assert.deepEqual(filesUnder(join(dir, "blobs")), [join(t1, sha256(kept).slice(0, 2), sha256(kept))]);
+    assert.deepEqual(filesUnder(join(dir, "thumbs")), [join(t1, sha256(kept).slice(0, 2), `${sha256(kept)}.webp`)]);
     assert.deepEqual(Buffer.from((await reopened.forScope(scope).readBlob(sha256(kept))).data), kept);
   });
 
@@ -162,9 +254,10 @@ describe("SqliteStore", () => {
     const dir = tempDir(t);
     await (await SqliteStore.open({ path: dir })).close();
     const hash = sha256("never committed");
-    mkdirSync(join(dir, "blobs", hash.slice(0, 2)), { recursive: true });
-    writeFileSync(join(dir, "blobs", hash.slice(0, 2), `${hash}.0b1c2d3e-0000-4000-8000-000000000000.tmp`), "half");
-    writeFileSync(join(dir, "pending", "crashed-writer"), hash);
+    const t1 = tenantStorage("acme").token;
+    mkdirSync(join(dir, "blobs", t1, hash.slice(0, 2)), { recursive: true });
+    writeFileSync(join(dir, "blobs", t1, hash.slice(0, 2), `${hash}.0b1c2d3e-0000-4000-8000-000000000000.tmp`), "half");
+    writeFileSync(join(dir, "pending", "crashed-writer"), `${t1}/${hash}`);
     const reopened = await SqliteStore.open({ path: dir });
     t.after(() => reopened.close());
     assert.deepEqual(filesUnder(join(dir, "blobs")), [], "no file of an uncommitted write survives recovery");
@@ -198,8 +291,7 @@ describe("SqliteStore", () => {
       "blob_vectors",
       "index_entries",
       "index_pointers",
-      "fts_text",
-      "fts_image_text",
+      ...tenantFtsTables(store.db),
       ...store.spaces().map((space) => space.table_name),
     ];
     const counts = Object.fromEntries(

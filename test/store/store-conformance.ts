@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import type { Store } from "../../src/store/store.ts";
 import { activeIndexConformance } from "./active-index-conformance.ts";
 import { channelIndexConformance } from "./channel-index-conformance.ts";
 import { coldStoreConformance } from "./cold-store-conformance.ts";
@@ -11,6 +12,7 @@ import {
   seamMethodNames,
   seamMethods,
 } from "./conformance-support.ts";
+import { transferConformance } from "./transfer-conformance.ts";
 
 export { buildSessionWrite, spaces } from "./conformance-support.ts";
 export type { MakeStore, StoreConformanceOptions };
@@ -27,7 +29,12 @@ export type { MakeStore, StoreConformanceOptions };
  * });
  */
 export function runStoreConformance(name: string, makeStore: MakeStore, options: StoreConformanceOptions = {}): void {
-  const groups: readonly ConformanceGroup[] = [coldStoreConformance, channelIndexConformance, activeIndexConformance];
+  const groups: readonly ConformanceGroup[] = [
+    coldStoreConformance,
+    channelIndexConformance,
+    activeIndexConformance,
+    transferConformance,
+  ];
   const caseNames = groups.flatMap((group) => group.cases.map((testCase) => testCase.name));
   const duplicate = caseNames.find((caseName, index) => caseNames.indexOf(caseName) !== index);
   if (duplicate) throw new Error(`store conformance: two cases are named "${duplicate}"`);
@@ -47,11 +54,16 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
       for (const testCase of group.cases) {
         it(testCase.name, flags(testCase.name), async (t) => {
           coverage.ran(testCase.name);
-          const store = coverage.wrap(await makeStore(t));
+          const stores = [coverage.wrap(await makeStore(t))];
+          const another = async () => {
+            const store = coverage.wrap(await makeStore(t));
+            stores.push(store);
+            return store;
+          };
           try {
-            await testCase.run(store, t);
+            await testCase.run(stores[0] as Store, t, another);
           } finally {
-            await store.close();
+            for (const store of stores) await store.close();
           }
         });
       }

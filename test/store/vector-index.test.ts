@@ -10,14 +10,11 @@ import { SqliteStore, type SqliteStoreOptions } from "../../src/store/sqlite/sql
 import { VectorIndex } from "../../src/store/sqlite/vector-index.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { forget } from "./scoped-reads.ts";
-import { sqliteTodo } from "./sqlite-todo.ts";
 import { buildSessionWrite, runStoreConformance, spaces } from "./store-conformance.ts";
 
 // The whole store contract again, with every partition on the ANN path as soon as its index is built.
-runStoreConformance(
-  "sqlite with the ANN index forced on",
-  async (t) => SqliteStore.open({ path: tempDir(t), vectorIndex: { minVectors: 0 } }),
-  { todo: sqliteTodo },
+runStoreConformance("sqlite with the ANN index forced on", async (t) =>
+  SqliteStore.open({ path: tempDir(t), vectorIndex: { minVectors: 0 } }),
 );
 
 /** The conformance helper's text space (64-d hashed n-grams). */

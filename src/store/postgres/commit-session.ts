@@ -2,6 +2,7 @@ import { ConflictError, StoreError } from "../../core/errors.ts";
 import { vectorBytes } from "../../core/vectors.ts";
 import { IndexVersionConflict } from "../index-records.ts";
 import type { CommitResult, RawNodeWrite, SessionRecord, SessionWrite } from "../records.ts";
+import type { SessionIdentity } from "../store.ts";
 import { writeAudit } from "./audit-events.ts";
 import { applyPlan, lockIndex } from "./index-rows.ts";
 import { addLexicalStatistics } from "./lexical-statistics.ts";
@@ -20,17 +21,57 @@ import { type SpaceRow, textOrdinal, vectorLiteral } from "./vector-spaces.ts";
  * lock: the key check, the plan's base version and the insert all see the same state.
  */
 export async function commitSession(context: ScopeContext, sql: Sql, write: SessionWrite): Promise<CommitResult> {
+  return writeSession(context, sql, write, null);
+}
+
+/**
+ * A session copied from another store (`ScopedStore.importSession`): the same path as a commit,
+ * with the identity kept and neither plan nor audit event. Returns whether anything was written.
+ */
+export async function importSession(
+  context: ScopeContext,
+  sql: Sql,
+  write: SessionWrite,
+  identity: SessionIdentity,
+): Promise<boolean> {
+  if (write.index.plan.ops.length > 0 || write.index.plan.audits.length > 0) {
+    throw new StoreError("importSession", "an imported session carries no maintenance plan: restore the index after");
+  }
+  if (identity.rawNodeIds.length !== write.rawNodes.length) {
+    throw new StoreError(
+      "importSession",
+      `${identity.rawNodeIds.length} raw-node ids for ${write.rawNodes.length} raw nodes`,
+    );
+  }
+  return !(await writeSession(context, sql, write, identity)).duplicate;
+}
+
+async function writeSession(
+  context: ScopeContext,
+  sql: Sql,
+  write: SessionWrite,
+  identity: SessionIdentity | null,
+): Promise<CommitResult> {
   const version = await lockIndex(context, sql);
   const existing = await sessionRowByKey(context, sql, write.key);
-  if (existing) return duplicateOf(context, sql, existing, write);
+  if (existing) {
+    if (identity && existing.id !== identity.sessionId) {
+      throw new ConflictError(`session ${write.key} already exists in this scope under another id`);
+    }
+    return duplicateOf(context, sql, existing, write);
+  }
+  if (identity) {
+    const [taken] = await sql.query("SELECT 1 FROM sessions WHERE id = $1", [identity.sessionId]);
+    if (taken) throw new ConflictError(`a session with id ${identity.sessionId} already exists in this store`);
+  }
   // A stale plan is refused before any row is written: the writer re-plans sooner (applyPlan checks again).
   const { baseVersion } = write.index.plan;
   if (baseVersion !== null && baseVersion !== version) throw new IndexVersionConflict(baseVersion, version);
   const spaces = new Map<string, SpaceRow>();
   for (const space of write.spaces) spaces.set(space.name, await context.store.spaces.ensure(sql, space));
 
-  const now = context.store.now();
-  const sessionId = context.store.newId("ses");
+  const now = identity?.createdMs ?? context.store.now();
+  const sessionId = identity?.sessionId ?? context.store.newId("ses");
   const imageCount = write.rawNodes.reduce((sum, node) => sum + node.images.length, 0);
   const [session] = await sql.query<SessionRow>(
     `INSERT INTO sessions (id, tenant, scope_key, session_key, time_ms, source, content_hash, turn_count, image_count, created_ms)
@@ -61,8 +102,16 @@ export async function commitSession(context: ScopeContext, sql: Sql, write: Sess
       [context.tenant, blob.hash, blob.mediaType, blob.bytes, blob.width, blob.height, blob.data, blob.thumbnail],
     );
   }
-  const rowids = await insertRawNodes(context, sql, write, session.rowid);
+  const rowids = await insertRawNodes(context, sql, write, session.rowid, identity);
   await insertDerivedRows(context, sql, write, session.rowid, rowids, spaces);
+  if (identity) {
+    await addLexicalStatistics(
+      context,
+      sql,
+      rowids.map((node) => node.rowid),
+    );
+    return { session: toSession(session), rawNodeIds: identity.rawNodeIds, entryIds: [], duplicate: false };
+  }
 
   const { plan } = write.index;
   await applyPlan(context, sql, version, plan, write.index.spaces, async (pointers) => {
@@ -120,9 +169,10 @@ async function insertRawNodes(
   sql: Sql,
   write: SessionWrite,
   sessionRowid: number,
+  identity: SessionIdentity | null,
 ): Promise<{ id: string; rowid: number }[]> {
   if (write.rawNodes.length === 0) return [];
-  const ids = write.rawNodes.map(() => context.store.newId("rn"));
+  const ids = identity ? [...identity.rawNodeIds] : write.rawNodes.map(() => context.store.newId("rn"));
   const column = <T>(pick: (node: SessionWrite["rawNodes"][number]) => T) => write.rawNodes.map(pick);
   const rows = await sql.query<{ id: string; rowid: number }>(
     `INSERT INTO raw_nodes (id, tenant, scope_key, session_rowid, turn, speaker, role, text, time_ms, source, uri, metadata)

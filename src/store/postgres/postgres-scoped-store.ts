@@ -13,9 +13,16 @@ import type {
   SessionRecord,
   SessionWrite,
 } from "../records.ts";
-import type { ForgetRequest, LexicalField, RawNodeQuery, ScopedStore, SessionQuery } from "../store.ts";
+import type {
+  ForgetRequest,
+  LexicalField,
+  RawNodeQuery,
+  ScopedStore,
+  SessionIdentity,
+  SessionQuery,
+} from "../store.ts";
 import { readAudit } from "./audit-events.ts";
-import { commitSession } from "./commit-session.ts";
+import { commitSession, importSession } from "./commit-session.ts";
 import { forget } from "./forget.ts";
 import { readIndex, readLinked } from "./index-rows.ts";
 import { knownImages, readBlob } from "./read-blobs.ts";
@@ -23,7 +30,7 @@ import { readRawNodes } from "./read-raw-nodes.ts";
 import { readSessions } from "./read-sessions.ts";
 import { readVectors } from "./read-vectors.ts";
 import type { ScopeContext, StoreServices } from "./scope-context.ts";
-import { applyIndexPlan, indexStatus } from "./scope-index.ts";
+import { applyIndexPlan, indexStatus, restoreIndexAndAudit } from "./scope-index.ts";
 import { scopeStats } from "./scope-stats.ts";
 import { searchLexical } from "./search-lexical.ts";
 import { searchVectors } from "./search-vectors.ts";
@@ -141,5 +148,22 @@ export class PostgresScopedStore implements ScopedStore {
     options: { readonly spaces: { readonly text: string; readonly image: string | null }; readonly replace: boolean },
   ): Promise<void> {
     return this.#write("applyIndexPlan", (sql) => applyIndexPlan(this.#context, sql, plan, options));
+  }
+
+  // ── Transfer ────────────────────────────────────────────────────────────────────────────────
+  async importSession(write: SessionWrite, identity: SessionIdentity): Promise<{ imported: boolean }> {
+    return {
+      imported: await this.#write("importSession", (sql) => importSession(this.#context, sql, write, identity)),
+    };
+  }
+
+  async restoreIndexAndAudit(
+    index: {
+      readonly entries: readonly IndexEntry[];
+      readonly spaces: { readonly text: string; readonly image: string | null };
+    },
+    audit: readonly AuditEvent[],
+  ): Promise<void> {
+    return this.#write("restoreIndexAndAudit", (sql) => restoreIndexAndAudit(this.#context, sql, index, audit));
   }
 }

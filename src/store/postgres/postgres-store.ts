@@ -3,6 +3,7 @@ import { StoreError } from "../../core/errors.ts";
 import { KeyedQueue } from "../../core/keyed-queue.ts";
 import type { Scope } from "../../core/scope.ts";
 import { scopeKey, validateScope } from "../../core/scope.ts";
+import type { VectorSpace } from "../records.ts";
 import type { ScopedStore, Store } from "../store.ts";
 import { migrate } from "./migrations.ts";
 import { PostgresScopedStore } from "./postgres-scoped-store.ts";
@@ -117,6 +118,19 @@ export class PostgresStore implements Store {
       const [tenant = "", user = "", agent = ""] = key.split("/");
       return agent ? { tenant, user, agent } : { tenant, user };
     });
+  }
+
+  /** Every vector space the store holds vectors in: for administration (`cairn migrate`). */
+  async vectorSpaces(): Promise<VectorSpace[]> {
+    this.#assertOpen("vectorSpaces");
+    try {
+      const rows = await this.#pool.query<VectorSpace>(
+        "SELECT name, kind, dimensions FROM vector_spaces ORDER BY table_name",
+      );
+      return rows.rows;
+    } catch (error) {
+      throw new StoreError("vectorSpaces", error);
+    }
   }
 
   async close(): Promise<void> {

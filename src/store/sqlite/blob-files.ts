@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
 import {
   closeSync,
+  copyFileSync,
   existsSync,
   fsyncSync,
+  linkSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -14,10 +16,12 @@ import {
 import { basename, dirname, join } from "node:path";
 
 /**
- * Content-addressed files for original images and their thumbnails. A file is written to a
- * temporary name, fsynced and renamed, so a reader never sees a partial file. Files land
- * before the database transaction that references them; a journal records which hashes a
- * write is about to add, so files orphaned by a crash are removed on the next open.
+ * Content-addressed files for original images and their thumbnails, in one folder per owner (a
+ * tenant: its token, see tenants.ts), so no tenant's write or forget depends on what another stores. A file is
+ * named by a blob key, `<owner>/<sha256>`. It is written to a temporary name, fsynced and renamed,
+ * so a reader never sees a partial file. Files land before the database transaction that references
+ * them; a journal records which keys a write is about to add, so files orphaned by a crash are
+ * removed on the next open.
  */
 export class BlobFiles {
   readonly #root: string;
@@ -30,72 +34,103 @@ export class BlobFiles {
     for (const folder of ["blobs", "thumbs", "pending"]) mkdirSync(join(this.#root, folder), { recursive: true });
   }
 
-  blobPath(hash: string): string {
-    return join(this.#root, "blobs", hash.slice(0, 2), hash);
+  blobPath(key: string): string {
+    const { owner, hash } = splitBlobKey(key);
+    return join(this.#root, "blobs", owner, hash.slice(0, 2), hash);
   }
 
-  thumbnailPath(hash: string): string {
-    return join(this.#root, "thumbs", hash.slice(0, 2), `${hash}.webp`);
+  thumbnailPath(key: string): string {
+    const { owner, hash } = splitBlobKey(key);
+    return join(this.#root, "thumbs", owner, hash.slice(0, 2), `${hash}.webp`);
   }
 
   /**
-   * Starts a write (or a forget): journals the hashes whose files may change, and returns the
+   * Moves files of the shared layout that stores before schema 4 wrote (`blobs/<ab>/<hash>`, one
+   * file for every tenant) to each owner's folder, and deletes files no owner holds. Hard links
+   * when the file system allows, so the move costs no copy; safe to repeat after a crash.
+   */
+  adoptSharedLayout(ownersOf: (hash: string) => readonly string[]): number {
+    let moved = 0;
+    for (const [folder, suffix, pathOf] of [
+      ["blobs", "", (key: string) => this.blobPath(key)],
+      ["thumbs", ".webp", (key: string) => this.thumbnailPath(key)],
+    ] as const) {
+      const top = join(this.#root, folder);
+      for (const prefix of readdirSync(top).filter((name) => /^[0-9a-f]{2}$/.test(name))) {
+        for (const name of readdirSync(join(top, prefix))) {
+          const shared = join(top, prefix, name);
+          const hash = suffix && name.endsWith(suffix) ? name.slice(0, -suffix.length) : name;
+          if (/^[0-9a-f]{64}$/.test(hash)) {
+            for (const owner of ownersOf(hash)) linkOrCopy(shared, pathOf(blobKey(owner, hash)));
+            moved += 1;
+          }
+          rmSync(shared, { force: true });
+        }
+        rmSync(join(top, prefix), { recursive: true, force: true });
+      }
+    }
+    return moved;
+  }
+
+  /**
+   * Starts a write (or a forget): journals the blob keys whose files may change, and returns the
    * journal id to pass to `settle` once the transaction is over. The id names the writing process
    * so recovery can tell a live writer's journal from a dead one's.
    */
-  begin(hashes: readonly string[]): string {
+  begin(keys: readonly string[]): string {
     const id = `${process.pid}-${randomUUID()}`;
-    writeFileSync(join(this.#root, "pending", id), hashes.join("\n"));
+    writeFileSync(join(this.#root, "pending", id), keys.join("\n"));
     return id;
   }
 
-  put(hash: string, data: Uint8Array, thumbnail: Uint8Array): void {
-    writeAtomically(this.blobPath(hash), data);
-    writeAtomically(this.thumbnailPath(hash), thumbnail);
+  put(key: string, data: Uint8Array, thumbnail: Uint8Array): void {
+    writeAtomically(this.blobPath(key), data);
+    writeAtomically(this.thumbnailPath(key), thumbnail);
   }
 
   /**
-   * Ends a journalled step: files of hashes the database does not know (a failed write, or a
-   * forget that removed the last reference) are deleted, unless another open journal still
-   * lists them (a concurrent writer may be about to commit the same image).
+   * Ends a journalled step: files of keys the database does not know (a failed write, or a
+   * forget that removed the owner's last reference) are deleted, unless another open journal still
+   * lists them (a concurrent writer may be about to commit the same image). Journals of stores
+   * before schema 4 list bare hashes: `adoptSharedLayout` already dealt with their files.
    */
-  settle(journalId: string, isKnown: (hash: string) => boolean): void {
+  settle(journalId: string, isKnown: (key: string) => boolean): void {
     const path = join(this.#root, "pending", journalId);
     if (!existsSync(path)) return;
-    const others = this.#journalledHashes(journalId);
-    for (const hash of readJournal(path)) {
-      if (!isKnown(hash) && !others.has(hash)) this.remove(hash);
+    const others = this.#journalledKeys(journalId);
+    for (const key of readJournal(path)) {
+      if (isBlobKey(key) && !isKnown(key) && !others.has(key)) this.remove(key);
     }
     rmSync(path, { force: true });
   }
 
   /** Settles journals whose writer process is gone (killed mid-write); live writers are left alone. */
-  recover(isKnown: (hash: string) => boolean): number {
+  recover(isKnown: (key: string) => boolean): number {
     const dead = readdirSync(join(this.#root, "pending")).filter((journal) => !isAlive(Number(journal.split("-")[0])));
     for (const journal of dead) this.settle(journal, isKnown);
     return dead.length;
   }
 
-  #journalledHashes(except: string): Set<string> {
-    const hashes = new Set<string>();
+  #journalledKeys(except: string): Set<string> {
+    const keys = new Set<string>();
     for (const journal of readdirSync(join(this.#root, "pending"))) {
       if (journal === except) continue;
-      for (const hash of readJournal(join(this.#root, "pending", journal))) hashes.add(hash);
+      for (const key of readJournal(join(this.#root, "pending", journal))) keys.add(key);
     }
-    return hashes;
+    return keys;
   }
 
-  read(hash: string): Uint8Array {
-    return readFileSync(this.blobPath(hash));
+  read(key: string): Uint8Array {
+    return readFileSync(this.blobPath(key));
   }
 
-  readThumbnail(hash: string): Uint8Array {
-    return readFileSync(this.thumbnailPath(hash));
+  readThumbnail(key: string): Uint8Array {
+    return readFileSync(this.thumbnailPath(key));
   }
 
   /** Deletes a blob's file, its thumbnail, and temporary files a killed writer left for it. */
-  remove(hash: string): void {
-    for (const path of [this.blobPath(hash), this.thumbnailPath(hash)]) {
+  remove(key: string): void {
+    for (const path of [this.blobPath(key), this.thumbnailPath(key)]) {
       rmSync(path, { force: true });
       const folder = dirname(path);
       const prefix = `${basename(path)}.`;
@@ -104,6 +139,31 @@ export class BlobFiles {
         if (name.startsWith(prefix) && name.endsWith(".tmp")) rmSync(join(folder, name), { force: true });
       }
     }
+  }
+}
+
+/** The name of one owner's copy of a blob: `<owner>/<sha256>`. */
+export function blobKey(owner: string, hash: string): string {
+  return `${owner}/${hash}`;
+}
+
+export function splitBlobKey(key: string): { owner: string; hash: string } {
+  if (!isBlobKey(key)) throw new Error(`not a blob key: ${key}`);
+  const slash = key.indexOf("/");
+  return { owner: key.slice(0, slash), hash: key.slice(slash + 1) };
+}
+
+function isBlobKey(key: string): boolean {
+  return /^t[0-9a-f]{24}\/[0-9a-f]{64}$/.test(key);
+}
+
+function linkOrCopy(from: string, to: string): void {
+  if (existsSync(to)) return;
+  mkdirSync(dirname(to), { recursive: true });
+  try {
+    linkSync(from, to);
+  } catch {
+    copyFileSync(from, to);
   }
 }
 

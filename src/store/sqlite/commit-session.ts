@@ -3,12 +3,15 @@ import { ConflictError, StoreError } from "../../core/errors.ts";
 import { vectorBytes } from "../../core/vectors.ts";
 import { IndexVersionConflict } from "../index-records.ts";
 import type { CommitResult, SessionRecord, SessionWrite, VectorSpace } from "../records.ts";
+import type { SessionIdentity } from "../store.ts";
 import { writeAudit } from "./audit-events.ts";
+import { blobKey } from "./blob-files.ts";
 import { applyPlan } from "./index-rows.ts";
 import { rawNodeRowid } from "./read-raw-nodes.ts";
 import { sessionById, sessionRowByKey } from "./read-sessions.ts";
 import { strings, toSession } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
+import { ensureTenant, type TenantStorage, tenantStorage } from "./tenants.ts";
 import { imageSlots, type VectorRow } from "./vector-rows.ts";
 
 /** A vector space of the write and the vec0 table holding it. */
@@ -22,12 +25,36 @@ interface SpaceTable {
  * and audit events. Blob files land first, journalled, so a failed commit leaves none behind.
  */
 export function commitSession(context: ScopeContext, write: SessionWrite): CommitResult {
+  return writeSession(context, write, null);
+}
+
+/**
+ * A session copied from another store (`ScopedStore.importSession`): the same path as a commit,
+ * with the identity kept and neither plan nor audit event. Returns whether anything was written.
+ */
+export function importSession(context: ScopeContext, write: SessionWrite, identity: SessionIdentity): boolean {
+  if (write.index.plan.ops.length > 0 || write.index.plan.audits.length > 0) {
+    throw new StoreError("importSession", "an imported session carries no maintenance plan: restore the index after");
+  }
+  if (identity.rawNodeIds.length !== write.rawNodes.length) {
+    throw new StoreError(
+      "importSession",
+      `${identity.rawNodeIds.length} raw-node ids for ${write.rawNodes.length} raw nodes`,
+    );
+  }
+  return !writeSession(context, write, identity).duplicate;
+}
+
+function writeSession(context: ScopeContext, write: SessionWrite, identity: SessionIdentity | null): CommitResult {
   const { store } = context;
   const files = store.files;
-  const newBlobs = write.blobs.filter((blob) => !store.hasBlob(blob.hash));
-  const journal = files.begin(newBlobs.map((blob) => blob.hash));
+  // Files go in the tenant's folder now; its tables are created inside the transaction if new.
+  const tenant = tenantStorage(context.tenant);
+  const keyOf = (hash: string) => blobKey(tenant.token, hash);
+  const newBlobs = write.blobs.filter((blob) => !store.hasBlob(keyOf(blob.hash)));
+  const journal = files.begin(newBlobs.map((blob) => keyOf(blob.hash)));
   try {
-    for (const blob of newBlobs) files.put(blob.hash, blob.data, blob.thumbnail);
+    for (const blob of newBlobs) files.put(keyOf(blob.hash), blob.data, blob.thumbnail);
     const vectors: VectorRow[] = [];
     // IMMEDIATE takes the write lock first, so the key check and the insert see the same state even
     // with concurrent writers; creating a new vector space inside it keeps a failed commit from
@@ -35,18 +62,27 @@ export function commitSession(context: ScopeContext, write: SessionWrite): Commi
     const result = context.db
       .transaction(() => {
         const existing = sessionRowByKey(context, write.key);
-        if (existing) return duplicateOf(context, toSession(existing), write);
+        if (existing) {
+          if (identity && existing.id !== identity.sessionId) {
+            throw new ConflictError(`session ${write.key} already exists in this scope under another id`);
+          }
+          return duplicateOf(context, toSession(existing), write);
+        }
+        if (identity && context.db.prepare("SELECT 1 FROM sessions WHERE id = ?").get(identity.sessionId)) {
+          throw new ConflictError(`a session with id ${identity.sessionId} already exists in this store`);
+        }
+        ensureTenant(context.db, context.tenant);
         const tables = write.spaces.map((space) => ({ space, table: store.ensureSpace(space) }));
-        return insertSession(context, write, tables, vectors);
+        return insertSession(context, tenant, write, tables, vectors, identity);
       })
       .immediate();
     store.vectorIndexes.afterCommit(context.key, vectors);
     return result;
   } catch (error) {
     if (error instanceof ConflictError || error instanceof IndexVersionConflict) throw error;
-    throw new StoreError("commitSession", error);
+    throw new StoreError(identity ? "importSession" : "commitSession", error);
   } finally {
-    files.settle(journal, (hash) => store.hasBlob(hash));
+    files.settle(journal, (key) => store.hasBlob(key));
   }
 }
 
@@ -69,12 +105,14 @@ function duplicateOf(context: ScopeContext, existing: SessionRecord, write: Sess
 /** `vectors` collects the vec0 rows written, for the ANN indexes once the transaction has committed. */
 function insertSession(
   context: ScopeContext,
+  tenant: TenantStorage,
   write: SessionWrite,
   tables: readonly SpaceTable[],
   vectors: VectorRow[],
+  identity: SessionIdentity | null,
 ): CommitResult {
-  const now = context.store.now();
-  const sessionId = context.store.newId("ses");
+  const now = identity?.createdMs ?? context.store.now();
+  const sessionId = identity?.sessionId ?? context.store.newId("ses");
   const imageCount = write.rawNodes.reduce((sum, node) => sum + node.images.length, 0);
   const sessionRowid = Number(
     context.db
@@ -95,10 +133,17 @@ function insertSession(
       ).lastInsertRowid,
   );
   const insertBlob = context.db.prepare(
-    "INSERT OR IGNORE INTO blobs (hash, media_type, bytes, width, height) VALUES (?, ?, ?, ?, ?)",
+    "INSERT OR IGNORE INTO blobs (tenant, hash, media_type, bytes, width, height) VALUES (?, ?, ?, ?, ?, ?)",
   );
-  for (const blob of write.blobs) insertBlob.run(blob.hash, blob.mediaType, blob.bytes, blob.width, blob.height);
-  const { rawNodeIds, rowids } = insertRawNodes(context, write, sessionRowid, tables, vectors);
+  for (const blob of write.blobs) {
+    insertBlob.run(tenant.token, blob.hash, blob.mediaType, blob.bytes, blob.width, blob.height);
+  }
+  const { rawNodeIds, rowids } = insertRawNodes(context, tenant, write, sessionRowid, tables, vectors, identity);
+  if (identity) {
+    const session = sessionById(context, sessionId);
+    if (!session) throw new StoreError("importSession", "session vanished inside its own transaction");
+    return { session, rawNodeIds, entryIds: [], duplicate: false };
+  }
   const entryIds = applyIndexPlan(context, write, rowids);
   writeAudit(context, "session.add", sessionId, {
     sessionKey: write.key,
@@ -115,10 +160,12 @@ function insertSession(
 /** Raw nodes with their FTS rows, images and vectors; returns their ids and rowids in write order. */
 function insertRawNodes(
   context: ScopeContext,
+  tenant: TenantStorage,
   write: SessionWrite,
   sessionRowid: number,
   tables: readonly SpaceTable[],
   vectors: VectorRow[],
+  identity: SessionIdentity | null,
 ): { rawNodeIds: string[]; rowids: number[] } {
   const { db, key, scopeToken } = context;
   const insertNode = db.prepare(
@@ -128,15 +175,17 @@ function insertRawNodes(
   const insertImage = db.prepare(
     "INSERT INTO raw_node_images (raw_node_rowid, ordinal, blob_hash, caption, derived_text, origin) VALUES (?, ?, ?, ?, ?, ?)",
   );
-  const insertText = db.prepare("INSERT INTO fts_text (rowid, body) VALUES (?, ?)");
-  const insertImageText = db.prepare("INSERT INTO fts_image_text (rowid, body) VALUES (?, ?)");
-  const cacheVector = db.prepare("INSERT OR IGNORE INTO blob_vectors (blob_hash, space, vector) VALUES (?, ?, ?)");
+  const insertText = db.prepare(`INSERT INTO ${tenant.textTable} (rowid, body) VALUES (?, ?)`);
+  const insertImageText = db.prepare(`INSERT INTO ${tenant.imageTextTable} (rowid, body) VALUES (?, ?)`);
+  const cacheVector = db.prepare(
+    "INSERT OR IGNORE INTO blob_vectors (tenant, blob_hash, space, vector) VALUES (?, ?, ?, ?)",
+  );
   const insertVector = vectorInserter(context, tables, vectors);
 
   const rawNodeIds: string[] = [];
   const rowids: number[] = [];
-  for (const node of write.rawNodes) {
-    const id = context.store.newId("rn");
+  for (const [position, node] of write.rawNodes.entries()) {
+    const id = identity?.rawNodeIds[position] ?? context.store.newId("rn");
     const rowid = Number(
       insertNode.run(
         id,
@@ -165,7 +214,7 @@ function insertRawNodes(
       insertImage.run(rowid, ordinal, image.hash, image.caption, image.derivedText, image.origin);
       for (const [space, vector] of Object.entries(node.imageVectors[ordinal] ?? {})) {
         insertVector(space, rowid * imageSlots + ordinal, vector, meta);
-        if (image.hash) cacheVector.run(image.hash, space, vectorBytes(vector));
+        if (image.hash) cacheVector.run(tenant.token, image.hash, space, vectorBytes(vector));
       }
     });
   }

@@ -4,9 +4,11 @@ import type { ForgetResult, ForgetTarget } from "../records.ts";
 import type { ForgetRequest } from "../store.ts";
 import { clearAudit, redactAudit, writeAudit } from "./audit-events.ts";
 import { keyedHashScheme } from "./audit-key.ts";
+import { blobKey } from "./blob-files.ts";
 import { applyForgetOps, indexVersion } from "./index-rows.ts";
 import { type ImageSlotRow, numbers, type RowidIdRow, strings } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
+import { type TenantStorage, tenantExists, tenantKeyRange, tenantStorage } from "./tenants.ts";
 import { imageSlots, type SpaceRow, vectorTableOf } from "./vector-rows.ts";
 
 /** The rows a forget removes, resolved from its target inside the scope. */
@@ -22,7 +24,7 @@ type RemovedVectors = { table: string; rowids: number[] }[];
 
 /**
  * Deletes a session, a raw node or the whole scope: rows, FTS and vector rows, blobs no other raw
- * node references (and their files), audit mentions of the forgotten keys and ids, and applies the
+ * node of the tenant references (and their files), audit mentions of the forgotten keys and ids, and applies the
  * planned repair of the index entries built on them, all in one transaction. Then the WAL is
  * checkpointed and truncated, so once this returns the forgotten content is in none of the
  * store's files: deletes overwrite with zeros (`secure_delete`, FTS5 `secure-delete`, vec0 zeroes
@@ -34,17 +36,18 @@ export function forget(context: ScopeContext, request: ForgetRequest): ForgetRes
   const files = store.files;
   // Journal the blobs this forget may orphan: if the process dies after the commit, the next
   // open still deletes their files, so forgotten pixels never outlive their rows.
-  const journal = files.begin(blobsOf(context, target));
+  const tenant = tenantExists(context.db, context.tenant) ? tenantStorage(context.tenant) : undefined;
+  const journal = files.begin(tenant ? blobsOf(context, target).map((hash) => blobKey(tenant.token, hash)) : []);
   const removedVectors: RemovedVectors = [];
   let result: ForgetResult;
   try {
-    result = context.db.transaction(() => forgetRows(context, request, removedVectors)).immediate();
+    result = context.db.transaction(() => forgetRows(context, tenant, request, removedVectors)).immediate();
     store.vectorIndexes.afterForget(context.key, removedVectors);
   } catch (error) {
     if (CairnError.is(error)) throw error;
     throw new StoreError("forget", error);
   } finally {
-    files.settle(journal, (hash) => store.hasBlob(hash));
+    files.settle(journal, (key) => store.hasBlob(key));
   }
   // The WAL still holds earlier versions of the pages this forget rewrote; copying it into the
   // database and truncating it removes them. A reader in another process that holds an older
@@ -63,7 +66,12 @@ function blobsOf(context: ScopeContext, target: ForgetTarget): string[] {
   }
 }
 
-function forgetRows(context: ScopeContext, request: ForgetRequest, removedVectors: RemovedVectors): ForgetResult {
+function forgetRows(
+  context: ScopeContext,
+  tenant: TenantStorage | undefined,
+  request: ForgetRequest,
+  removedVectors: RemovedVectors,
+): ForgetResult {
   const { target, plan } = request;
   const { nodeRowids, sessionRowids, subject } = forgetTargets(context, target);
   const nodeRowidById = rowidsById(context, nodeRowids);
@@ -77,10 +85,10 @@ function forgetRows(context: ScopeContext, request: ForgetRequest, removedVector
   context.store.vectorIndexes.beforeForget(context.key, spaces.map(vectorTableOf));
   const blobHashes = referencedBlobs(context, nodeRowids);
   const forgottenNames = namesOf(context, target, nodeRowids, sessionRowids);
-  deleteDerivedRows(context, nodeRowids, spaces, removedVectors);
+  deleteDerivedRows(context, tenant, nodeRowids, spaces, removedVectors);
   applyForgetOps(context.db, context.key, plan, (id) => nodeRowidById.get(id));
   deleteRawNodesAndSessions(context, nodeRowids, sessionRowids);
-  const removedBlobs = deleteOrphanBlobs(context, blobHashes);
+  const removedBlobs = tenant ? releaseBlobs(context, tenant, blobHashes) : [];
   const { repairs } = plan;
   // A forgotten scope keeps one event with counts; otherwise earlier events keep their shape, with
   // the forgotten keys and ids replaced by keyed hashes.
@@ -192,6 +200,7 @@ function referencedBlobs(context: ScopeContext, nodeRowids: readonly number[]): 
 /** Vector rows in every space, FTS rows and image rows of the raw nodes. */
 function deleteDerivedRows(
   context: ScopeContext,
+  tenant: TenantStorage | undefined,
   nodeRowids: readonly number[],
   spaces: readonly SpaceRow[],
   removedVectors: RemovedVectors,
@@ -212,8 +221,9 @@ function deleteDerivedRows(
     );
     removedVectors.push({ table: space.table_name, rowids });
   }
-  db.prepare("DELETE FROM fts_text WHERE rowid IN (SELECT value FROM json_each(?))").run(nodes);
-  db.prepare("DELETE FROM fts_image_text WHERE rowid IN (SELECT value FROM json_each(?))").run(nodes);
+  for (const table of tenant ? [tenant.textTable, tenant.imageTextTable] : []) {
+    db.prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT value FROM json_each(?))`).run(nodes);
+  }
   db.prepare("DELETE FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))").run(nodes);
 }
 
@@ -244,16 +254,26 @@ function deleteRawNodesAndSessions(
   db.prepare("DELETE FROM sessions WHERE rowid IN (SELECT value FROM json_each(?))").run(JSON.stringify(sessionRowids));
 }
 
-/** Blobs no raw node references any more lose their rows and cached vectors; returns their hashes. */
-function deleteOrphanBlobs(context: ScopeContext, hashes: readonly string[]): string[] {
+/**
+ * The images this scope no longer uses after the forget: what the forget reports, counted from the
+ * scope's own rows alone. Those no raw node of the tenant uses lose their rows and cached vectors
+ * (their files go when the journal settles); another tenant's copy is never looked at.
+ */
+function releaseBlobs(context: ScopeContext, tenant: TenantStorage, hashes: readonly string[]): string[] {
   const { db } = context;
-  const removed: string[] = [];
-  for (const hash of hashes) {
-    const stillUsed = db.prepare("SELECT 1 FROM raw_node_images WHERE blob_hash = ? LIMIT 1").get(hash);
-    if (stillUsed) continue;
-    db.prepare("DELETE FROM blob_vectors WHERE blob_hash = ?").run(hash);
-    db.prepare("DELETE FROM blobs WHERE hash = ?").run(hash);
-    removed.push(hash);
+  const [low, high] = tenantKeyRange(context.tenant);
+  const usedWhere = (range: string) =>
+    db.prepare(
+      `SELECT 1 FROM raw_node_images i JOIN raw_nodes r ON r.rowid = i.raw_node_rowid
+       WHERE i.blob_hash = ? AND ${range} LIMIT 1`,
+    );
+  const usedInScope = usedWhere("r.scope_key = ?");
+  const usedInTenant = usedWhere("r.scope_key >= ? AND r.scope_key < ?");
+  const released = hashes.filter((hash) => !usedInScope.get(hash, context.key));
+  for (const hash of released) {
+    if (usedInTenant.get(hash, low, high)) continue;
+    db.prepare("DELETE FROM blob_vectors WHERE tenant = ? AND blob_hash = ?").run(tenant.token, hash);
+    db.prepare("DELETE FROM blobs WHERE tenant = ? AND hash = ?").run(tenant.token, hash);
   }
-  return removed;
+  return released;
 }

@@ -1,11 +1,12 @@
 import type { Database } from "better-sqlite3";
+import { ensureTenant, tenantKeyRange } from "./tenants.ts";
 
 /**
  * Versioned schema. A migration runs once, inside a transaction, and is never edited after
  * release: add a new one instead. Vector tables are not here: one vec0 table per vector
  * space is created on first use (see `vector_spaces`).
  */
-const migrations: readonly { version: number; name: string; sql: string }[] = [
+const migrations: readonly { version: number; name: string; sql: string; run?: (db: Database) => void }[] = [
   {
     version: 1,
     name: "cold store, entries, lexical channels, audit",
@@ -174,9 +175,85 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
       INSERT INTO fts_image_text (fts_image_text) VALUES ('optimize');
     `,
   },
+  {
+    version: 4,
+    name: "per-tenant FTS tables and blob ownership: no tenant's data changes another's scores or costs",
+    // BM25 statistics were counted over every tenant's rows, and a blob shared by two tenants made a
+    // write or forget of it cheaper and changed forget's counts: side channels between tenants
+    // (issue 18). Each tenant now has its own FTS tables (see tenants.ts), blobs are keyed by
+    // (tenant, hash), and their files move under a folder per tenant when the store opens.
+    sql: `
+      CREATE TABLE tenants (token TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE) WITHOUT ROWID;
+    `,
+    run: (db) => {
+      const tenants = db
+        .prepare("SELECT DISTINCT substr(scope_key, 1, instr(scope_key, '/') - 1) FROM raw_nodes ORDER BY 1")
+        .pluck()
+        .all() as string[];
+      for (const tenant of tenants) {
+        const storage = ensureTenant(db, tenant);
+        const [low, high] = tenantKeyRange(tenant);
+        for (const [from, to] of [
+          ["fts_text", storage.textTable],
+          ["fts_image_text", storage.imageTextTable],
+        ] as const) {
+          db.prepare(
+            `INSERT INTO ${to} (rowid, body) SELECT f.rowid, f.body FROM ${from} f JOIN raw_nodes r ON r.rowid = f.rowid
+             WHERE r.scope_key >= ? AND r.scope_key < ?`,
+          ).run(low, high);
+        }
+      }
+      db.exec(`
+        DROP TABLE fts_text;
+        DROP TABLE fts_image_text;
+        -- No foreign key to blobs any more: a blob row is the tenant's, found through the raw node's scope.
+        CREATE TABLE raw_node_images_v4 (
+          raw_node_rowid INTEGER NOT NULL REFERENCES raw_nodes (rowid),
+          ordinal INTEGER NOT NULL,
+          blob_hash TEXT,
+          caption TEXT,
+          derived_text TEXT,
+          origin TEXT,
+          PRIMARY KEY (raw_node_rowid, ordinal)
+        );
+        INSERT INTO raw_node_images_v4 SELECT raw_node_rowid, ordinal, blob_hash, caption, derived_text, origin FROM raw_node_images;
+        CREATE TABLE blobs_v4 (
+          tenant TEXT NOT NULL REFERENCES tenants (token),
+          hash TEXT NOT NULL,
+          media_type TEXT NOT NULL,
+          bytes INTEGER NOT NULL,
+          width INTEGER NOT NULL,
+          height INTEGER NOT NULL,
+          PRIMARY KEY (tenant, hash)
+        ) WITHOUT ROWID;
+        INSERT INTO blobs_v4
+          SELECT DISTINCT t.token, b.hash, b.media_type, b.bytes, b.width, b.height
+          FROM blobs b JOIN raw_node_images i ON i.blob_hash = b.hash JOIN raw_nodes r ON r.rowid = i.raw_node_rowid
+          JOIN tenants t ON t.name = substr(r.scope_key, 1, instr(r.scope_key, '/') - 1);
+        CREATE TABLE blob_vectors_v4 (
+          tenant TEXT NOT NULL,
+          blob_hash TEXT NOT NULL,
+          space TEXT NOT NULL,
+          vector BLOB NOT NULL,
+          PRIMARY KEY (tenant, blob_hash, space),
+          FOREIGN KEY (tenant, blob_hash) REFERENCES blobs_v4 (tenant, hash)
+        ) WITHOUT ROWID;
+        INSERT INTO blob_vectors_v4
+          SELECT b.tenant, v.blob_hash, v.space, v.vector FROM blob_vectors v JOIN blobs_v4 b ON b.hash = v.blob_hash;
+        DROP TABLE raw_node_images;
+        DROP TABLE blob_vectors;
+        DROP TABLE blobs;
+        ALTER TABLE raw_node_images_v4 RENAME TO raw_node_images;
+        CREATE INDEX raw_node_images_by_blob ON raw_node_images (blob_hash);
+        ALTER TABLE blobs_v4 RENAME TO blobs;
+        ALTER TABLE blob_vectors_v4 RENAME TO blob_vectors;
+      `);
+    },
+  },
 ];
 
-export function migrate(db: Database, now: () => number): number {
+/** Applies every migration not yet applied, up to `upTo` (the latest by default); returns the latest known. */
+export function migrate(db: Database, now: () => number, upTo = Number.POSITIVE_INFINITY): number {
   db.exec(
     "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_ms INTEGER NOT NULL)",
   );
@@ -189,9 +266,10 @@ export function migrate(db: Database, now: () => number): number {
     throw new Error(`store schema version ${newest} is newer than this Cairn (knows up to ${latest}); upgrade Cairn`);
   }
   for (const migration of migrations) {
-    if (applied.has(migration.version)) continue;
+    if (applied.has(migration.version) || migration.version > upTo) continue;
     db.transaction(() => {
       db.exec(migration.sql);
+      migration.run?.(db);
       db.prepare("INSERT INTO schema_migrations (version, name, applied_ms) VALUES (?, ?, ?)").run(
         migration.version,
         migration.name,

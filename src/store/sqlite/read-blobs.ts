@@ -1,8 +1,10 @@
 import { NotFoundError, StoreError } from "../../core/errors.ts";
 import { vectorFromBytes } from "../../core/vectors.ts";
 import type { BlobRecord } from "../records.ts";
+import { blobKey } from "./blob-files.ts";
 import { type BlobRow, bytesOrUndefined, stringOrNull, toBlobRecord } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
+import { tenantExists, tenantStorage } from "./tenants.ts";
 
 /** Image blobs as one scope sees them, and what is already derived from known images. */
 
@@ -12,49 +14,57 @@ export function readBlob(
   hash: string,
   options: { readonly thumbnail?: boolean },
 ): { record: BlobRecord; data: Uint8Array } {
-  const record = blobInScope(context, hash);
+  const { record, tenant } = blobInScope(context, hash);
   const operation = options.thumbnail ? "readThumbnail" : "readBlob";
   try {
     const files = context.store.files;
-    return { record, data: options.thumbnail ? files.readThumbnail(hash) : files.read(hash) };
+    const key = blobKey(tenant, hash);
+    return { record, data: options.thumbnail ? files.readThumbnail(key) : files.read(key) };
   } catch (error) {
     throw new StoreError(operation, error);
   }
 }
 
 /**
- * The image vector in `imageSpace` and the image-derived text of each known hash; both depend only
- * on the bytes, so they are shared across scopes like the blob itself. Unknown hashes are omitted.
+ * The image vector in `imageSpace` and the image-derived text of each hash a raw node of this scope
+ * uses; both depend only on the bytes. Only the scope's own images answer, so a write cannot learn
+ * whether another scope holds an image by how fast it goes. Unknown hashes are omitted.
  */
 export function knownImages(
   context: ScopeContext,
   hashes: readonly string[],
   imageSpace: string | null,
 ): Map<string, { vector: Float32Array | null; derivedText: string | null }> {
-  const vectorOf = context.db.prepare("SELECT vector FROM blob_vectors WHERE blob_hash = ? AND space = ?").pluck();
-  const textOf = context.db
-    .prepare("SELECT derived_text FROM raw_node_images WHERE blob_hash = ? AND derived_text IS NOT NULL LIMIT 1")
-    .pluck();
   const known = new Map<string, { vector: Float32Array | null; derivedText: string | null }>();
+  if (!tenantExists(context.db, context.tenant)) return known;
+  const tenant = tenantStorage(context.tenant);
+  const vectorOf = context.db
+    .prepare("SELECT vector FROM blob_vectors WHERE tenant = ? AND blob_hash = ? AND space = ?")
+    .pluck();
+  const usesOf = context.db.prepare(
+    `SELECT i.derived_text FROM raw_node_images i JOIN raw_nodes r ON r.rowid = i.raw_node_rowid
+     WHERE r.scope_key = ? AND i.blob_hash = ? ORDER BY i.derived_text IS NULL LIMIT 1`,
+  );
   for (const hash of hashes) {
-    if (!context.store.hasBlob(hash)) continue;
-    const bytes = imageSpace ? bytesOrUndefined(vectorOf.get(hash, imageSpace)) : undefined;
+    const use = usesOf.get(context.key, hash) as { derived_text: string | null } | undefined;
+    if (!use) continue;
+    const bytes = imageSpace ? bytesOrUndefined(vectorOf.get(tenant.token, hash, imageSpace)) : undefined;
     // Copy: the Buffer may be a view into a pooled allocation.
     const vector = bytes ? vectorFromBytes(bytes) : null;
-    known.set(hash, { vector, derivedText: stringOrNull(textOf.get(hash)) });
+    known.set(hash, { vector, derivedText: stringOrNull(use.derived_text) });
   }
   return known;
 }
 
 /** A blob is visible to a scope only while one of the scope's raw nodes references it. */
-function blobInScope(context: ScopeContext, hash: string): BlobRecord {
+function blobInScope(context: ScopeContext, hash: string): { record: BlobRecord; tenant: string } {
   const row = context.db
     .prepare(
-      `SELECT b.hash, b.media_type, b.bytes, b.width, b.height FROM blobs b
-       WHERE b.hash = ? AND EXISTS (SELECT 1 FROM raw_node_images i JOIN raw_nodes r ON r.rowid = i.raw_node_rowid
-                                    WHERE i.blob_hash = b.hash AND r.scope_key = ?)`,
+      `SELECT b.tenant, b.hash, b.media_type, b.bytes, b.width, b.height FROM blobs b
+       WHERE b.tenant = ? AND b.hash = ? AND EXISTS (SELECT 1 FROM raw_node_images i JOIN raw_nodes r ON r.rowid = i.raw_node_rowid
+                                                   WHERE i.blob_hash = b.hash AND r.scope_key = ?)`,
     )
-    .get(hash, context.key) as BlobRow | undefined;
+    .get(tenantStorage(context.tenant).token, hash, context.key) as (BlobRow & { tenant: string }) | undefined;
   if (!row) throw new NotFoundError("blob", hash);
-  return toBlobRecord(row);
+  return { record: toBlobRecord(row), tenant: row.tenant };
 }

@@ -9,6 +9,7 @@ import {
   toRawNode,
 } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
+import { tenantStorage } from "./tenants.ts";
 
 /** Raw nodes of one scope, with their images: a foreign id reads exactly like a missing one. */
 export function readRawNodes(context: ScopeContext, query: RawNodeQuery): RawNode[] {
@@ -68,10 +69,11 @@ function withImages(context: ScopeContext, rows: RawNodeRow[]): RawNode[] {
   if (rows.length === 0) return [];
   const images = context.db
     .prepare(
-      `SELECT i.*, b.media_type, b.bytes, b.width, b.height FROM raw_node_images i LEFT JOIN blobs b ON b.hash = i.blob_hash
+      `SELECT i.*, b.media_type, b.bytes, b.width, b.height FROM raw_node_images i
+       LEFT JOIN blobs b ON b.hash = i.blob_hash AND b.tenant = ?
        WHERE i.raw_node_rowid IN (SELECT value FROM json_each(?)) ORDER BY i.raw_node_rowid, i.ordinal`,
     )
-    .all(JSON.stringify(rows.map((row) => row.rowid))) as ImageRow[];
+    .all(tenantStorage(context.tenant).token, JSON.stringify(rows.map((row) => row.rowid))) as ImageRow[];
   const byNode = new Map<number, ImageRef[]>();
   for (const image of images) {
     const list = byNode.get(image.raw_node_rowid) ?? [];

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Database } from "better-sqlite3";
 import type { VectorSpace } from "../records.ts";
+import { tenantOfKey } from "./tenants.ts";
 import type { Neighbour } from "./vector-index.ts";
 import type { SpaceRow, VectorRow, VectorTable } from "./vector-rows.ts";
 
@@ -9,13 +10,13 @@ import type { SpaceRow, VectorRow, VectorTable } from "./vector-rows.ts";
  * import `SqliteStore` itself (which creates them) and the two cannot form an import cycle.
  */
 
-/** The blob files a commit writes and a forget journals (see `BlobFiles`). */
+/** The blob files a commit writes and a forget journals, by blob key `<owner>/<hash>` (see `BlobFiles`). */
 export interface BlobFileStore {
-  begin(hashes: readonly string[]): string;
-  put(hash: string, data: Uint8Array, thumbnail: Uint8Array): void;
-  settle(journalId: string, isKnown: (hash: string) => boolean): void;
-  read(hash: string): Uint8Array;
-  readThumbnail(hash: string): Uint8Array;
+  begin(keys: readonly string[]): string;
+  put(key: string, data: Uint8Array, thumbnail: Uint8Array): void;
+  settle(journalId: string, isKnown: (key: string) => boolean): void;
+  read(key: string): Uint8Array;
+  readThumbnail(key: string): Uint8Array;
 }
 
 /** The ANN index registry as searches, commits and forgets use it (see `VectorIndexes`). */
@@ -32,7 +33,8 @@ export interface StoreServices {
   readonly vectorIndexes: VectorIndexHooks;
   now(): number;
   newId(prefix: string): string;
-  hasBlob(hash: string): boolean;
+  /** Whether the database holds the blob of this key (`<owner>/<hash>`). */
+  hasBlob(key: string): boolean;
   /** `hmac-sha256:<hex>` of a value under the store's audit secret (see `audit-key.ts`). */
   keyedHash(value: string): string;
   /** The vec0 table of a space, created on first use. */
@@ -45,13 +47,15 @@ export interface StoreServices {
 export interface ScopeContext {
   readonly db: Database;
   readonly key: string;
+  /** The tenant part of the key: what owns FTS tables and blob files (see tenants.ts). */
+  readonly tenant: string;
   /** FTS token standing for the scope, so lexical search is scoped inside the MATCH itself. */
   readonly scopeToken: string;
   readonly store: StoreServices;
 }
 
 export function createScopeContext(db: Database, key: string, store: StoreServices): ScopeContext {
-  return Object.freeze({ db, key, scopeToken: scopeTokenOf(key), store });
+  return Object.freeze({ db, key, tenant: tenantOfKey(key), scopeToken: scopeTokenOf(key), store });
 }
 
 /** 24 hex digits (96 bits) of SHA-256: collision-free across any realistic number of scopes. */

@@ -1,5 +1,6 @@
 import { CairnError, StoreError } from "../../core/errors.ts";
-import type { MaintenancePlan } from "../index-records.ts";
+import type { IndexEntry, IndexOp, MaintenancePlan } from "../index-records.ts";
+import type { AuditEvent } from "../records.ts";
 import { writeAudit } from "./audit-events.ts";
 import { applyPlan, forgetWholeIndex, indexVersion } from "./index-rows.ts";
 import { rawNodeRowid } from "./read-raw-nodes.ts";
@@ -51,5 +52,57 @@ export function applyIndexPlan(
   } catch (error) {
     if (CairnError.is(error) && error.code !== "store") throw error;
     throw error instanceof StoreError ? error : new StoreError("applyIndexPlan", error);
+  }
+}
+
+/**
+ * A scope's index and audit log as another store holds them (`ScopedStore.restoreIndexAndAudit`):
+ * both replaced in one transaction, entries with their pointers in order, events with their ids
+ * and times. The version moves past the one it had, so no plan made before can apply after.
+ */
+export function restoreIndexAndAudit(
+  context: ScopeContext,
+  index: {
+    readonly entries: readonly IndexEntry[];
+    readonly spaces: { readonly text: string; readonly image: string | null };
+  },
+  audit: readonly AuditEvent[],
+): void {
+  const { db, key } = context;
+  const resolve = (pointer: string) => {
+    const rowid = rawNodeRowid(context, pointer);
+    if (rowid === undefined) throw new StoreError("restoreIndexAndAudit", `index pointer ${pointer} names no raw node`);
+    return rowid;
+  };
+  try {
+    db.transaction(() => {
+      forgetWholeIndex(db, key);
+      const version = indexVersion(db, key) + 1;
+      db.prepare(
+        `INSERT INTO index_state (scope_key, version, needs_rebuild) VALUES (?, ?, 0)
+         ON CONFLICT (scope_key) DO UPDATE SET version = excluded.version, needs_rebuild = 0`,
+      ).run(key, version);
+      const ops = index.entries.flatMap((entry): IndexOp[] => [
+        { op: "put", entry },
+        { op: "link", entryId: entry.id, pointers: entry.pointers },
+      ]);
+      applyPlan(
+        db,
+        key,
+        { baseVersion: version, ops, audits: [], warnings: [], overflowRepairs: 0 },
+        index.spaces,
+        resolve,
+      );
+      db.prepare("DELETE FROM audit_events WHERE scope_key = ?").run(key);
+      const insert = db.prepare(
+        "INSERT INTO audit_events (id, scope_key, time_ms, action, subject, details) VALUES (?, ?, ?, ?, ?, ?)",
+      );
+      for (const event of audit) {
+        insert.run(event.id, key, Date.parse(event.time), event.action, event.subject, JSON.stringify(event.details));
+      }
+    }).immediate();
+  } catch (error) {
+    if (CairnError.is(error) && error.code !== "store") throw error;
+    throw error instanceof StoreError ? error : new StoreError("restoreIndexAndAudit", error);
   }
 }

@@ -5,6 +5,7 @@ import { filterSql } from "./filter-sql.ts";
 import { toMatchExpression } from "./fts-query.ts";
 import type { LexicalHitRow } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
+import { tenantExists, tenantKeyRange, tenantStorage } from "./tenants.ts";
 
 /** BM25 over raw-node text or image-derived text of one scope; best first. */
 export function searchLexical(
@@ -15,11 +16,15 @@ export function searchLexical(
 ): Ranked[] {
   const terms = toMatchExpression(query);
   if (!terms) return [];
-  const table = field === "text" ? "fts_text" : "fts_image_text";
-  // The scope token keeps ranking work proportional to this scope when others share the table. But
-  // FTS5's bm25 counts the documents of every phrase on every query, the token's too: a pass over
-  // the whole scope (~5 ms of ~11 at 100k). With no other scope stored it cannot exclude anything,
-  // so it is left out; the raw_nodes join below keeps results scoped either way.
+  // Each tenant has its own FTS tables, so BM25's document counts and lengths come from its rows alone.
+  if (!tenantExists(context.db, context.tenant)) return [];
+  const tenant = tenantStorage(context.tenant);
+  const table = field === "text" ? tenant.textTable : tenant.imageTextTable;
+  // The scope token keeps ranking work proportional to this scope when the tenant's other scopes
+  // share the table. But FTS5's bm25 counts the documents of every phrase on every query, the
+  // token's too: a pass over the whole scope (~5 ms of ~11 at 100k). With no other scope of the
+  // tenant stored it cannot exclude anything, so it is left out; the raw_nodes join below keeps
+  // results scoped either way.
   const match = otherScopesStored(context) ? `${context.scopeToken} AND (${terms})` : terms;
   const filter = filterSql(context, options.filters, "r");
   const rows = context.db
@@ -32,14 +37,16 @@ export function searchLexical(
   return rows.map((row) => ({ id: row.id, score: -row.rank }));
 }
 
-/** Two index seeks (keys sort around this one), so it costs microseconds at any size. */
+/** Two index seeks (the tenant's keys sort around this one), so it costs microseconds at any size. */
 function otherScopesStored(context: ScopeContext): boolean {
+  const [low, high] = tenantKeyRange(context.tenant);
   return (
     context.db
       .prepare(
-        "SELECT EXISTS (SELECT 1 FROM raw_nodes WHERE scope_key < ?) OR EXISTS (SELECT 1 FROM raw_nodes WHERE scope_key > ?)",
+        `SELECT EXISTS (SELECT 1 FROM raw_nodes WHERE scope_key >= ? AND scope_key < ?)
+             OR EXISTS (SELECT 1 FROM raw_nodes WHERE scope_key > ? AND scope_key < ?)`,
       )
       .pluck()
-      .get(context.key, context.key) === 1
+      .get(low, context.key, context.key, high) === 1
   );
 }

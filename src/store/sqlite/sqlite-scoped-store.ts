@@ -13,9 +13,16 @@ import type {
   SessionRecord,
   SessionWrite,
 } from "../records.ts";
-import type { ForgetRequest, LexicalField, RawNodeQuery, ScopedStore, SessionQuery } from "../store.ts";
+import type {
+  ForgetRequest,
+  LexicalField,
+  RawNodeQuery,
+  ScopedStore,
+  SessionIdentity,
+  SessionQuery,
+} from "../store.ts";
 import { readAudit } from "./audit-events.ts";
-import { commitSession } from "./commit-session.ts";
+import { commitSession, importSession } from "./commit-session.ts";
 import { linkedEntries, textVectors } from "./derived-lookups.ts";
 import { forget } from "./forget.ts";
 import { readIndex } from "./index-rows.ts";
@@ -23,7 +30,7 @@ import { knownImages, readBlob } from "./read-blobs.ts";
 import { readRawNodes } from "./read-raw-nodes.ts";
 import { readSessions } from "./read-sessions.ts";
 import { createScopeContext, type ScopeContext, type StoreServices } from "./scope-context.ts";
-import { applyIndexPlan, indexStatus } from "./scope-index.ts";
+import { applyIndexPlan, indexStatus, restoreIndexAndAudit } from "./scope-index.ts";
 import { scopeStats } from "./scope-stats.ts";
 import { searchLexical } from "./search-lexical.ts";
 import { searchVectors } from "./search-vectors.ts";
@@ -123,5 +130,20 @@ export class SqliteScopedStore implements ScopedStore {
     options: { readonly spaces: { readonly text: string; readonly image: string | null }; readonly replace: boolean },
   ): Promise<void> {
     applyIndexPlan(this.#context, plan, options);
+  }
+
+  // ── Transfer ───────────────────────────────────────────────────────────────────────────────
+  async importSession(write: SessionWrite, identity: SessionIdentity): Promise<{ imported: boolean }> {
+    return { imported: importSession(this.#context, write, identity) };
+  }
+
+  async restoreIndexAndAudit(
+    index: {
+      readonly entries: readonly IndexEntry[];
+      readonly spaces: { readonly text: string; readonly image: string | null };
+    },
+    audit: readonly AuditEvent[],
+  ): Promise<void> {
+    restoreIndexAndAudit(this.#context, index, audit);
   }
 }

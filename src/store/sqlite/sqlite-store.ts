@@ -8,7 +8,7 @@ import { scopeKey, validateScope } from "../../core/scope.ts";
 import type { VectorSpace } from "../records.ts";
 import type { ScopedStore, Store } from "../store.ts";
 import { keyedHash, loadAuditSecret } from "./audit-key.ts";
-import { BlobFiles } from "./blob-files.ts";
+import { BlobFiles, splitBlobKey } from "./blob-files.ts";
 import { migrate } from "./migrations.ts";
 import { numberOrUndefined, strings } from "./record-rows.ts";
 import type { StoreServices } from "./scope-context.ts";
@@ -79,7 +79,9 @@ export class SqliteStore implements Store, StoreServices {
       const files = new BlobFiles(options.path);
       files.init();
       const store = new SqliteStore(db, files, loadAuditSecret(options.path), options);
-      files.recover((hash) => store.hasBlob(hash));
+      const ownersOf = db.prepare("SELECT tenant FROM blobs WHERE hash = ?").pluck();
+      files.adoptSharedLayout((hash) => ownersOf.all(hash) as string[]);
+      files.recover((key) => store.hasBlob(key));
       return store;
     } catch (error) {
       db?.close();
@@ -98,8 +100,9 @@ export class SqliteStore implements Store, StoreServices {
     return keyedHash(this.#auditSecret, value);
   }
 
-  hasBlob(hash: string): boolean {
-    return this.db.prepare("SELECT 1 FROM blobs WHERE hash = ?").get(hash) !== undefined;
+  hasBlob(key: string): boolean {
+    const { owner, hash } = splitBlobKey(key);
+    return this.db.prepare("SELECT 1 FROM blobs WHERE tenant = ? AND hash = ?").get(owner, hash) !== undefined;
   }
 
   /** The vec0 table of a space, created on first use. Dimensions of an existing space must match. */
@@ -141,6 +144,11 @@ export class SqliteStore implements Store, StoreServices {
       const [tenant = "", user = "", agent = ""] = key.split("/");
       return agent ? { tenant, user, agent } : { tenant, user };
     });
+  }
+
+  async vectorSpaces(): Promise<VectorSpace[]> {
+    this.#assertOpen();
+    return this.spaces().map((row) => ({ name: row.name, kind: row.kind, dimensions: row.dimensions }));
   }
 
   spaces(): SpaceRow[] {

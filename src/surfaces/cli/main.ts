@@ -7,6 +7,7 @@ import { forget, forgetHelp } from "./commands/forget.ts";
 import { ingest, ingestHelp } from "./commands/ingest.ts";
 import { keys, keysHelp } from "./commands/keys.ts";
 import { mcp, mcpHelp } from "./commands/mcp.ts";
+import { migrate, migrateHelp } from "./commands/migrate.ts";
 import { search, searchHelp } from "./commands/search.ts";
 import { serve, serveHelp } from "./commands/serve.ts";
 import { show, showHelp } from "./commands/show.ts";
@@ -20,6 +21,7 @@ Commands:
   ${showHelp}
   ${forgetHelp.replaceAll("\n", "\n  ")}
   ${checkHelp.replaceAll("\n", "\n  ")}
+  ${migrateHelp.replaceAll("\n", "\n  ")}
   ${benchHelp.replaceAll("\n", "\n  ")}
   ${mcpHelp.replaceAll("\n", "\n  ")}
   ${serveHelp.replaceAll("\n", "\n  ")}
@@ -117,6 +119,8 @@ export async function main(argv: string[]): Promise<number> {
         scopeGiven: rest.some((arg) => /^--(tenant|user|agent)(=|$)/.test(arg)),
         repair: values.repair === true,
       });
+    case "migrate":
+      return migrate(options, values.to);
     case "bench":
       return bench(options, values, argv);
     case "demo":

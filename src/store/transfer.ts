@@ -1,0 +1,258 @@
+import { createHash } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
+import { ConflictError } from "../core/errors.ts";
+import type { Scope } from "../core/scope.ts";
+import type { IndexEntry } from "./index-records.ts";
+import type { BlobWrite, RawNode, RawNodeWrite, SessionRecord, SessionWrite, VectorSpace } from "./records.ts";
+import type { ScopedStore, Store } from "./store.ts";
+
+/**
+ * Copies every scope of one store into another through the seam alone (`cairn migrate`: SQLite to
+ * Postgres and back), keeping ids, times, vectors, index and audit log, then compares the two
+ * record by record. A copy interrupted part way can be run again: sessions already there are
+ * skipped, and each scope's index and audit log are replaced as a whole at its end.
+ */
+
+export interface TransferCounts {
+  scopes: number;
+  sessions: number;
+  /** Sessions the target already held (a resumed copy). */
+  skipped: number;
+  rawNodes: number;
+  blobs: number;
+  entries: number;
+  auditEvents: number;
+}
+
+export interface TransferProgress {
+  /** The scope being copied. */
+  readonly scope: Scope;
+  /** Sessions copied (or found there already) so far, over every scope. */
+  readonly sessionsDone: number;
+  /** Sessions of the whole source. */
+  readonly sessions: number;
+}
+
+/** Copies every scope of `from` into `to`; `onProgress` is called after each session. */
+export async function copyStore(
+  from: Store,
+  to: Store,
+  onProgress?: (progress: TransferProgress) => void,
+): Promise<TransferCounts> {
+  const spaces = await from.vectorSpaces();
+  const scopes = await from.listScopes();
+  const counts: TransferCounts = {
+    scopes: scopes.length,
+    sessions: 0,
+    skipped: 0,
+    rawNodes: 0,
+    blobs: 0,
+    entries: 0,
+    auditEvents: 0,
+  };
+  // Restoring a scope's index at its end would strand sessions only the target holds: refuse
+  // before anything is written.
+  let total = 0;
+  for (const scope of scopes) {
+    const sessions = await from.forScope(scope).readSessions({});
+    total += sessions.length;
+    const known = new Set(sessions.map((session) => session.id));
+    const extra = (await to.forScope(scope).readSessions({})).filter((session) => !known.has(session.id));
+    if (extra.length > 0) {
+      throw new ConflictError(
+        `scope ${scopeLabel(scope)} of the target holds ${extra.length} session(s) the source does not (e.g. ${extra[0]?.key}): copy into an empty store`,
+      );
+    }
+  }
+  let done = 0;
+  for (const scope of scopes) {
+    await copyScope(from.forScope(scope), to.forScope(scope), spaces, counts, () => {
+      done += 1;
+      onProgress?.({ scope, sessionsDone: done, sessions: total });
+    });
+  }
+  return counts;
+}
+
+async function copyScope(
+  source: ScopedStore,
+  target: ScopedStore,
+  spaces: readonly VectorSpace[],
+  counts: TransferCounts,
+  onSession: () => void,
+): Promise<void> {
+  const sessions = await source.readSessions({});
+  const blobsSeen = new Set<string>();
+  for (const session of sessions) {
+    const nodes = await source.readRawNodes({ sessionId: session.id });
+    const write = await sessionWriteOf(source, session, nodes, spaces);
+    const { imported } = await target.importSession(write, {
+      sessionId: session.id,
+      createdMs: Date.parse(session.createdAt),
+      rawNodeIds: nodes.map((node) => node.id),
+    });
+    if (imported) counts.sessions += 1;
+    else counts.skipped += 1;
+    counts.rawNodes += nodes.length;
+    for (const blob of write.blobs) blobsSeen.add(blob.hash);
+    onSession();
+  }
+  counts.blobs += blobsSeen.size;
+  const index = await source.readIndex({ activeOnly: false });
+  const entries = [...index.entries.values()];
+  // Newest first from readAudit; restored oldest first, so the target lists them in the same order.
+  const audit = (await source.readAudit()).reverse();
+  await target.restoreIndexAndAudit({ entries, spaces: indexSpaces(spaces, entries) }, audit);
+  counts.entries += entries.length;
+  counts.auditEvents += audit.length;
+}
+
+/** A stored session as the write that would store it again, with the vectors the source holds. */
+async function sessionWriteOf(
+  source: ScopedStore,
+  session: SessionRecord,
+  nodes: readonly RawNode[],
+  spaces: readonly VectorSpace[],
+): Promise<SessionWrite> {
+  const ids = nodes.map((node) => node.id);
+  const textVectors = new Map<string, Map<string, Float32Array>>();
+  for (const space of spaces.filter((space) => space.kind === "text")) {
+    textVectors.set(space.name, await source.readVectors(space.name, ids));
+  }
+  const hashes = [
+    ...new Set(nodes.flatMap((node) => node.images.flatMap((image) => (image.hash ? [image.hash] : [])))),
+  ];
+  const imageVectors = new Map<string, Map<string, Float32Array | null>>();
+  for (const space of spaces.filter((space) => space.kind === "image")) {
+    const known = await source.knownImages(hashes, space.name);
+    imageVectors.set(space.name, new Map(hashes.map((hash) => [hash, known.get(hash)?.vector ?? null])));
+  }
+  const blobs: BlobWrite[] = [];
+  for (const hash of hashes) {
+    // Every session carries all its blobs: the target stores those it lacks and skips the rest.
+    const original = await source.readBlob(hash);
+    const thumbnail = await source.readBlob(hash, { thumbnail: true });
+    const actual = createHash("sha256").update(original.data).digest("hex");
+    if (actual !== hash) throw new Error(`blob ${hash} in the source store holds bytes hashing to ${actual}`);
+    blobs.push({ ...original.record, data: original.data, thumbnail: thumbnail.data });
+  }
+  const rawNodes = nodes.map((node): RawNodeWrite => {
+    const vectorsOf = (by: ReadonlyMap<string, ReadonlyMap<string, Float32Array | null>>, key: string) =>
+      Object.fromEntries(
+        [...by].flatMap(([space, vectors]) => {
+          const vector = vectors.get(key);
+          return vector ? [[space, vector]] : [];
+        }),
+      );
+    return {
+      turn: node.turn,
+      speaker: node.speaker,
+      role: node.role,
+      text: node.text,
+      timeMs: Date.parse(node.time),
+      source: node.source,
+      uri: node.uri,
+      metadata: { ...node.metadata },
+      images: node.images.map((image) => ({
+        hash: image.hash,
+        caption: image.caption,
+        derivedText: image.derivedText,
+        origin: image.origin,
+      })),
+      textVectors: vectorsOf(textVectors, node.id),
+      imageVectors: node.images.map((image) => (image.hash ? vectorsOf(imageVectors, image.hash) : {})),
+    };
+  });
+  const text = spaces.find((space) => space.kind === "text")?.name ?? "";
+  return {
+    key: session.key,
+    timeMs: Date.parse(session.time),
+    source: session.source,
+    contentHash: session.contentHash,
+    blobs,
+    rawNodes,
+    spaces: [...spaces],
+    index: {
+      plan: { baseVersion: null, ops: [], audits: [], warnings: [], overflowRepairs: 0 },
+      spaces: { text, image: null },
+    },
+  };
+}
+
+/**
+ * The spaces an index's vectors live in. The seam does not name them per entry (they only ever
+ * follow the models that built the store), so they are told by kind, name and dimensions.
+ */
+function indexSpaces(
+  spaces: readonly VectorSpace[],
+  entries: readonly IndexEntry[],
+): { text: string; image: string | null } {
+  const dimensions = entries[0]?.vector.length;
+  const imageDimensions = entries.find((entry) => entry.imageVector)?.imageVector?.length;
+  const text =
+    spaces.find(
+      (space) => space.kind === "text" && space.name.startsWith("text:") && space.dimensions === dimensions,
+    ) ??
+    spaces.find((space) => space.kind === "text" && space.dimensions === dimensions) ??
+    spaces.find((space) => space.kind === "text");
+  const image = spaces.find((space) => space.kind === "image" && space.dimensions === imageDimensions);
+  return { text: text?.name ?? "", image: image?.name ?? null };
+}
+
+function scopeLabel(scope: Scope): string {
+  return `${scope.tenant}/${scope.user}${scope.agent ? `/${scope.agent}` : ""}`;
+}
+
+/** What differs between two stores, scope by scope: empty when the copy is exact. */
+export async function compareStores(from: Store, to: Store): Promise<string[]> {
+  const differences: string[] = [];
+  const spaces = await from.vectorSpaces();
+  const targetScopes = new Set((await to.listScopes()).map((scope) => JSON.stringify(scope)));
+  for (const scope of await from.listScopes()) {
+    const where = scopeLabel(scope);
+    if (!targetScopes.has(JSON.stringify(scope))) {
+      differences.push(`${where}: missing from the target`);
+      continue;
+    }
+    const a = from.forScope(scope);
+    const b = to.forScope(scope);
+    const differ = (what: string, left: unknown, right: unknown) => {
+      if (!isDeepStrictEqual(left, right)) differences.push(`${where}: ${what} differ`);
+    };
+    const sessions = await a.readSessions({});
+    differ("sessions", sessions, await b.readSessions({}));
+    for (const session of sessions) {
+      const nodes = await a.readRawNodes({ sessionId: session.id });
+      differ(`raw nodes of session ${session.key}`, nodes, await b.readRawNodes({ sessionId: session.id }));
+      const ids = nodes.map((node) => node.id);
+      for (const space of spaces.filter((space) => space.kind === "text")) {
+        differ(
+          `${space.name} vectors of ${session.key}`,
+          await a.readVectors(space.name, ids),
+          await b.readVectors(space.name, ids),
+        );
+      }
+      const hashes = [
+        ...new Set(nodes.flatMap((node) => node.images.flatMap((image) => (image.hash ? [image.hash] : [])))),
+      ];
+      for (const hash of hashes) {
+        const blob = await b.readBlob(hash).catch(() => null);
+        const actual = blob && createHash("sha256").update(blob.data).digest("hex");
+        if (actual !== hash)
+          differences.push(`${where}: blob ${hash} ${blob ? `holds bytes hashing to ${actual}` : "is missing"}`);
+      }
+      for (const space of spaces.filter((space) => space.kind === "image")) {
+        differ(
+          `${space.name} vectors of ${session.key}`,
+          await a.knownImages(hashes, space.name),
+          await b.knownImages(hashes, space.name),
+        );
+      }
+    }
+    const [left, right] = [await a.readIndex({ activeOnly: false }), await b.readIndex({ activeOnly: false })];
+    differ("index entries", [...left.entries.values()], [...right.entries.values()]);
+    differ("audit events", await a.readAudit(), await b.readAudit());
+    differ("stats", await a.stats(), await b.stats());
+  }
+  return differences;
+}

@@ -1,0 +1,35 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+
+const bin = join(import.meta.dirname, "../../bin/cairn.js");
+
+export interface ServeProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly exited: Promise<number | null>;
+  output(): string;
+}
+
+/** `cairn serve` as a child process on a free port; resolves once it prints its URL. */
+export async function spawnServe(t: { after: (fn: () => void) => void }, args: string[]): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [bin, "serve", "--port", "0", "--profile", "hash", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  t.after(() => {
+    if (child.exitCode === null) child.kill("SIGKILL");
+  });
+  let output = "";
+  child.stderr?.on("data", (chunk) => {
+    output += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on("data", (chunk) => {
+      output += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) resolve(match[1] as string);
+    });
+    exited.then((code) => reject(new Error(`serve exited with ${code} before listening:\n${output}`)));
+  });
+  return { child, url, exited, output: () => output };
+}
