@@ -5,7 +5,7 @@ import type { Sql } from "./tenant-transaction.ts";
  * BM25's per-tenant statistics (`lexical_terms`, `lexical_stats`), kept in step with the lexical
  * documents of the tenant: a commit adds its documents' terms, a forget takes them away (and a term
  * no document holds any more loses its row). A search then reads a handful of rows instead of
- * counting the tenant's documents (see decision 008 for the measurements).
+ * counting the tenant's documents (see decision 009 for the measurements).
  *
  * These rows are shared by every writer of a tenant, so their locks are taken in one order —
  * terms sorted by field and lexeme, then the field totals — and as late in the transaction as the
