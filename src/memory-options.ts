@@ -10,7 +10,10 @@ import type { Store } from "./store/store.ts";
 /** The options and results of the `Memory` facade (src/memory.ts), kept apart so the facade reads as its operations. */
 
 export interface MemoryOptions {
-  /** Folder of the embedded store (created on first use). Ignored when `store` is given. */
+  /**
+   * Folder of the embedded store (created on first use), or a `postgres://…` URL for the Postgres
+   * store. Ignored when `store` is given.
+   */
   readonly path?: string;
   /** Another `Store` backend; Memory closes it on `close()`. */
   readonly store?: Store;

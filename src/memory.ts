@@ -33,7 +33,7 @@ import {
 } from "./route/search.ts";
 import { defaultSearchConfig, type SearchConfig } from "./route/search-config.ts";
 import type { IndexState } from "./store/index-records.ts";
-import { openSqliteStore } from "./store/open-store.ts";
+import { openStore } from "./store/open-store.ts";
 import type {
   AuditEvent,
   BlobRecord,
@@ -128,8 +128,8 @@ export class Memory {
   }
 
   static async open(options: MemoryOptions): Promise<Memory> {
-    // The embedded backend loads only when no other store is given.
-    const store = options.store ?? (await openSqliteStore({ path: options.path ?? ".cairn" }));
+    // A backend loads only when no store is given: SQLite for a folder, Postgres for a URL.
+    const store = options.store ?? (await openStore(options.path ?? ".cairn"));
     return new Memory(store, options);
   }
 

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { NotFoundError } from "../core/errors.ts";
+import type { PostgresStoreOptions } from "./postgres/postgres-store.ts";
 import type { SqliteStoreOptions } from "./sqlite/sqlite-store.ts";
 import type { Store } from "./store.ts";
 
@@ -18,10 +19,33 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
 }
 
 /**
- * Opens the store at `location` (the folder of the embedded SQLite store); `mustExist` refuses a
- * folder that holds no store instead of creating one, for commands that only read.
+ * Opens the PostgreSQL + pgvector store (its schema migrated on first use). `pg` loads only when
+ * this is called, so users of the embedded store never load it.
+ *
+ * @example
+ * const store = await openPostgresStore({ url: "postgres://cairn@db.internal/cairn" });
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const { PostgresStore } = await import("./postgres/postgres-store.ts");
+  return PostgresStore.open(options);
+}
+
+/** True for a `postgres://` or `postgresql://` URL: what `--db` takes for the Postgres store. */
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
+/**
+ * Opens the store at `location`: a `postgres://…` / `postgresql://…` URL opens the Postgres store,
+ * anything else is the folder of the embedded SQLite store. `mustExist` refuses a folder that holds
+ * no store instead of creating one, for commands that only read (a database named by a URL is
+ * connected to as it is: its schema is migrated on first open).
+ *
+ * @example
+ * const store = await openStore(process.env.CAIRN_DB ?? ".cairn");
  */
 export async function openStore(location: string, options: { readonly mustExist?: boolean } = {}): Promise<Store> {
+  if (isPostgresUrl(location)) return openPostgresStore({ url: location });
   if (options.mustExist && !existsSync(join(location, "cairn.db"))) throw new NotFoundError("store", location);
   return openSqliteStore({ path: location });
 }

@@ -35,15 +35,23 @@ describe("the embedded backend loads lazily", () => {
       "the hook saw the package load",
     );
     assert.deepEqual(
-      onImport.filter((url) => /better-sqlite3|sqlite-vec|\/store\/sqlite\//.test(url)),
+      onImport.filter((url) =>
+        /better-sqlite3|sqlite-vec|\/store\/sqlite\/|\/node_modules\/pg|\/store\/postgres\//.test(url),
+      ),
       [],
     );
+    // Through `openStore`, as `--db` does: a folder opens SQLite and never loads the Postgres client.
     const onOpen = resolvedBy(
-      'const { openSqliteStore } = await import("./src/index.ts"); const { mkdtempSync, rmSync } = await import("node:fs"); const { tmpdir } = await import("node:os"); const dir = mkdtempSync(tmpdir() + "/cairn-lazy-"); const store = await openSqliteStore({ path: dir }); await store.close(); rmSync(dir, { recursive: true });',
+      'const { openStore } = await import("./src/index.ts"); const { mkdtempSync, rmSync } = await import("node:fs"); const { tmpdir } = await import("node:os"); const dir = mkdtempSync(tmpdir() + "/cairn-lazy-"); const store = await openStore(dir); await store.close(); rmSync(dir, { recursive: true });',
     );
     assert.ok(
       onOpen.some((url) => url.includes("better-sqlite3")),
       "opening the store loads its driver",
+    );
+    assert.deepEqual(
+      onOpen.filter((url) => /\/node_modules\/pg|\/store\/postgres\//.test(url)),
+      [],
+      "a SQLite user never loads pg",
     );
   });
 });

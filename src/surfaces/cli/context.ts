@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import type { Scope } from "../../core/scope.ts";
 import { Memory } from "../../memory.ts";
 import { createModels } from "../../models/profiles.ts";
+import { isPostgresUrl } from "../../store/open-store.ts";
 
 /** Options every command shares. */
 export interface CommonOptions {
@@ -27,7 +28,8 @@ export const commonOptionSpec = {
 
 export function commonOptions(values: Record<string, unknown>): CommonOptions {
   return {
-    db: resolve(String(values.db)),
+    // A Postgres URL is passed as it is; a folder is made absolute.
+    db: isPostgresUrl(String(values.db)) ? String(values.db) : resolve(String(values.db)),
     json: Boolean(values.json),
     tenant: String(values.tenant),
     user: String(values.user),

@@ -29,7 +29,7 @@ Commands:
   cairn demo   build the example memory from examples/ and run a few searches
 
 Options for every command:
-  --db DIR            store folder (default ./.cairn)
+  --db DIR|URL        store folder (default ./.cairn), or postgres://user@host/db
   --json              machine-readable output
   --tenant T --user U [--agent A]   the scope (default tenant "default", user "default")
   --profile NAME      models: local (default, offline), hash (fast, non-semantic), openai (CAIRN_OPENAI_* env)

@@ -1,0 +1,110 @@
+import { createHmac, randomBytes } from "node:crypto";
+import type { AuditEvent } from "../records.ts";
+import { type AuditRow, toAuditEvent } from "./record-rows.ts";
+import type { ScopeContext } from "./scope-context.ts";
+import type { Sql } from "./tenant-transaction.ts";
+
+/** Names the keyed-hash scheme in redacted audit events, so a reader knows how to match a later request. */
+export const keyedHashScheme = "hmac-sha256";
+
+/** Appends an audit event of this scope; callers run it inside the transaction it describes. */
+export async function writeAudit(
+  context: ScopeContext,
+  sql: Sql,
+  action: string,
+  subject: string,
+  details: Record<string, unknown>,
+): Promise<string> {
+  const id = context.store.newId("aud");
+  await sql.query(
+    "INSERT INTO audit_events (id, tenant, scope_key, time_ms, action, subject, details) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    [id, context.tenant, context.key, context.store.now(), action, subject, JSON.stringify(details)],
+  );
+  return id;
+}
+
+/** Newest first; no limit means all. */
+export async function readAudit(
+  context: ScopeContext,
+  sql: Sql,
+  options: { limit?: number; offset?: number },
+): Promise<AuditEvent[]> {
+  const rows = await sql.query<AuditRow>(
+    "SELECT id, time_ms, action, subject, details FROM audit_events WHERE scope_key = $1 ORDER BY rowid DESC LIMIT $2 OFFSET $3",
+    [context.key, options.limit ?? null, options.offset ?? 0],
+  );
+  return rows.map(toAuditEvent);
+}
+
+/**
+ * `hmac-sha256:<hex>` of values under the tenant's audit secret (created on first use, one per
+ * tenant, walled like its data): the same value always maps to the same text, but cannot be read back.
+ */
+export async function keyedHasher(context: ScopeContext, sql: Sql): Promise<(value: string) => string> {
+  await sql.query("INSERT INTO audit_keys (tenant, secret) VALUES ($1, $2) ON CONFLICT (tenant) DO NOTHING", [
+    context.tenant,
+    randomBytes(32),
+  ]);
+  const [row] = await sql.query<{ secret: Buffer }>("SELECT secret FROM audit_keys WHERE tenant = $1", [
+    context.tenant,
+  ]);
+  if (!row) throw new Error(`no audit secret for tenant ${context.tenant}`);
+  const secret = row.secret;
+  return (value) => `${keyedHashScheme}:${createHmac("sha256", secret).update(value).digest("hex")}`;
+}
+
+/**
+ * Rewrites this scope's audit events that name a forgotten key or id (as their subject, or as any
+ * string value in their details): each such value becomes its keyed hash, and the event says so
+ * (`redacted`). Returns the number of events rewritten.
+ */
+export async function redactAudit(
+  context: ScopeContext,
+  sql: Sql,
+  forgotten: ReadonlySet<string>,
+  hash: (value: string) => string,
+): Promise<number> {
+  if (forgotten.size === 0) return 0;
+  const values = [...forgotten];
+  // strpos over the JSON text narrows the scan to events that can name a forgotten value.
+  const rows = await sql.query<{ rowid: number; subject: string; details: string }>(
+    `SELECT rowid, subject, details FROM audit_events
+     WHERE scope_key = $1 AND (subject = ANY($2::text[])
+       OR EXISTS (SELECT 1 FROM unnest($2::text[]) AS f (value) WHERE strpos(details, f.value) > 0))`,
+    [context.key, values],
+  );
+  let changed = false;
+  const replace = (value: unknown): unknown => {
+    if (typeof value === "string" && forgotten.has(value)) {
+      changed = true;
+      return hash(value);
+    }
+    if (Array.isArray(value)) return value.map(replace);
+    if (value && typeof value === "object") {
+      return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, replace(inner)]));
+    }
+    return value;
+  };
+  let rewritten = 0;
+  for (const row of rows) {
+    changed = false;
+    const subject = replace(row.subject);
+    const details = replace(JSON.parse(row.details)) as Record<string, unknown>;
+    // A substring match that names no forgotten value exactly is left as it was.
+    if (!changed) continue;
+    await sql.query("UPDATE audit_events SET subject = $1, details = $2 WHERE rowid = $3 AND scope_key = $4", [
+      subject,
+      JSON.stringify({ ...details, redacted: keyedHashScheme }),
+      row.rowid,
+      context.key,
+    ]);
+    rewritten++;
+  }
+  return rewritten;
+}
+
+/** Deletes every audit event of this scope: a forgotten scope keeps only the forget event written next. */
+export async function clearAudit(context: ScopeContext, sql: Sql): Promise<number> {
+  const rows = await sql.query("DELETE FROM audit_events WHERE scope_key = $1 RETURNING 1", [context.key]);
+  return rows.length;
+}

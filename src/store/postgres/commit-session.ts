@@ -1,0 +1,310 @@
+import { ConflictError, StoreError } from "../../core/errors.ts";
+import { vectorBytes } from "../../core/vectors.ts";
+import { IndexVersionConflict } from "../index-records.ts";
+import type { CommitResult, RawNodeWrite, SessionRecord, SessionWrite } from "../records.ts";
+import type { SessionIdentity } from "../store.ts";
+import { writeAudit } from "./audit-events.ts";
+import { applyPlan, lockIndex } from "./index-rows.ts";
+import { addLexicalStatistics } from "./lexical-statistics.ts";
+import { textSearchConfig } from "./lexical-terms.ts";
+import { rawNodeRowids } from "./read-raw-nodes.ts";
+import { sessionRowByKey } from "./read-sessions.ts";
+import { type SessionRow, toSession } from "./record-rows.ts";
+import type { ScopeContext } from "./scope-context.ts";
+import type { Sql } from "./tenant-transaction.ts";
+import { type SpaceRow, textOrdinal, vectorLiteral } from "./vector-spaces.ts";
+
+/**
+ * Writes a session, its raw nodes, blobs (bytes and thumbnails, once per tenant), image
+ * references, lexical documents, vectors, its index plan and audit events; the caller runs it in
+ * one transaction, so a failure anywhere leaves nothing. It starts by taking the scope's write
+ * lock: the key check, the plan's base version and the insert all see the same state.
+ */
+export async function commitSession(context: ScopeContext, sql: Sql, write: SessionWrite): Promise<CommitResult> {
+  return writeSession(context, sql, write, null);
+}
+
+/**
+ * A session copied from another store (`ScopedStore.importSession`): the same path as a commit,
+ * with the identity kept and neither plan nor audit event. Returns whether anything was written.
+ */
+export async function importSession(
+  context: ScopeContext,
+  sql: Sql,
+  write: SessionWrite,
+  identity: SessionIdentity,
+): Promise<boolean> {
+  if (write.index.plan.ops.length > 0 || write.index.plan.audits.length > 0) {
+    throw new StoreError("importSession", "an imported session carries no maintenance plan: restore the index after");
+  }
+  if (identity.rawNodeIds.length !== write.rawNodes.length) {
+    throw new StoreError(
+      "importSession",
+      `${identity.rawNodeIds.length} raw-node ids for ${write.rawNodes.length} raw nodes`,
+    );
+  }
+  return !(await writeSession(context, sql, write, identity)).duplicate;
+}
+
+async function writeSession(
+  context: ScopeContext,
+  sql: Sql,
+  write: SessionWrite,
+  identity: SessionIdentity | null,
+): Promise<CommitResult> {
+  const version = await lockIndex(context, sql);
+  const existing = await sessionRowByKey(context, sql, write.key);
+  if (existing) {
+    if (identity && existing.id !== identity.sessionId) {
+      throw new ConflictError(`session ${write.key} already exists in this scope under another id`);
+    }
+    return duplicateOf(context, sql, existing, write);
+  }
+  if (identity) {
+    const [taken] = await sql.query("SELECT 1 FROM sessions WHERE id = $1", [identity.sessionId]);
+    if (taken) throw new ConflictError(`a session with id ${identity.sessionId} already exists in this store`);
+  }
+  // A stale plan is refused before any row is written: the writer re-plans sooner (applyPlan checks again).
+  const { baseVersion } = write.index.plan;
+  if (baseVersion !== null && baseVersion !== version) throw new IndexVersionConflict(baseVersion, version);
+  const spaces = new Map<string, SpaceRow>();
+  for (const space of write.spaces) spaces.set(space.name, await context.store.spaces.ensure(sql, space));
+
+  const now = identity?.createdMs ?? context.store.now();
+  const sessionId = identity?.sessionId ?? context.store.newId("ses");
+  const imageCount = write.rawNodes.reduce((sum, node) => sum + node.images.length, 0);
+  const [session] = await sql.query<SessionRow>(
+    `INSERT INTO sessions (id, tenant, scope_key, session_key, time_ms, source, content_hash, turn_count, image_count, created_ms)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+    [
+      sessionId,
+      context.tenant,
+      context.key,
+      write.key,
+      write.timeMs,
+      write.source,
+      write.contentHash,
+      write.rawNodes.length,
+      imageCount,
+      now,
+    ],
+  );
+  if (!session) throw new StoreError("commitSession", "the session insert returned no row");
+  await sql.query("INSERT INTO scopes (scope_key, tenant) VALUES ($1, $2) ON CONFLICT (scope_key) DO NOTHING", [
+    context.key,
+    context.tenant,
+  ]);
+  // Sorted, so two writers of one tenant storing the same new images wait for each other, never deadlock.
+  for (const blob of [...write.blobs].sort((left, right) => (left.hash < right.hash ? -1 : 1))) {
+    await sql.query(
+      `INSERT INTO blobs (tenant, hash, media_type, bytes, width, height, data, thumbnail)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant, hash) DO NOTHING`,
+      [context.tenant, blob.hash, blob.mediaType, blob.bytes, blob.width, blob.height, blob.data, blob.thumbnail],
+    );
+  }
+  const rowids = await insertRawNodes(context, sql, write, session.rowid, identity);
+  await insertDerivedRows(context, sql, write, session.rowid, rowids, spaces);
+  if (identity) {
+    await addLexicalStatistics(
+      context,
+      sql,
+      rowids.map((node) => node.rowid),
+    );
+    return { session: toSession(session), rawNodeIds: identity.rawNodeIds, entryIds: [], duplicate: false };
+  }
+
+  const { plan } = write.index;
+  await applyPlan(context, sql, version, plan, write.index.spaces, async (pointers) => {
+    const stored = await rawNodeRowids(
+      context,
+      sql,
+      pointers.filter((pointer) => !pointer.startsWith("@")),
+    );
+    return pointers.map((pointer) => {
+      const position = pointer.startsWith("@") ? Number(pointer.slice(1)) : Number.NaN;
+      const rowid = Number.isInteger(position) ? rowids[position]?.rowid : stored.get(pointer);
+      if (rowid === undefined) throw new StoreError("commitSession", `index pointer ${pointer} names no raw node`);
+      return rowid;
+    });
+  });
+  for (const audit of plan.audits) await writeAudit(context, sql, audit.action, audit.subject, audit.details);
+  const entryIds = [...new Set(plan.ops.map((op) => (op.op === "put" ? op.entry.id : op.entryId)))];
+  await writeAudit(context, sql, "session.add", sessionId, {
+    sessionKey: write.key,
+    rawNodes: rowids.length,
+    images: imageCount,
+    blobs: write.blobs.length,
+    entries: entryIds,
+  });
+  // Last: the tenant's shared statistics rows stay locked only until the commit that follows.
+  await addLexicalStatistics(
+    context,
+    sql,
+    rowids.map((node) => node.rowid),
+  );
+  return { session: toSession(session), rawNodeIds: rowids.map((node) => node.id), entryIds, duplicate: false };
+}
+
+/** The same session written twice is acknowledged again; the same key with other content is a conflict. */
+async function duplicateOf(
+  context: ScopeContext,
+  sql: Sql,
+  existing: SessionRow,
+  write: SessionWrite,
+): Promise<CommitResult> {
+  if (existing.content_hash !== write.contentHash) {
+    throw new ConflictError(`session ${write.key} already exists in this scope with different content`);
+  }
+  const rows = await sql.query<{ id: string }>(
+    "SELECT id FROM raw_nodes WHERE scope_key = $1 AND session_rowid = $2 ORDER BY turn",
+    [context.key, existing.rowid],
+  );
+  const session: SessionRecord = toSession(existing);
+  return { session, rawNodeIds: rows.map((row) => row.id), entryIds: [], duplicate: true };
+}
+
+/** All raw nodes of the session in one statement; returns their ids and rowids in write order. */
+async function insertRawNodes(
+  context: ScopeContext,
+  sql: Sql,
+  write: SessionWrite,
+  sessionRowid: number,
+  identity: SessionIdentity | null,
+): Promise<{ id: string; rowid: number }[]> {
+  if (write.rawNodes.length === 0) return [];
+  const ids = identity ? [...identity.rawNodeIds] : write.rawNodes.map(() => context.store.newId("rn"));
+  const column = <T>(pick: (node: SessionWrite["rawNodes"][number]) => T) => write.rawNodes.map(pick);
+  const rows = await sql.query<{ id: string; rowid: number }>(
+    `INSERT INTO raw_nodes (id, tenant, scope_key, session_rowid, turn, speaker, role, text, time_ms, source, uri, metadata)
+     SELECT n.id, $1, $2, $3, n.turn, n.speaker, n.role, n.text, n.time_ms, n.source, n.uri, n.metadata
+     FROM unnest($4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::bigint[], $10::text[], $11::text[], $12::text[])
+       WITH ORDINALITY AS n (id, turn, speaker, role, text, time_ms, source, uri, metadata, position)
+     ORDER BY n.position
+     RETURNING id, rowid`,
+    [
+      context.tenant,
+      context.key,
+      sessionRowid,
+      ids,
+      column((node) => node.turn),
+      column((node) => node.speaker),
+      column((node) => node.role),
+      column((node) => node.text),
+      column((node) => node.timeMs),
+      column((node) => node.source),
+      column((node) => node.uri),
+      column((node) => JSON.stringify(node.metadata)),
+    ],
+  );
+  const rowidOf = new Map(rows.map((row) => [row.id, row.rowid]));
+  return ids.map((id) => {
+    const rowid = rowidOf.get(id);
+    if (rowid === undefined) throw new StoreError("commitSession", `raw node ${id} was not inserted`);
+    return { id, rowid };
+  });
+}
+
+/** Image references, cached image vectors, lexical documents and vectors of the session's raw nodes. */
+async function insertDerivedRows(
+  context: ScopeContext,
+  sql: Sql,
+  write: SessionWrite,
+  sessionRowid: number,
+  nodes: readonly { rowid: number }[],
+  spaces: ReadonlyMap<string, SpaceRow>,
+): Promise<void> {
+  const images = new Columns(6);
+  const documents = new Columns(3);
+  const cached = new Columns(3);
+  const vectors = new Map<string, Columns>();
+  const addVector = (space: string, rowid: number, ordinal: number, node: RawNodeWrite, vector: Float32Array) => {
+    if (!spaces.has(space)) throw new StoreError("commitSession", `vector for undeclared space ${space}`);
+    const columns = vectors.get(space) ?? new Columns(5);
+    columns.add(rowid, ordinal, node.timeMs, node.speaker, vectorLiteral(vector));
+    vectors.set(space, columns);
+  };
+  write.rawNodes.forEach((node, position) => {
+    const rowid = nodes[position]?.rowid;
+    if (rowid === undefined) throw new StoreError("commitSession", "raw node rows out of step with the write");
+    documents.add(rowid, "text", node.text);
+    const imageText = node.images
+      .map((image) => [image.caption, image.derivedText].filter(Boolean).join(" "))
+      .join(" ");
+    if (imageText.trim()) documents.add(rowid, "imageText", imageText);
+    for (const [space, vector] of Object.entries(node.textVectors)) addVector(space, rowid, textOrdinal, node, vector);
+    node.images.forEach((image, ordinal) => {
+      images.add(rowid, ordinal, image.hash, image.caption, image.derivedText, image.origin);
+      for (const [space, vector] of Object.entries(node.imageVectors[ordinal] ?? {})) {
+        addVector(space, rowid, ordinal, node, vector);
+        if (image.hash) cached.add(image.hash, space, Buffer.from(vectorBytes(vector)));
+      }
+    });
+  });
+  const { tenant, key } = context;
+  if (images.size > 0) {
+    await sql.query(
+      `INSERT INTO raw_node_images (raw_node_rowid, ordinal, tenant, scope_key, blob_hash, caption, derived_text, origin)
+       SELECT i.rowid, i.ordinal, $1, $2, i.hash, i.caption, i.derived, i.origin
+       FROM unnest($3::bigint[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[])
+         AS i (rowid, ordinal, hash, caption, derived, origin)`,
+      [tenant, key, ...images.values],
+    );
+  }
+  if (cached.size > 0) {
+    await sql.query(
+      `INSERT INTO blob_vectors (tenant, blob_hash, space, vector)
+       SELECT DISTINCT ON (c.hash, c.space) $1, c.hash, c.space, c.vector
+       FROM unnest($2::text[], $3::text[], $4::bytea[]) AS c (hash, space, vector)
+       ON CONFLICT (tenant, blob_hash, space) DO NOTHING`,
+      [tenant, ...cached.values],
+    );
+  }
+  if (documents.size > 0) {
+    // A document's length is its number of term occurrences (stop words are not terms).
+    await sql.query(
+      `WITH terms AS (
+         SELECT x.rowid, x.field, to_tsvector('${textSearchConfig}', x.body) AS terms
+         FROM unnest($3::bigint[], $4::text[], $5::text[]) AS x (rowid, field, body)
+       ), documents AS (
+         SELECT rowid, field, terms,
+           coalesce((SELECT sum(array_length(u.positions, 1)) FROM unnest(terms) u), 0)::int AS length
+         FROM terms
+       ), inserted AS (
+         INSERT INTO lexical_docs (raw_node_rowid, field, tenant, scope_key, length)
+         SELECT rowid, field, $1, $2, length FROM documents
+       )
+       INSERT INTO lexical_postings (scope_key, field, lexeme, raw_node_rowid, tenant, tf, length)
+       SELECT $2, d.field, u.lexeme, d.rowid, $1, array_length(u.positions, 1), d.length
+       FROM documents d, unnest(d.terms) u`,
+      [tenant, key, ...documents.values],
+    );
+  }
+  for (const [name, columns] of vectors) {
+    const space = spaces.get(name);
+    if (!space) continue;
+    await sql.query(
+      `INSERT INTO ${space.table_name} (raw_node_rowid, ordinal, tenant, scope_key, session_rowid, time_ms, speaker, embedding)
+       SELECT v.rowid, v.ordinal, $1, $2, $3, v.time_ms, v.speaker, v.embedding::vector(${space.dimensions})
+       FROM unnest($4::bigint[], $5::int[], $6::bigint[], $7::text[], $8::text[])
+         AS v (rowid, ordinal, time_ms, speaker, embedding)`,
+      [tenant, key, sessionRowid, ...columns.values],
+    );
+  }
+}
+
+/** Rows gathered column by column, for one `INSERT … SELECT FROM unnest(…)` per table. */
+class Columns {
+  readonly values: unknown[][];
+
+  constructor(width: number) {
+    this.values = Array.from({ length: width }, () => []);
+  }
+
+  add(...row: unknown[]): void {
+    for (const [index, value] of row.entries()) this.values[index]?.push(value);
+  }
+
+  get size(): number {
+    return this.values[0]?.length ?? 0;
+  }
+}

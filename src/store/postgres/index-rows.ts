@@ -1,0 +1,349 @@
+import { InvariantError } from "../../core/errors.ts";
+import {
+  type EntryDigest,
+  type EntryStatus,
+  type ForgetPlan,
+  type IndexEntry,
+  type IndexState,
+  IndexVersionConflict,
+  type MaintenancePlan,
+  type Relation,
+} from "../index-records.ts";
+import type { ScopeContext } from "./scope-context.ts";
+import type { Sql } from "./tenant-transaction.ts";
+import { parseVector, vectorLiteral } from "./vector-spaces.ts";
+
+/**
+ * Rows of the active index (C3M): entries, their pointers to raw nodes, and a per-scope version
+ * for optimistic concurrency. Every statement binds the scope key; callers run them inside the
+ * scoped store's transactions.
+ */
+
+interface EntryRow {
+  rowid: number;
+  id: string;
+  status: EntryStatus;
+  page: number | null;
+  digest: string;
+  routing_text: string;
+  tokens: number;
+  vector: string;
+  vector_weight: number;
+  image_vector: string | null;
+  image_weight: number;
+  sessions: string;
+  time_start_ms: number;
+  time_end_ms: number;
+  predecessor: string | null;
+  host: string | null;
+  last_action: string;
+  relation: Relation | null;
+  created_ms: number;
+  updated_ms: number;
+  pointers: string[];
+}
+
+/** Entry columns with their pointers' raw-node ids in link order, from `index_entries e`. */
+const entryColumns = `e.rowid, e.id, e.status, e.page, e.digest, e.routing_text, e.tokens, e.vector::text AS vector,
+  e.vector_weight, e.image_vector::text AS image_vector, e.image_weight, e.sessions, e.time_start_ms, e.time_end_ms,
+  e.predecessor, e.host, e.last_action, e.relation, e.created_ms, e.updated_ms,
+  ARRAY(SELECT r.id FROM index_pointers p JOIN raw_nodes r ON r.rowid = p.raw_node_rowid
+        WHERE p.entry_rowid = e.rowid ORDER BY p.ordinal) AS pointers`;
+
+export async function indexVersion(context: ScopeContext, sql: Sql): Promise<number> {
+  const [row] = await sql.query<{ version: number }>("SELECT version FROM index_state WHERE scope_key = $1", [
+    context.key,
+  ]);
+  return row?.version ?? 0;
+}
+
+/**
+ * Takes the scope's write lock (its `index_state` row, created at version 0 if missing) and returns
+ * the version: every write of a scope starts here, so writers of one scope take turns and each sees
+ * what the previous one committed, like SQLite's `BEGIN IMMEDIATE`, while other scopes write on.
+ */
+export async function lockIndex(context: ScopeContext, sql: Sql): Promise<number> {
+  await sql.query(
+    "INSERT INTO index_state (scope_key, tenant, version) VALUES ($1, $2, 0) ON CONFLICT (scope_key) DO NOTHING",
+    [context.key, context.tenant],
+  );
+  const [row] = await sql.query<{ version: number }>(
+    "SELECT version FROM index_state WHERE scope_key = $1 FOR UPDATE",
+    [context.key],
+  );
+  return row?.version ?? 0;
+}
+
+/** The index of one scope: only active entries (what maintenance plans against) or all of them. */
+export async function readIndex(
+  context: ScopeContext,
+  sql: Sql,
+  options: { activeOnly: boolean },
+): Promise<IndexState> {
+  const rows = await sql.query<EntryRow>(
+    `SELECT ${entryColumns} FROM index_entries e
+     WHERE e.scope_key = $1 ${options.activeOnly ? "AND e.status = 'active'" : ""} ORDER BY e.rowid`,
+    [context.key],
+  );
+  return { version: await indexVersion(context, sql), entries: new Map(rows.map((row) => [row.id, toEntry(row)])) };
+}
+
+/**
+ * Entries hosted by `hosts` (not merged ones: their pointers are their host's) and entries named by
+ * `ids` (any status), with their pointers. With `nearest`, only each host's `perHost` entries
+ * closest to `vector` are read, the cosine computed by pgvector before any row leaves the server.
+ */
+export async function readLinked(
+  context: ScopeContext,
+  sql: Sql,
+  options: {
+    readonly hosts: readonly string[];
+    readonly ids: readonly string[];
+    readonly nearest?: { readonly vector: Float32Array; readonly perHost: number };
+  },
+): Promise<IndexEntry[]> {
+  if (options.hosts.length === 0 && options.ids.length === 0) return [];
+  const hosted = options.nearest
+    ? `SELECT rowid FROM (
+         SELECT rowid, ROW_NUMBER() OVER (PARTITION BY host ORDER BY vector <=> $3::text::vector) AS rank
+         FROM index_entries
+         WHERE scope_key = $1 AND host = ANY($2::text[]) AND status <> 'merged' AND vector_dims(vector) = $4
+       ) ranked WHERE rank <= $5`
+    : "SELECT rowid FROM index_entries WHERE scope_key = $1 AND host = ANY($2::text[]) AND status <> 'merged'";
+  const named = `SELECT rowid FROM index_entries WHERE scope_key = $1 AND id = ANY(${options.nearest ? "$6" : "$3"}::text[])`;
+  const values: unknown[] = options.nearest
+    ? [
+        context.key,
+        options.hosts,
+        vectorLiteral(options.nearest.vector),
+        options.nearest.vector.length,
+        options.nearest.perHost,
+        options.ids,
+      ]
+    : [context.key, options.hosts, options.ids];
+  const rows = await sql.query<EntryRow>(
+    `SELECT ${entryColumns} FROM index_entries e
+     WHERE e.scope_key = $1 AND e.rowid IN (${hosted} UNION ${named}) ORDER BY e.rowid`,
+    values,
+  );
+  return rows.map(toEntry);
+}
+
+/**
+ * Applies a maintenance plan. `resolve` maps pointers (stored raw-node ids, or `@n` for the n-th
+ * raw node of the session being committed) to raw-node rowids of this scope. The caller holds the
+ * scope's lock (`lockIndex`) and passes the version it read.
+ */
+export async function applyPlan(
+  context: ScopeContext,
+  sql: Sql,
+  version: number,
+  plan: MaintenancePlan,
+  spaces: { readonly text: string; readonly image: string | null },
+  resolve: (pointers: readonly string[]) => Promise<number[]>,
+): Promise<void> {
+  if (plan.baseVersion === null) await checkIndependent(context, sql, plan);
+  else if (version !== plan.baseVersion) throw new IndexVersionConflict(plan.baseVersion, version);
+  for (const op of plan.ops) {
+    if (op.op === "drop") {
+      throw new InvariantError("provenance", "maintenance may not drop an entry: only forget removes index rows");
+    }
+    if (op.op === "put") {
+      await sql.query(
+        `INSERT INTO index_entries (id, tenant, scope_key, status, page, digest, routing_text, tokens, space, vector,
+           vector_weight, image_space, image_vector, image_weight, sessions, time_start_ms, time_end_ms, predecessor,
+           host, last_action, relation, created_ms, updated_ms)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::vector, $11, $12, $13::text::vector, $14, $15, $16,
+           $17, $18, $19, $20, $21, $22, $23)
+         ON CONFLICT (scope_key, id) DO UPDATE SET status = excluded.status, page = excluded.page,
+           digest = excluded.digest, routing_text = excluded.routing_text, tokens = excluded.tokens,
+           vector = excluded.vector, vector_weight = excluded.vector_weight, image_space = excluded.image_space,
+           image_vector = excluded.image_vector, image_weight = excluded.image_weight, sessions = excluded.sessions,
+           time_start_ms = excluded.time_start_ms, time_end_ms = excluded.time_end_ms,
+           predecessor = excluded.predecessor, host = excluded.host, last_action = excluded.last_action,
+           relation = excluded.relation, updated_ms = excluded.updated_ms`,
+        [
+          op.entry.id,
+          context.tenant,
+          context.key,
+          ...entryValues(op.entry, { text: spaces.text, image: op.entry.imageVector ? spaces.image : null }),
+          op.entry.createdMs,
+          op.entry.updatedMs,
+        ],
+      );
+      continue;
+    }
+    const [entry] = await sql.query<{ rowid: number; next: number }>(
+      `SELECT e.rowid, (SELECT coalesce(max(ordinal), -1) + 1 FROM index_pointers p WHERE p.entry_rowid = e.rowid) AS next
+       FROM index_entries e WHERE e.scope_key = $1 AND e.id = $2`,
+      [context.key, op.entryId],
+    );
+    if (!entry) throw new InvariantError("index plan", `link to unknown entry ${op.entryId}`);
+    const nodes = await resolve(op.pointers);
+    // Each pointer once, in the order named; those already linked keep their place.
+    await sql.query(
+      `INSERT INTO index_pointers (entry_rowid, raw_node_rowid, tenant, ordinal)
+       SELECT $1, node, $2, $3 + ROW_NUMBER() OVER (ORDER BY position) - 1
+       FROM (SELECT node, min(position) AS position FROM unnest($4::bigint[]) WITH ORDINALITY AS n (node, position)
+             WHERE NOT EXISTS (SELECT 1 FROM index_pointers p WHERE p.entry_rowid = $1 AND p.raw_node_rowid = n.node)
+             GROUP BY node) fresh`,
+      [entry.rowid, context.tenant, entry.next, nodes],
+    );
+  }
+  await bumpVersion(context, sql);
+}
+
+async function bumpVersion(context: ScopeContext, sql: Sql): Promise<void> {
+  await sql.query(
+    `INSERT INTO index_state (scope_key, tenant, version) VALUES ($1, $2, 1)
+     ON CONFLICT (scope_key) DO UPDATE SET version = index_state.version + 1`,
+    [context.key, context.tenant],
+  );
+}
+
+/**
+ * An entry's column values in the order `status, page, digest, routing_text, tokens, space, vector,
+ * vector_weight, image_space, image_vector, image_weight, sessions, time_start_ms, time_end_ms,
+ * predecessor, host, last_action, relation`; `spaces` null for a rewrite, which keeps the stored spaces.
+ */
+function entryValues(entry: IndexEntry, spaces: { text: string; image: string | null } | null): unknown[] {
+  const space = spaces ? [spaces.text] : [];
+  const imageSpace = spaces ? [spaces.image] : [];
+  return [
+    entry.status,
+    entry.page,
+    JSON.stringify(entry.digest),
+    entry.routingText,
+    entry.tokens,
+    ...space,
+    vectorLiteral(entry.vector),
+    entry.vectorWeight,
+    ...imageSpace,
+    entry.imageVector ? vectorLiteral(entry.imageVector) : null,
+    entry.imageWeight,
+    JSON.stringify(entry.sessions),
+    entry.timeStartMs,
+    entry.timeEndMs,
+    entry.predecessor,
+    entry.host,
+    entry.lastAction,
+    entry.relation,
+  ];
+}
+
+/** A plan without a base version may only create entries and link pointers to them. */
+async function checkIndependent(context: ScopeContext, sql: Sql, plan: MaintenancePlan): Promise<void> {
+  const putIds = plan.ops.flatMap((op) => (op.op === "put" ? [op.entry.id] : []));
+  const existing = new Set(
+    (
+      await sql.query<{ id: string }>("SELECT id FROM index_entries WHERE scope_key = $1 AND id = ANY($2::text[])", [
+        context.key,
+        putIds,
+      ])
+    ).map((row) => row.id),
+  );
+  const created = new Set<string>();
+  for (const op of plan.ops) {
+    if (op.op === "put") {
+      if (!created.has(op.entry.id) && existing.has(op.entry.id)) {
+        throw new InvariantError("index plan", `a plan without a base version changes existing entry ${op.entry.id}`);
+      }
+      created.add(op.entry.id);
+    } else if (op.op === "link" && !created.has(op.entryId)) {
+      throw new InvariantError("index plan", `a plan without a base version links existing entry ${op.entryId}`);
+    }
+  }
+}
+
+/**
+ * Applies the index side of a forget (see `applyForgetPlan` in ../index-plan.ts for the reference
+ * semantics): pointers to the forgotten raw nodes go, re-derived or re-linked entries are
+ * rewritten (their vector spaces stay), and an entry is removed only once it points at nothing.
+ * Runs inside the forget's transaction, under the scope's lock, before the raw-node rows go.
+ */
+export async function applyForgetOps(
+  context: ScopeContext,
+  sql: Sql,
+  plan: ForgetPlan,
+  rowidOfNode: ReadonlyMap<string, number>,
+): Promise<void> {
+  const forgotten = new Set(plan.rawNodeIds);
+  const entryRowid = async (id: string): Promise<number> => {
+    const [row] = await sql.query<{ rowid: number }>(
+      "SELECT rowid FROM index_entries WHERE scope_key = $1 AND id = $2",
+      [context.key, id],
+    );
+    if (!row) throw new InvariantError("forget plan", `names entry ${id}, not in this scope's index`);
+    return row.rowid;
+  };
+  for (const op of plan.ops) {
+    if (op.op === "unlink") {
+      const rowid = await entryRowid(op.entryId);
+      const nodes = op.pointers.map((pointer) => {
+        const node = forgotten.has(pointer) ? rowidOfNode.get(pointer) : undefined;
+        if (node === undefined) {
+          throw new InvariantError("provenance", `forget may not unlink ${pointer}: it is not being forgotten`);
+        }
+        return node;
+      });
+      await sql.query("DELETE FROM index_pointers WHERE entry_rowid = $1 AND raw_node_rowid = ANY($2::bigint[])", [
+        rowid,
+        nodes,
+      ]);
+    } else if (op.op === "put") {
+      const rowid = await entryRowid(op.entry.id);
+      await sql.query(
+        `UPDATE index_entries SET status = $2, page = $3, digest = $4, routing_text = $5, tokens = $6,
+           vector = $7::text::vector, vector_weight = $8, image_vector = $9::text::vector, image_weight = $10,
+           sessions = $11, time_start_ms = $12, time_end_ms = $13, predecessor = $14, host = $15, last_action = $16,
+           relation = $17, updated_ms = $18
+         WHERE rowid = $1`,
+        [rowid, ...entryValues(op.entry, null), op.entry.updatedMs],
+      );
+    } else {
+      const rowid = await entryRowid(op.entryId);
+      const [linked] = await sql.query<{ n: number }>(
+        "SELECT count(*) AS n FROM index_pointers WHERE entry_rowid = $1",
+        [rowid],
+      );
+      if ((linked?.n ?? 0) !== 0) {
+        throw new InvariantError(
+          "provenance",
+          `forget may not remove entry ${op.entryId}: it still points at evidence`,
+        );
+      }
+      await sql.query("DELETE FROM index_entries WHERE rowid = $1", [rowid]);
+    }
+  }
+  await bumpVersion(context, sql);
+}
+
+/** Empties the scope's index (a rebuild starts here); its version goes on counting. */
+export async function forgetWholeIndex(context: ScopeContext, sql: Sql): Promise<void> {
+  await sql.query("DELETE FROM index_entries WHERE scope_key = $1", [context.key]);
+}
+
+function toEntry(row: EntryRow): IndexEntry {
+  return {
+    id: row.id,
+    status: row.status,
+    page: row.page,
+    digest: JSON.parse(row.digest) as EntryDigest,
+    routingText: row.routing_text,
+    tokens: row.tokens,
+    vector: parseVector(row.vector),
+    vectorWeight: row.vector_weight,
+    imageVector: row.image_vector ? parseVector(row.image_vector) : null,
+    imageWeight: row.image_weight,
+    pointers: row.pointers,
+    sessions: JSON.parse(row.sessions) as string[],
+    timeStartMs: row.time_start_ms,
+    timeEndMs: row.time_end_ms,
+    predecessor: row.predecessor,
+    host: row.host,
+    lastAction: row.last_action,
+    relation: row.relation,
+    createdMs: row.created_ms,
+    updatedMs: row.updated_ms,
+  };
+}

@@ -1,0 +1,282 @@
+import type pg from "pg";
+
+/**
+ * Versioned schema, like the SQLite store's: a migration runs once, inside a transaction, and is
+ * never edited after release (add a new one). An advisory lock makes concurrent opens (several
+ * `cairn serve` instances starting at once) take turns. Vector tables are not here: one table per
+ * vector space is created on first use (see `vector_spaces` and `vector-spaces.ts`).
+ *
+ * Every table holding a tenant's data carries a `tenant` column and a row-level security policy
+ * comparing it with the transaction's `cairn.tenant` setting, FORCEd so it binds the tables' owner
+ * too (see `tenant-transaction.ts`). Only `schema_migrations` and `vector_spaces` (model and table
+ * names, no tenant data) have none.
+ */
+
+/** The policy every tenant table gets; `tenant_wall()` reads the setting (NULL when unset: no row matches). */
+export const tenantTables = [
+  "scopes",
+  "sessions",
+  "raw_nodes",
+  "blobs",
+  "raw_node_images",
+  "blob_vectors",
+  "lexical_docs",
+  "lexical_postings",
+  "lexical_terms",
+  "lexical_stats",
+  "index_entries",
+  "index_pointers",
+  "index_state",
+  "audit_events",
+  "audit_keys",
+] as const;
+
+const wall = (table: string) => `
+  ALTER TABLE ${table} ENABLE ROW LEVEL SECURITY;
+  ALTER TABLE ${table} FORCE ROW LEVEL SECURITY;
+  CREATE POLICY tenant_wall ON ${table}
+    USING (tenant = current_setting('cairn.tenant', true))
+    WITH CHECK (tenant = current_setting('cairn.tenant', true));`;
+
+const migrations: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: "cold store, tenant-owned blobs, lexical documents, active index, audit, row-level security",
+    sql: `
+      CREATE EXTENSION IF NOT EXISTS vector;
+
+      -- The administrative listing of scopes (listScopes): readable per tenant like every other
+      -- table, and across tenants only by a transaction that sets cairn.list_scopes.
+      CREATE TABLE scopes (
+        scope_key text PRIMARY KEY,
+        tenant text NOT NULL
+      );
+
+      CREATE TABLE sessions (
+        rowid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id text NOT NULL UNIQUE,
+        tenant text NOT NULL,
+        scope_key text NOT NULL,
+        session_key text NOT NULL,
+        time_ms bigint NOT NULL,
+        source text,
+        content_hash text NOT NULL,
+        turn_count integer NOT NULL,
+        image_count integer NOT NULL,
+        created_ms bigint NOT NULL,
+        UNIQUE (scope_key, session_key)
+      );
+      CREATE INDEX sessions_by_time ON sessions (scope_key, time_ms, rowid);
+
+      CREATE TABLE raw_nodes (
+        rowid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id text NOT NULL UNIQUE,
+        tenant text NOT NULL,
+        scope_key text NOT NULL,
+        session_rowid bigint NOT NULL REFERENCES sessions (rowid),
+        turn integer NOT NULL,
+        speaker text,
+        role text,
+        text text NOT NULL,
+        time_ms bigint NOT NULL,
+        source text,
+        uri text,
+        metadata text NOT NULL
+      );
+      CREATE INDEX raw_nodes_by_session ON raw_nodes (session_rowid, turn);
+      CREATE INDEX raw_nodes_by_scope_time ON raw_nodes (scope_key, time_ms);
+
+      -- Blobs belong to a tenant: deduplicated within it (tenant, hash), never shared across tenants.
+      CREATE TABLE blobs (
+        tenant text NOT NULL,
+        hash text NOT NULL,
+        media_type text NOT NULL,
+        bytes integer NOT NULL,
+        width integer NOT NULL,
+        height integer NOT NULL,
+        data bytea NOT NULL,
+        thumbnail bytea NOT NULL,
+        PRIMARY KEY (tenant, hash)
+      );
+
+      CREATE TABLE raw_node_images (
+        raw_node_rowid bigint NOT NULL REFERENCES raw_nodes (rowid) ON DELETE CASCADE,
+        ordinal integer NOT NULL,
+        tenant text NOT NULL,
+        scope_key text NOT NULL,
+        -- NULL for a caption-only image: one the source referenced but whose pixels were never available.
+        blob_hash text,
+        caption text,
+        derived_text text,
+        origin text,
+        PRIMARY KEY (raw_node_rowid, ordinal),
+        FOREIGN KEY (tenant, blob_hash) REFERENCES blobs (tenant, hash)
+      );
+      CREATE INDEX raw_node_images_by_blob ON raw_node_images (tenant, blob_hash, scope_key);
+
+      -- Image vectors depend only on the pixels: cached per blob and space, reused when it arrives again.
+      CREATE TABLE blob_vectors (
+        tenant text NOT NULL,
+        blob_hash text NOT NULL,
+        space text NOT NULL,
+        vector bytea NOT NULL,
+        PRIMARY KEY (tenant, blob_hash, space),
+        FOREIGN KEY (tenant, blob_hash) REFERENCES blobs (tenant, hash) ON DELETE CASCADE
+      );
+
+      -- The lexical channel as an inverted index: one document per raw node and field ('text',
+      -- 'imageText') with its length in terms, and one posting per term of a document with its
+      -- frequency (and the document's length, so scoring reads postings only). Terms come from the
+      -- 'english' text search configuration (lexical-terms.ts).
+      CREATE TABLE lexical_docs (
+        raw_node_rowid bigint NOT NULL REFERENCES raw_nodes (rowid) ON DELETE CASCADE,
+        field text NOT NULL CHECK (field IN ('text', 'imageText')),
+        tenant text NOT NULL,
+        scope_key text NOT NULL,
+        length integer NOT NULL,
+        PRIMARY KEY (raw_node_rowid, field)
+      );
+      CREATE TABLE lexical_postings (
+        scope_key text NOT NULL,
+        field text NOT NULL,
+        lexeme text NOT NULL,
+        raw_node_rowid bigint NOT NULL REFERENCES raw_nodes (rowid) ON DELETE CASCADE,
+        tenant text NOT NULL,
+        tf integer NOT NULL,
+        length integer NOT NULL,
+        PRIMARY KEY (scope_key, field, lexeme, raw_node_rowid)
+      );
+      CREATE INDEX lexical_postings_by_node ON lexical_postings (raw_node_rowid);
+
+      -- BM25's statistics, per tenant and field, kept with the documents by commit and forget:
+      -- how many documents hold each term, how many documents there are and their total length.
+      -- A term no document holds any more has no row (a forgotten word leaves nothing here).
+      CREATE TABLE lexical_terms (
+        tenant text NOT NULL,
+        field text NOT NULL,
+        lexeme text NOT NULL,
+        df integer NOT NULL CHECK (df > 0),
+        PRIMARY KEY (tenant, field, lexeme)
+      );
+      CREATE TABLE lexical_stats (
+        tenant text NOT NULL,
+        field text NOT NULL,
+        docs bigint NOT NULL,
+        total_length bigint NOT NULL,
+        PRIMARY KEY (tenant, field)
+      );
+
+      CREATE TABLE index_entries (
+        rowid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id text NOT NULL,
+        tenant text NOT NULL,
+        scope_key text NOT NULL,
+        status text NOT NULL CHECK (status IN ('active', 'superseded', 'merged', 'overflow')),
+        page integer,
+        digest text NOT NULL,
+        routing_text text NOT NULL,
+        tokens integer NOT NULL,
+        space text NOT NULL,
+        vector vector NOT NULL,
+        vector_weight integer NOT NULL,
+        image_space text,
+        image_vector vector,
+        image_weight integer NOT NULL,
+        sessions text NOT NULL,
+        time_start_ms bigint NOT NULL,
+        time_end_ms bigint NOT NULL,
+        predecessor text,
+        host text,
+        last_action text NOT NULL,
+        relation text,
+        created_ms bigint NOT NULL,
+        updated_ms bigint NOT NULL,
+        UNIQUE (scope_key, id)
+      );
+      CREATE INDEX index_entries_by_scope ON index_entries (scope_key, status);
+      CREATE INDEX index_entries_by_host ON index_entries (scope_key, host);
+
+      -- No cascade from raw nodes: a forget must unlink every pointer to what it deletes first.
+      CREATE TABLE index_pointers (
+        entry_rowid bigint NOT NULL REFERENCES index_entries (rowid) ON DELETE CASCADE,
+        raw_node_rowid bigint NOT NULL REFERENCES raw_nodes (rowid),
+        tenant text NOT NULL,
+        ordinal integer NOT NULL,
+        PRIMARY KEY (entry_rowid, raw_node_rowid)
+      );
+      CREATE INDEX index_pointers_by_node ON index_pointers (raw_node_rowid);
+
+      CREATE TABLE index_state (
+        scope_key text PRIMARY KEY,
+        tenant text NOT NULL,
+        version bigint NOT NULL,
+        needs_rebuild boolean NOT NULL DEFAULT false
+      );
+
+      CREATE TABLE audit_events (
+        rowid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id text NOT NULL UNIQUE,
+        tenant text NOT NULL,
+        scope_key text NOT NULL,
+        time_ms bigint NOT NULL,
+        action text NOT NULL,
+        subject text NOT NULL,
+        details text NOT NULL
+      );
+      CREATE INDEX audit_by_scope ON audit_events (scope_key, rowid);
+
+      -- The secret under which a forget keeps forgotten keys as keyed hashes: one per tenant.
+      CREATE TABLE audit_keys (
+        tenant text PRIMARY KEY,
+        secret bytea NOT NULL
+      );
+
+      CREATE TABLE vector_spaces (
+        name text PRIMARY KEY,
+        kind text NOT NULL CHECK (kind IN ('text', 'image')),
+        dimensions integer NOT NULL,
+        table_name text NOT NULL UNIQUE
+      );
+
+      ${tenantTables.map(wall).join("\n")}
+      CREATE POLICY list_scopes ON scopes FOR SELECT USING (current_setting('cairn.list_scopes', true) = 'on');
+    `,
+  },
+];
+
+export const latestSchemaVersion = migrations.at(-1)?.version ?? 0;
+
+/** Applies the migrations this database lacks; refuses a database from a newer Cairn. Returns the version. */
+export async function migrate(client: pg.ClientBase, now: () => number): Promise<number> {
+  await client.query("BEGIN");
+  try {
+    // Held to the end of this transaction: a second opener waits, then finds everything applied.
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('cairn.schema_migrations'))");
+    await client.query(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_ms bigint NOT NULL)",
+    );
+    const applied = new Set(
+      (await client.query<{ version: number }>("SELECT version FROM schema_migrations")).rows.map((row) => row.version),
+    );
+    const newest = Math.max(0, ...applied);
+    if (newest > latestSchemaVersion) {
+      throw new Error(
+        `store schema version ${newest} is newer than this Cairn (knows up to ${latestSchemaVersion}); upgrade Cairn`,
+      );
+    }
+    for (const migration of migrations) {
+      if (applied.has(migration.version)) continue;
+      await client.query(migration.sql);
+      await client.query("INSERT INTO schema_migrations (version, name, applied_ms) VALUES ($1, $2, $3)", [
+        migration.version,
+        migration.name,
+        now(),
+      ]);
+    }
+    await client.query("COMMIT");
+    return latestSchemaVersion;
+  } catch (error) {
+    await client.query("ROLLBACK");
+    throw error;
+  }
+}

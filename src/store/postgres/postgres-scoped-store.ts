@@ -1,0 +1,169 @@
+import type pg from "pg";
+import type { Ranked } from "../../core/ranked.ts";
+import type { Scope } from "../../core/scope.ts";
+import type { IndexEntry, IndexState, MaintenancePlan } from "../index-records.ts";
+import type {
+  AuditEvent,
+  BlobRecord,
+  CommitResult,
+  ForgetResult,
+  RawNode,
+  ScopeStats,
+  SearchFilters,
+  SessionRecord,
+  SessionWrite,
+} from "../records.ts";
+import type {
+  ForgetRequest,
+  LexicalField,
+  RawNodeQuery,
+  ScopedStore,
+  SessionIdentity,
+  SessionQuery,
+} from "../store.ts";
+import { readAudit } from "./audit-events.ts";
+import { commitSession, importSession } from "./commit-session.ts";
+import { forget } from "./forget.ts";
+import { readIndex, readLinked } from "./index-rows.ts";
+import { knownImages, readBlob } from "./read-blobs.ts";
+import { readRawNodes } from "./read-raw-nodes.ts";
+import { readSessions } from "./read-sessions.ts";
+import { readVectors } from "./read-vectors.ts";
+import type { ScopeContext, StoreServices } from "./scope-context.ts";
+import { applyIndexPlan, indexStatus, restoreIndexAndAudit } from "./scope-index.ts";
+import { scopeStats } from "./scope-stats.ts";
+import { searchLexical } from "./search-lexical.ts";
+import { searchVectors } from "./search-vectors.ts";
+import { inTenant, type Sql } from "./tenant-transaction.ts";
+
+/**
+ * One scope's handle on the Postgres store. Each method is one transaction walled to the scope's
+ * tenant (row-level security), delegating to the module of its job; every statement those run
+ * binds this scope's key as well, so a foreign id looks exactly like a missing one.
+ */
+export class PostgresScopedStore implements ScopedStore {
+  readonly scope: Scope;
+  readonly #pool: pg.Pool;
+  readonly #context: ScopeContext;
+
+  constructor(pool: pg.Pool, store: StoreServices, scope: Scope, key: string) {
+    this.scope = scope;
+    this.#pool = pool;
+    this.#context = Object.freeze({ key, tenant: scope.tenant, store });
+  }
+
+  #read<T>(operation: string, work: (sql: Sql) => Promise<T>): Promise<T> {
+    return inTenant(this.#pool, this.#context.tenant, operation, work, { readOnly: true });
+  }
+
+  #write<T>(operation: string, work: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.#context.store.writers.run(this.#context.key, () =>
+      inTenant(this.#pool, this.#context.tenant, operation, work),
+    );
+  }
+
+  // ── Cold store ──────────────────────────────────────────────────────────────────────────────
+  async commitSession(write: SessionWrite): Promise<CommitResult> {
+    return this.#write("commitSession", (sql) => commitSession(this.#context, sql, write));
+  }
+
+  async readSessions(query: SessionQuery): Promise<SessionRecord[]> {
+    return this.#read("readSessions", (sql) => readSessions(this.#context, sql, query));
+  }
+
+  async readRawNodes(query: RawNodeQuery): Promise<RawNode[]> {
+    return this.#read("readRawNodes", (sql) => readRawNodes(this.#context, sql, query));
+  }
+
+  async readBlob(
+    hash: string,
+    options: { thumbnail?: boolean } = {},
+  ): Promise<{ record: BlobRecord; data: Uint8Array }> {
+    return this.#read(options.thumbnail ? "readThumbnail" : "readBlob", (sql) =>
+      readBlob(this.#context, sql, hash, options),
+    );
+  }
+
+  async knownImages(
+    hashes: readonly string[],
+    imageSpace: string | null,
+  ): Promise<Map<string, { vector: Float32Array | null; derivedText: string | null }>> {
+    return this.#read("knownImages", (sql) => knownImages(this.#context, sql, hashes, imageSpace));
+  }
+
+  async forget(request: ForgetRequest): Promise<ForgetResult> {
+    return this.#write("forget", (sql) => forget(this.#context, sql, request));
+  }
+
+  async readAudit(options: { limit?: number; offset?: number } = {}): Promise<AuditEvent[]> {
+    return this.#read("readAudit", (sql) => readAudit(this.#context, sql, options));
+  }
+
+  async stats(): Promise<ScopeStats> {
+    return this.#read("stats", (sql) => scopeStats(this.#context, sql));
+  }
+
+  // ── Channel index ───────────────────────────────────────────────────────────────────────────
+  async searchLexical(
+    field: LexicalField,
+    query: string,
+    options: { limit: number; filters?: SearchFilters },
+  ): Promise<Ranked[]> {
+    return this.#read("searchLexical", (sql) => searchLexical(this.#context, sql, field, query, options));
+  }
+
+  async searchVectors(
+    space: string,
+    vector: Float32Array,
+    options: { limit: number; filters?: SearchFilters },
+  ): Promise<Ranked[]> {
+    return this.#read("searchVectors", (sql) => searchVectors(this.#context, sql, space, vector, options));
+  }
+
+  async readVectors(space: string, rawNodeIds: readonly string[]): Promise<Map<string, Float32Array>> {
+    const known = await this.#context.store.spaces.named(space);
+    if (!known) return new Map();
+    return this.#read("readVectors", (sql) => readVectors(this.#context, sql, known, rawNodeIds));
+  }
+
+  // ── Active index ────────────────────────────────────────────────────────────────────────────
+  async readIndex(options: { activeOnly: boolean }): Promise<IndexState> {
+    return this.#read("readIndex", (sql) => readIndex(this.#context, sql, options));
+  }
+
+  async indexStatus(): Promise<{ version: number; needsRebuild: boolean }> {
+    return this.#read("indexStatus", (sql) => indexStatus(this.#context, sql));
+  }
+
+  async readLinkedEntries(options: {
+    hosts: readonly string[];
+    ids: readonly string[];
+    nearest?: { vector: Float32Array; perHost: number };
+  }): Promise<IndexEntry[]> {
+    return this.#read("readLinkedEntries", (sql) => readLinked(this.#context, sql, options));
+  }
+
+  async applyIndexPlan(
+    plan: MaintenancePlan,
+    options: { readonly spaces: { readonly text: string; readonly image: string | null }; readonly replace: boolean },
+  ): Promise<void> {
+    return this.#write("applyIndexPlan", (sql) => applyIndexPlan(this.#context, sql, plan, options));
+  }
+
+  // ── Transfer ────────────────────────────────────────────────────────────────────────────────
+  async importSession(write: SessionWrite, identity: SessionIdentity): Promise<{ imported: boolean }> {
+    return {
+      imported: await this.#write("importSession", (sql) => importSession(this.#context, sql, write, identity)),
+    };
+  }
+
+  async restoreIndexAndAudit(
+    index: {
+      readonly entries: readonly IndexEntry[];
+      readonly spaces: { readonly text: string; readonly image: string | null };
+    },
+    audit: readonly AuditEvent[],
+  ): Promise<void> {
+    return this.#write("restoreIndexAndAudit", (sql) => restoreIndexAndAudit(this.#context, sql, index, audit));
+  }
+}

@@ -1,0 +1,149 @@
+import pg from "pg";
+import { StoreError } from "../../core/errors.ts";
+import { KeyedQueue } from "../../core/keyed-queue.ts";
+import type { Scope } from "../../core/scope.ts";
+import { scopeKey, validateScope } from "../../core/scope.ts";
+import type { VectorSpace } from "../records.ts";
+import type { ScopedStore, Store } from "../store.ts";
+import { migrate } from "./migrations.ts";
+import { PostgresScopedStore } from "./postgres-scoped-store.ts";
+import type { StoreServices, VectorSearchOptions } from "./scope-context.ts";
+import { inTenant, poolTypes } from "./tenant-transaction.ts";
+import { VectorSpaces } from "./vector-spaces.ts";
+
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:port/database`. Connect as a role that is not a superuser and has no BYPASSRLS: row-level security is the second tenant wall. */
+  readonly url: string;
+  /** Connections held open (default 10). */
+  readonly maxConnections?: number;
+  readonly now?: () => number;
+  readonly newId?: (prefix: string) => string;
+  readonly vectorSearch?: Partial<VectorSearchOptions>;
+}
+
+/**
+ * Exact scans below 2,000 vectors per scope and space, like the SQLite store's ANN threshold; above
+ * it, HNSW with ef_search 200 and iterative scans (see `search-vectors.ts`).
+ */
+export const defaultVectorSearch: VectorSearchOptions = Object.freeze({ exactBelow: 2_000, efSearch: 200 });
+
+/**
+ * PostgreSQL + pgvector store: several stateless Cairn instances can share one database. Tenancy
+ * has two walls: every statement of a scoped handle binds its scope key, and every table has a
+ * row-level security policy keyed by the tenant that each transaction sets (`cairn.tenant`).
+ * Blobs live in the database (bytea), owned by a tenant.
+ *
+ * @example
+ * const store = await PostgresStore.open({ url: "postgres://cairn@db.internal/cairn" });
+ * const memory = await Memory.open({ store, models });
+ */
+export class PostgresStore implements Store {
+  readonly kind = "postgres";
+  readonly #pool: pg.Pool;
+  readonly #services: StoreServices;
+  #closed = false;
+
+  private constructor(pool: pg.Pool, options: PostgresStoreOptions) {
+    this.#pool = pool;
+    this.#services = Object.freeze({
+      spaces: new VectorSpaces(pool),
+      vectorSearch: Object.freeze({ ...defaultVectorSearch, ...options.vectorSearch }),
+      writers: new KeyedQueue(),
+      now: options.now ?? Date.now,
+      newId: options.newId ?? randomId,
+    });
+  }
+
+  static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.maxConnections ?? 10,
+      types: poolTypes,
+    });
+    // An idle connection the server dropped must not crash the process; the next query reconnects.
+    pool.on("error", () => {});
+    try {
+      const client = await pool.connect();
+      try {
+        await migrate(client, options.now ?? Date.now);
+      } finally {
+        client.release();
+      }
+      return new PostgresStore(pool, options);
+    } catch (error) {
+      await pool.end();
+      throw new StoreError("open", error);
+    }
+  }
+
+  forScope(scope: Scope): ScopedStore {
+    this.#assertOpen("forScope");
+    const valid = validateScope(scope);
+    return new PostgresScopedStore(this.#pool, this.#services, valid, scopeKey(valid));
+  }
+
+  /**
+   * Every scope holding sessions or index entries. The registry of scopes is the one table a
+   * transaction may read across tenants (with `cairn.list_scopes` set); whether each still holds
+   * data is then asked inside its own tenant's wall.
+   */
+  async listScopes(): Promise<Scope[]> {
+    this.#assertOpen("listScopes");
+    const client = await this.#pool.connect();
+    let registered: { scope_key: string; tenant: string }[];
+    try {
+      await client.query("BEGIN READ ONLY; SET LOCAL cairn.list_scopes = 'on'");
+      registered = (await client.query<{ scope_key: string; tenant: string }>("SELECT scope_key, tenant FROM scopes"))
+        .rows;
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK");
+      throw new StoreError("listScopes", error);
+    } finally {
+      client.release();
+    }
+    const keys: string[] = [];
+    for (const tenant of [...new Set(registered.map((row) => row.tenant))]) {
+      const held = await inTenant(
+        this.#pool,
+        tenant,
+        "listScopes",
+        (sql) =>
+          sql.query<{ scope_key: string }>("SELECT scope_key FROM sessions UNION SELECT scope_key FROM index_entries"),
+        { readOnly: true },
+      );
+      keys.push(...held.map((row) => row.scope_key));
+    }
+    return keys.sort().map((key) => {
+      const [tenant = "", user = "", agent = ""] = key.split("/");
+      return agent ? { tenant, user, agent } : { tenant, user };
+    });
+  }
+
+  /** Every vector space the store holds vectors in: for administration (`cairn migrate`). */
+  async vectorSpaces(): Promise<VectorSpace[]> {
+    this.#assertOpen("vectorSpaces");
+    try {
+      const rows = await this.#pool.query<VectorSpace>(
+        "SELECT name, kind, dimensions FROM vector_spaces ORDER BY table_name",
+      );
+      return rows.rows;
+    } catch (error) {
+      throw new StoreError("vectorSpaces", error);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#pool.end();
+  }
+
+  #assertOpen(operation: string): void {
+    if (this.#closed) throw new StoreError(operation, "store is closed");
+  }
+}
+
+function randomId(prefix: string): string {
+  return `${prefix}_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+}

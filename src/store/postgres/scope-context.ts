@@ -1,0 +1,33 @@
+import type { KeyedQueue } from "../../core/keyed-queue.ts";
+import type { VectorSpaces } from "./vector-spaces.ts";
+
+/**
+ * What the scoped store's parts need from the store that opened them: a narrow seam, so they never
+ * import `PostgresStore` itself (which creates them) and the two cannot form an import cycle.
+ */
+export interface StoreServices {
+  readonly spaces: VectorSpaces;
+  readonly vectorSearch: VectorSearchOptions;
+  /**
+   * Writes of one scope from this process take turns, in call order (as with SQLite), instead of
+   * each holding a connection while it waits for the scope's row lock; other processes still meet
+   * at that lock.
+   */
+  readonly writers: KeyedQueue;
+  now(): number;
+  newId(prefix: string): string;
+}
+
+export interface VectorSearchOptions {
+  /** Up to this many vectors of a scope in a space, search scans them exactly; above it, through HNSW. */
+  readonly exactBelow: number;
+  /** `hnsw.ef_search` for approximate searches (pgvector's default is 40). */
+  readonly efSearch: number;
+}
+
+/** One scope of the store: every statement a part runs binds `key`, inside a transaction walled to `tenant`. */
+export interface ScopeContext {
+  readonly key: string;
+  readonly tenant: string;
+  readonly store: StoreServices;
+}

@@ -1,0 +1,99 @@
+import { StoreError } from "../../core/errors.ts";
+import type { Ranked } from "../../core/ranked.ts";
+import type { SearchFilters } from "../records.ts";
+import { filterSql } from "./filter-sql.ts";
+import type { ScopeContext } from "./scope-context.ts";
+import type { Sql } from "./tenant-transaction.ts";
+import { type SpaceRow, vectorLiteral } from "./vector-spaces.ts";
+
+/** Several images of one turn can match: image rows fetched per wanted raw node, so `limit` distinct ones remain. */
+const imageOverFetch = 4;
+
+interface Hit {
+  readonly id: string;
+  readonly distance: number;
+}
+
+/**
+ * Nearest raw nodes of one scope in one vector space, best first, score = cosine similarity.
+ * Filter by scope first, then rank: a scope with at most `exactBelow` vectors in the space (and any
+ * search whose approximate pass comes back short, as a narrow filter can make it) is scanned
+ * exactly; a bigger one goes through the space's HNSW index with pgvector 0.8's iterative scan,
+ * which keeps walking the graph until enough rows pass the scope and filter conditions instead of
+ * filtering a fixed top-ef and losing most of them.
+ */
+export async function searchVectors(
+  context: ScopeContext,
+  sql: Sql,
+  spaceName: string,
+  vector: Float32Array,
+  options: { limit: number; filters?: SearchFilters },
+): Promise<Ranked[]> {
+  const space = await context.store.spaces.named(spaceName);
+  if (!space || options.limit === 0) return [];
+  if (space.dimensions !== vector.length) {
+    throw new StoreError("searchVectors", `space ${spaceName} is ${space.dimensions}-d, query is ${vector.length}-d`);
+  }
+  const { exactBelow } = context.store.vectorSearch;
+  const [size] = await sql.query<{ n: number }>(
+    `SELECT count(*) AS n FROM (SELECT 1 FROM ${space.table_name} WHERE scope_key = $1 LIMIT $2) scoped`,
+    [context.key, exactBelow + 1],
+  );
+  if ((size?.n ?? 0) > exactBelow) {
+    const approximate = await nearest(context, sql, space, vector, options, "approximate");
+    if (approximate.length >= options.limit) return ranked(approximate, options.limit);
+  }
+  return ranked(await nearest(context, sql, space, vector, options, "exact"), options.limit);
+}
+
+/**
+ * `r.scope_key || ''` (still binding the scope) keeps the raw-node look-up on the primary key: a
+ * new scope is estimated at a row or two, and the planner would rather walk the scope's index once
+ * per hit.
+ */
+async function nearest(
+  context: ScopeContext,
+  sql: Sql,
+  space: SpaceRow,
+  vector: Float32Array,
+  options: { limit: number; filters?: SearchFilters },
+  mode: "exact" | "approximate",
+): Promise<Hit[]> {
+  const filter = filterSql(options.filters, "v", 4);
+  const values = [context.key, vectorLiteral(vector), options.limit, ...filter.values];
+  const table = space.table_name;
+  if (mode === "exact") {
+    // MATERIALIZED: the scope's (filtered) rows first, then every distance computed — the HNSW
+    // index cannot be used for an ORDER BY over a materialised CTE, so this is exact by construction.
+    return sql.query<Hit>(
+      `WITH candidates AS MATERIALIZED (
+         SELECT v.raw_node_rowid, v.embedding FROM ${table} v WHERE v.scope_key = $1 ${filter.sql}
+       )
+       SELECT r.id, min(c.embedding <=> $2::text::vector) AS distance
+       FROM candidates c JOIN raw_nodes r ON r.rowid = c.raw_node_rowid AND r.scope_key || '' = $1
+       GROUP BY r.id ORDER BY distance, r.id LIMIT $3`,
+      values,
+    );
+  }
+  const { efSearch } = context.store.vectorSearch;
+  await sql.query(`SET LOCAL hnsw.ef_search = ${Math.max(efSearch, 1)}`);
+  await sql.query("SET LOCAL hnsw.iterative_scan = relaxed_order");
+  const wanted = space.kind === "image" ? `$3 * ${imageOverFetch}` : "$3";
+  return sql.query<Hit>(
+    `SELECT r.id, min(n.distance) AS distance FROM (
+       SELECT v.raw_node_rowid, v.embedding <=> $2::text::vector AS distance FROM ${table} v
+       WHERE v.scope_key = $1 ${filter.sql}
+       ORDER BY v.embedding <=> $2::text::vector LIMIT ${wanted}
+     ) n JOIN raw_nodes r ON r.rowid = n.raw_node_rowid AND r.scope_key || '' = $1
+     GROUP BY r.id`,
+    values,
+  );
+}
+
+/** relaxed_order may return neighbours slightly out of order: sorted here, best first. */
+function ranked(hits: readonly Hit[], limit: number): Ranked[] {
+  return [...hits]
+    .sort((left, right) => left.distance - right.distance || (left.id < right.id ? -1 : 1))
+    .slice(0, limit)
+    .map((hit) => ({ id: hit.id, score: 1 - hit.distance }));
+}
