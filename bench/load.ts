@@ -19,7 +19,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
-import { KeyStore } from "../src/auth/key-store.ts";
+import { openKeyStore } from "../src/auth/key-store.ts";
 import type { Scope } from "../src/core/scope.ts";
 import type { SessionInput } from "../src/ingest/session-input.ts";
 import { Memory } from "../src/memory.ts";
@@ -230,9 +230,9 @@ async function main(): Promise<void> {
     });
     await memory.close();
 
-    const keys = await KeyStore.open({ path: dir });
-    const { key } = keys.create({ tenant: scope.tenant, user: scope.user });
-    keys.close();
+    const keys = await openKeyStore(dir);
+    const { key } = await keys.create({ tenant: scope.tenant, user: scope.user });
+    await keys.close();
     const server = await startChildServer(dir);
     const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
     const post = async (path: string, body: unknown) => {

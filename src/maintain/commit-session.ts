@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { VectorSpaces } from "../models/vector-spaces.ts";
 import { IndexVersionConflict, type MaintenancePlan } from "../store/index-records.ts";
 import type { CommitResult, SessionWrite } from "../store/records.ts";
@@ -9,7 +10,16 @@ import { emptyPlan } from "./replay-index.ts";
 import type { IncomingEntry } from "./working-index.ts";
 
 /** A plan that keeps losing to other writers gives up after this many tries (a `ConflictError`, HTTP 409). */
-export const maxPlanAttempts = 8;
+export const maxPlanAttempts = 16;
+
+/**
+ * Between tries a writer waits a random time up to `retryBaseMs · 2^(attempt−1)`, at most
+ * `retryCapMs` ("full jitter"). Without it, writers racing one scope from several processes re-plan
+ * in lock-step and the same one can lose every round (seen with 16 writers through two instances
+ * on one Postgres database); with it they spread out and each gets its turn. Worst case ~2.5 s.
+ */
+const retryBaseMs = 4;
+const retryCapMs = 250;
 
 export interface MaintainedCommit {
   readonly result: CommitResult;
@@ -53,8 +63,14 @@ export async function commitWithMaintenance(
       return { result, plan: result.duplicate ? emptyPlan() : plan };
     } catch (error) {
       if (!(error instanceof IndexVersionConflict) || attempt >= maxPlanAttempts) throw error;
+      await replanBackoff(attempt);
     }
   }
+}
+
+/** The wait before try `attempt + 1` of a plan that lost to another writer (see `retryBaseMs`). */
+export function replanBackoff(attempt: number): Promise<void> {
+  return sleep(Math.random() * Math.min(retryCapMs, retryBaseMs * 2 ** (attempt - 1)));
 }
 
 /** The incoming entries of a session about to be written: its raw nodes (`@n`), cut into coherent segments. */

@@ -3,7 +3,7 @@ import type { VectorSpaces } from "../models/vector-spaces.ts";
 import { type ForgetPlan, IndexVersionConflict } from "../store/index-records.ts";
 import type { ForgetResult, ForgetTarget } from "../store/records.ts";
 import type { ScopedStore } from "../store/store.ts";
-import { maxPlanAttempts } from "./commit-session.ts";
+import { maxPlanAttempts, replanBackoff } from "./commit-session.ts";
 import { planForget, planForgetAll, survivorsToRead } from "./forget-plan.ts";
 import { withStoredVectors } from "./incoming.ts";
 
@@ -23,6 +23,7 @@ export async function forgetWithRepair(
       return await scoped.forget({ target, plan });
     } catch (error) {
       if (!(error instanceof IndexVersionConflict) || attempt >= maxPlanAttempts) throw error;
+      await replanBackoff(attempt);
     }
   }
 }

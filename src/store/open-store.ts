@@ -45,7 +45,7 @@ export function isPostgresUrl(location: string): boolean {
  * const store = await openStore(process.env.CAIRN_DB ?? ".cairn");
  */
 export async function openStore(location: string, options: { readonly mustExist?: boolean } = {}): Promise<Store> {
-  if (isPostgresUrl(location)) return openPostgresStore({ url: location });
+  if (isPostgresUrl(location)) return openPostgresStore({ url: location, mustExist: options.mustExist ?? false });
   if (options.mustExist && !existsSync(join(location, "cairn.db"))) throw new NotFoundError("store", location);
   return openSqliteStore({ path: location });
 }

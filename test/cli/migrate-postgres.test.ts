@@ -57,5 +57,14 @@ if (skip) {
         assert.ok((await search(database)).length > 0, `Postgres answers "${query}"`);
       }
     });
+
+    it("refuses a database that holds no store as the source, creating nothing in it", async (t) => {
+      const empty = await cluster.freshDatabase();
+      const target = join(tempDir(t), "target");
+      const refused = await cairn(["migrate", "--db", empty, "--to", target]);
+      assert.equal(refused.code, 3, refused.stderr);
+      // Still no store in it: a second refusal, not a migrated empty store.
+      assert.equal((await cairn(["migrate", "--db", empty, "--to", target])).code, 3);
+    });
   });
 }

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { KeyStore } from "../../src/auth/key-store.ts";
+import { type KeyStore, openKeyStore } from "../../src/auth/key-store.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { type RunningServer, startServer } from "../../src/surfaces/http/server.ts";
@@ -34,8 +34,8 @@ describe("dashboard in Chromium", { skip }, () => {
       time: "2024-04-02T09:00:00Z",
       turns: [{ speaker: "<b>Mallory</b>", text: `<img src="x" onerror="document.title='pwned'"> hello` }],
     });
-    const keys = await KeyStore.open({ path: join(dir, "store") });
-    apiKey = keys.create({ tenant: scope.tenant, user: scope.user }).key;
+    const keys = await openKeyStore(join(dir, "store"));
+    apiKey = (await keys.create({ tenant: scope.tenant, user: scope.user })).key;
     server = await startServer({ memory, keys, host: "127.0.0.1", port: 0 });
     browser = await chromium.launch({
       executablePath: chromiumPath,

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { KeyStore } from "../../src/auth/key-store.ts";
+import { type KeyStore, openKeyStore } from "../../src/auth/key-store.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { type RunningServer, startServer } from "../../src/surfaces/http/server.ts";
@@ -47,8 +47,8 @@ describe("dashboard in Chromium: what Cairn knows, and forgetting", { skip }, ()
       time: "2024-02-10T10:00:00Z",
       turns: turn("Ana lives in Porto now, near the sea.", [{ data: png, caption: scriptCaption }]),
     });
-    const keys = await KeyStore.open({ path: join(dir, "store") });
-    const apiKey = keys.create(scope).key;
+    const keys = await openKeyStore(join(dir, "store"));
+    const apiKey = (await keys.create(scope)).key;
     server = await startServer({ memory, keys, host: "127.0.0.1", port: 0 });
     browser = await chromium.launch({
       executablePath: chromiumPath,

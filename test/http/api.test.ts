@@ -17,7 +17,7 @@ const turnsWithImage = (png: Buffer) => [
 describe("HTTP API over a real socket", () => {
   it("answers every REST route for its own scope", async (t) => {
     const server = await startTestServer(t);
-    const { key } = server.keyStore().create({ tenant: "acme", user: "ana" });
+    const { key } = await server.keyStore().create({ tenant: "acme", user: "ana" });
     const png = await drawPng({ shape: "square", color: "#f80", background: "#39f" });
 
     const health = await server.request("/v1/health");
@@ -99,7 +99,7 @@ describe("HTTP API over a real socket", () => {
 
   it("streams blobs with their media type, the hash as ETag and immutable caching; thumbnails are WebP", async (t) => {
     const server = await startTestServer(t);
-    const { key } = server.keyStore().create({ tenant: "acme", user: "ana" });
+    const { key } = await server.keyStore().create({ tenant: "acme", user: "ana" });
     const png = await drawPng({ shape: "circle", color: "#0a0", size: 400 });
     const hash = createHash("sha256").update(png).digest("hex");
     assert.equal((await server.request("/v1/sessions", { key, json: session("b", turnsWithImage(png)) })).status, 201);
@@ -126,7 +126,7 @@ describe("HTTP API over a real socket", () => {
 
   it("accepts multipart uploads whose images reference file parts", async (t) => {
     const server = await startTestServer(t);
-    const { key } = server.keyStore().create({ tenant: "acme", user: "ana" });
+    const { key } = await server.keyStore().create({ tenant: "acme", user: "ana" });
     const png = await drawPng({ shape: "stripes", color: "#080" });
     const form = new FormData();
     form.set(
@@ -150,7 +150,7 @@ describe("HTTP API over a real socket", () => {
 
   it("refuses bad input with 400 and writes nothing", async (t) => {
     const server = await startTestServer(t);
-    const { key } = server.keyStore().create({ tenant: "acme", user: "ana" });
+    const { key } = await server.keyStore().create({ tenant: "acme", user: "ana" });
     const notAnImage = Buffer.from("this is not a png at all, just text").toString("base64");
     const bad = await server.request("/v1/sessions", {
       key,
@@ -201,7 +201,7 @@ describe("HTTP API over a real socket", () => {
 
   it("answers 413 for a body over the limit, before the SDK sees it", async (t) => {
     const server = await startTestServer(t, { maxBodyBytes: 64 * 1024 });
-    const { key } = server.keyStore().create({ tenant: "acme", user: "ana" });
+    const { key } = await server.keyStore().create({ tenant: "acme", user: "ana" });
     const big = session("big", [{ speaker: "Ana", text: "x".repeat(100 * 1024) }]);
     const response = await server.request("/v1/sessions", { key, json: big });
     assert.equal(response.status, 413);
@@ -227,7 +227,7 @@ describe("HTTP API over a real socket", () => {
 
   it("keeps concurrent writers safe: parallel POSTs all land exactly once", async (t) => {
     const server = await startTestServer(t);
-    const { key } = server.keyStore().create({ tenant: "acme", user: "ana" });
+    const { key } = await server.keyStore().create({ tenant: "acme", user: "ana" });
     const png = await drawPng({ shape: "circle", color: "#33c" });
     const posts = Array.from({ length: 24 }, (_, index) => {
       // Every fourth one repeats the session before it: a duplicate, not a second copy.
@@ -258,9 +258,9 @@ describe("HTTP authentication and scoping", () => {
   it("needs a valid key, scopes by its tenant, and holds a user-bound key to its user", async (t) => {
     const server = await startTestServer(t);
     const keys = server.keyStore();
-    const acmeAna = keys.create({ tenant: "acme", user: "ana" }).key;
-    const acmeAny = keys.create({ tenant: "acme" }).key;
-    const globex = keys.create({ tenant: "globex", user: "ana" }).key;
+    const acmeAna = (await keys.create({ tenant: "acme", user: "ana" })).key;
+    const acmeAny = (await keys.create({ tenant: "acme" })).key;
+    const globex = (await keys.create({ tenant: "globex", user: "ana" })).key;
     const png = await drawPng({ shape: "square", color: "#c00" });
 
     assert.equal((await server.request("/v1/stats")).status, 401, "missing key");
@@ -308,9 +308,9 @@ describe("HTTP authentication and scoping", () => {
     ).json();
     assert.equal(asBen.sessions, 0);
 
-    const [record] = keys.list().filter((entry) => entry.tenant === "globex");
+    const [record] = (await keys.list()).filter((entry) => entry.tenant === "globex");
     assert.ok(record);
-    keys.revoke(record.id);
+    await keys.revoke(record.id);
     assert.equal((await server.request("/v1/stats", { key: globex })).status, 401, "a revoked key stops at once");
 
     const mcpWithout = await server.request("/mcp", {
@@ -334,7 +334,7 @@ describe("HTTP authentication and scoping", () => {
 
   it("stores only the SHA-256 of each key", async (t) => {
     const server = await startTestServer(t);
-    const { key, record } = server.keyStore().create({ tenant: "acme", user: "ana" });
+    const { key, record } = await server.keyStore().create({ tenant: "acme", user: "ana" });
     const files = readdirSync(server.dir).filter((name) => name.startsWith("keys.sqlite"));
     assert.ok(files.includes("keys.sqlite"));
     const secret = key.slice(key.lastIndexOf("_") + 1);
@@ -342,8 +342,8 @@ describe("HTTP authentication and scoping", () => {
       const bytes = readFileSync(join(server.dir, file));
       assert.ok(!bytes.includes(key) && !bytes.includes(secret), `${file} holds no plaintext key`);
     }
-    assert.deepEqual(server.keyStore().verify(key), record);
-    assert.equal(server.keyStore().verify(`${key}x`), null);
+    assert.deepEqual(await server.keyStore().verify(key), record);
+    assert.equal(await server.keyStore().verify(`${key}x`), null);
   });
 
   it("without keys (--no-auth) takes the scope from headers", async (t) => {

@@ -95,7 +95,7 @@ describe("the OpenAPI document as a client sees it", () => {
 
   it("describes what the server really answers: sessions, evidence packs, errors and /mcp", async (t) => {
     const server = await startTestServer(t);
-    const key = server.keyStore().create({ tenant: "acme", user: "ana" }).key;
+    const key = (await server.keyStore().create({ tenant: "acme", user: "ana" })).key;
     const check = validator(await liveDocument(server));
     const png = await drawPng({ shape: "square", color: "#f80", background: "#39f" });
     const turns = [
@@ -181,7 +181,7 @@ describe("the OpenAPI document as a client sees it", () => {
 
   it("generates TypeScript types that a strict client uses to add a session and search, with no unknown in the pack", async (t) => {
     const server = await startTestServer(t);
-    const key = server.keyStore().create({ tenant: "acme", user: "ana" }).key;
+    const key = (await server.keyStore().create({ tenant: "acme", user: "ana" })).key;
     const dir = tempDir(t);
     const types = astToString(
       await openapiTS((await liveDocument(server)) as unknown as Parameters<typeof openapiTS>[0]),

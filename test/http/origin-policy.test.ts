@@ -72,7 +72,7 @@ for (const auth of [false, true]) {
   describe(`Host and Origin checks (${auth ? "with API keys" : "--no-auth"})`, () => {
     async function setUp(t: Parameters<typeof startTestServer>[0]) {
       const server = await startTestServer(t, { auth });
-      const key = auth ? server.keyStore().create({ tenant: "default", user: "default" }).key : undefined;
+      const key = auth ? (await server.keyStore().create({ tenant: "default", user: "default" })).key : undefined;
       const { headers, sessionId } = await seeded(server, key);
       return { server, headers, sessionId, port: new URL(server.url).port };
     }

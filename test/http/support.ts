@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { KeyStore } from "../../src/auth/key-store.ts";
+import { type KeyStore, openKeyStore } from "../../src/auth/key-store.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import type { OriginPolicyOptions } from "../../src/surfaces/http/origin-policy.ts";
@@ -29,7 +29,7 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), "cairn-http-"));
   const memory = await Memory.open({ path: dir, models: createHashModels() });
-  const keys = options.auth === false ? null : await KeyStore.open({ path: dir });
+  const keys = options.auth === false ? null : await openKeyStore(dir);
   const unexpected: unknown[] = [];
   const server = await startServer({
     memory,

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { KeyStore } from "../../src/auth/key-store.ts";
+import { type KeyStore, openKeyStore } from "../../src/auth/key-store.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { startServer } from "../../src/surfaces/http/server.ts";
@@ -21,11 +21,11 @@ describe("MCP through the real HTTP service at /mcp", () => {
   it("authenticates with an API key and scopes the tools to the key's user", async (t) => {
     const dir = tempDir(t);
     const memory = await Memory.open({ path: join(dir, "store"), models: createHashModels(), ownsModels: true });
-    const keys = await KeyStore.open({ path: dir });
+    const keys = await openKeyStore(dir);
     const server = await startServer({ memory, keys, port: 0 });
     t.after(() => server.close());
-    const ana = keys.create({ tenant: "acme", user: "ana" }).key;
-    const ben = keys.create({ tenant: "acme", user: "ben" }).key;
+    const ana = (await keys.create({ tenant: "acme", user: "ana" })).key;
+    const ben = (await keys.create({ tenant: "acme", user: "ben" })).key;
 
     const anonymous = client(server.url);
     await assert.rejects(anonymous.client.connect(anonymous.transport), /401|auth|Unauthorized/i);

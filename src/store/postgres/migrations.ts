@@ -242,6 +242,22 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
       CREATE POLICY list_scopes ON scopes FOR SELECT USING (current_setting('cairn.list_scopes', true) = 'on');
     `,
   },
+  {
+    version: 2,
+    name: "API keys for cairn serve, shared by every instance on the database",
+    // No tenant wall: a key is verified before its tenant is known. Rows hold the SHA-256 of each
+    // key, never the key (src/auth/postgres-key-store.ts).
+    sql: `
+      CREATE TABLE api_keys (
+        id text PRIMARY KEY,
+        tenant text NOT NULL,
+        "user" text,
+        hash bytea NOT NULL,
+        created_at bigint NOT NULL,
+        revoked_at bigint
+      );
+    `,
+  },
 ];
 
 export const latestSchemaVersion = migrations.at(-1)?.version ?? 0;

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { StoreError } from "../../core/errors.ts";
+import { NotFoundError, StoreError } from "../../core/errors.ts";
 import { KeyedQueue } from "../../core/keyed-queue.ts";
 import type { Scope } from "../../core/scope.ts";
 import { scopeKey, validateScope } from "../../core/scope.ts";
@@ -14,6 +14,8 @@ import { VectorSpaces } from "./vector-spaces.ts";
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database`. Connect as a role that is not a superuser and has no BYPASSRLS: row-level security is the second tenant wall. */
   readonly url: string;
+  /** Refuse a database that holds no Cairn store instead of creating one (for commands that only read). */
+  readonly mustExist?: boolean;
   /** Connections held open (default 10). */
   readonly maxConnections?: number;
   readonly now?: () => number;
@@ -65,6 +67,10 @@ export class PostgresStore implements Store {
     try {
       const client = await pool.connect();
       try {
+        if (options.mustExist) {
+          const found = await client.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS found");
+          if (!found.rows[0]?.found) throw new NotFoundError("store in database", client.database ?? "(default)");
+        }
         await migrate(client, options.now ?? Date.now);
       } finally {
         client.release();
@@ -72,6 +78,7 @@ export class PostgresStore implements Store {
       return new PostgresStore(pool, options);
     } catch (error) {
       await pool.end();
+      if (error instanceof NotFoundError) throw error;
       throw new StoreError("open", error);
     }
   }

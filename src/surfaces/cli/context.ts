@@ -7,6 +7,8 @@ import { isPostgresUrl } from "../../store/open-store.ts";
 /** Options every command shares. */
 export interface CommonOptions {
   readonly db: string;
+  /** `db` as messages show it: a Postgres URL's password masked. */
+  readonly dbLabel: string;
   readonly json: boolean;
   readonly tenant: string;
   readonly user: string;
@@ -30,6 +32,7 @@ export function commonOptions(values: Record<string, unknown>): CommonOptions {
   return {
     // A Postgres URL is passed as it is; a folder is made absolute.
     db: isPostgresUrl(String(values.db)) ? String(values.db) : resolve(String(values.db)),
+    dbLabel: maskPassword(String(values.db)),
     json: Boolean(values.json),
     tenant: String(values.tenant),
     user: String(values.user),
@@ -37,6 +40,18 @@ export function commonOptions(values: Record<string, unknown>): CommonOptions {
     profile: String(values.profile),
     allowRemoteImages: Boolean(values["allow-remote-images"]),
   };
+}
+
+/** A store location fit to print: `postgres://user:***@host/db` instead of the password. */
+export function maskPassword(location: string): string {
+  if (!isPostgresUrl(location)) return resolve(location);
+  try {
+    const url = new URL(location);
+    if (url.password) url.password = "***";
+    return url.toString();
+  } catch {
+    return "postgres://…";
+  }
 }
 
 export function scopeOf(options: CommonOptions, user = options.user): Scope {

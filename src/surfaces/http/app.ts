@@ -103,8 +103,8 @@ export function createApp(options: AppOptions): Hono {
   app.get("/openapi.json", (c) =>
     c.json({ ...openApi, servers: [{ url: new URL(c.req.url).origin, description: "this Cairn server" }] }),
   );
-  app.on(["GET", "POST", "DELETE"], "/mcp", (c) =>
-    handleMcpHttp(c.req.raw, memory, resolveScope(c.req.raw.headers, keys), options.mcp),
+  app.on(["GET", "POST", "DELETE"], "/mcp", async (c) =>
+    handleMcpHttp(c.req.raw, memory, await resolveScope(c.req.raw.headers, keys), options.mcp),
   );
   app.route("/", dashboardRoutes());
   return app;

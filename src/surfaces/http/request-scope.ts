@@ -12,7 +12,7 @@ export const tenantHeader = "x-cairn-tenant";
  * different user named by the request is refused. Without keys (`--no-auth`): from headers, with
  * `default` for both. REST and MCP resolve it here, so both see the same rules.
  */
-export function resolveScope(headers: Headers, keys: KeyStore | null): Scope {
+export async function resolveScope(headers: Headers, keys: KeyStore | null): Promise<Scope> {
   const namedUser = headers.get(userHeader) ?? undefined;
   const agent = headers.get(agentHeader) ?? undefined;
   if (keys === null) {
@@ -25,7 +25,7 @@ export function resolveScope(headers: Headers, keys: KeyStore | null): Scope {
   const authorization = headers.get("authorization");
   const token = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
   if (!token) throw new HttpError("unauthorized", "missing API key: send Authorization: Bearer <key>");
-  const record = keys.verify(token);
+  const record = await keys.verify(token);
   if (!record) throw new HttpError("unauthorized", "unknown or revoked API key");
   const tenantNamed = headers.get(tenantHeader);
   if (tenantNamed !== null && tenantNamed !== record.tenant) {

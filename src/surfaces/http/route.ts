@@ -77,7 +77,7 @@ export function defineRoute<
     ...doc,
     register(app, context) {
       app.on(doc.method.toUpperCase(), doc.path, async (c) => {
-        const scope = doc.scoped ? resolveScope(c.req.raw.headers, context.keys) : noScope;
+        const scope = doc.scoped ? await resolveScope(c.req.raw.headers, context.keys) : noScope;
         const params = doc.params ? parseWith(doc.params, c.req.param(), "path") : {};
         const query = doc.query ? parseWith(doc.query, c.req.query(), "query") : {};
         const { body, files } = doc.body ? await readBody(c, doc) : { body: undefined, files: new Map() };

@@ -116,6 +116,6 @@ async function shutdown(
   try {
     await steps.memory.close();
   } finally {
-    steps.keys?.close();
+    await steps.keys?.close();
   }
 }

@@ -41,11 +41,11 @@ export async function demo(options: CommonOptions): Promise<number> {
     }
     output(options, { db: options.db, scope: scopeOf(scoped), ingest: summary, packs }, () =>
       [
-        `Cairn demo: example memory of "ana" in ${options.db} (tenant demo, profile ${options.profile})`,
+        `Cairn demo: example memory of "ana" in ${options.dbLabel} (tenant demo, profile ${options.profile})`,
         `ingested ${summary.added} new session(s) (${summary.duplicates} already stored) from examples/demo.jsonl`,
         ...summary.warnings.map((warning) => `warning: ${warning}`),
         ...packs.map(({ title, pack }) => `\n── ${title}\n${renderPack(pack)}`),
-        `\nTry: npx cairn search "bike frame size" --tenant demo --user ana --db ${options.db}`,
+        `\nTry: npx cairn search "bike frame size" --tenant demo --user ana --db ${options.dbLabel}`,
       ].join("\n"),
     );
     return 0;

@@ -27,7 +27,7 @@ export async function ingest(options: CommonOptions, file: string | undefined): 
     const summary = await ingestFile(memory, options, file, { progress: !options.json });
     output(options, summary, () =>
       [
-        `ingested ${summary.added} session(s), ${summary.rawNodes} raw node(s) into ${options.db}` +
+        `ingested ${summary.added} session(s), ${summary.rawNodes} raw node(s) into ${options.dbLabel}` +
           (summary.duplicates ? ` (${summary.duplicates} already stored)` : ""),
         ...summary.warnings.map((warning) => `warning: ${warning}`),
       ].join("\n"),

@@ -1,4 +1,4 @@
-import { type ApiKeyRecord, KeyStore } from "../../../auth/key-store.ts";
+import { type ApiKeyRecord, openKeyStore } from "../../../auth/key-store.ts";
 import { InputError } from "../../../core/errors.ts";
 import { type CommonOptions, output } from "../context.ts";
 
@@ -14,12 +14,15 @@ export interface KeyFlags {
 
 export async function keys(options: CommonOptions, positionals: readonly string[], flags: KeyFlags): Promise<number> {
   const [action, id] = positionals;
-  const store = await KeyStore.open({ path: options.db });
+  const store = await openKeyStore(options.db);
   try {
     switch (action) {
       case "create": {
         if (!flags.tenantGiven) throw new InputError("--tenant", "name the tenant the key is bound to");
-        const created = store.create({ tenant: options.tenant, ...(flags.userGiven ? { user: options.user } : {}) });
+        const created = await store.create({
+          tenant: options.tenant,
+          ...(flags.userGiven ? { user: options.user } : {}),
+        });
         output(options, { key: created.key, ...created.record }, () =>
           [
             created.key,
@@ -31,7 +34,7 @@ export async function keys(options: CommonOptions, positionals: readonly string[
         return 0;
       }
       case "list": {
-        const records = store.list();
+        const records = await store.list();
         output(options, { keys: records }, () =>
           records.length === 0 ? "no API keys (cairn keys create --tenant T)" : records.map(describe).join("\n"),
         );
@@ -39,7 +42,7 @@ export async function keys(options: CommonOptions, positionals: readonly string[
       }
       case "revoke": {
         if (!id) throw new InputError("id", "give the key id: cairn keys revoke <id> (see cairn keys list)");
-        const record = store.revoke(id);
+        const record = await store.revoke(id);
         output(options, record, () => `revoked ${describe(record)}`);
         return 0;
       }
@@ -47,7 +50,7 @@ export async function keys(options: CommonOptions, positionals: readonly string[
         throw new InputError("keys", `unknown action ${action ?? "(none)"}: create, list or revoke`);
     }
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

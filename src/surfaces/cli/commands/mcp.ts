@@ -14,7 +14,7 @@ export async function mcp(options: CommonOptions, flags: { imageFolder?: string 
   const output = reserveStdoutForProtocol();
   const memory = await openMemory(options);
   try {
-    process.stderr.write(`cairn mcp: serving ${options.db} for ${scope.tenant}/${scope.user} over stdio\n`);
+    process.stderr.write(`cairn mcp: serving ${options.dbLabel} for ${scope.tenant}/${scope.user} over stdio\n`);
     await serveStdio(memory, scope, {
       output,
       imageFolder: flags.imageFolder === undefined ? undefined : resolve(flags.imageFolder),

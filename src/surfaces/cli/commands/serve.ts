@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import { resolve as resolvePath } from "node:path";
-import { KeyStore } from "../../../auth/key-store.ts";
+import { openKeyStore } from "../../../auth/key-store.ts";
 import { ConfigError, InputError } from "../../../core/errors.ts";
 import { defaultMaxBodyBytes } from "../../http/app.ts";
 import { listSetting } from "../../http/origin-policy.ts";
@@ -51,7 +51,7 @@ export async function serve(options: CommonOptions, flags: ServeFlags): Promise<
   if (flags.noAuth && !isLoopback(host)) {
     throw new InputError(
       "--no-auth",
-      `refused on ${host}: without keys anyone who reaches the port reads every tenant. Bind 127.0.0.1, or create a key with cairn keys create --tenant T --db ${options.db}`,
+      `refused on ${host}: without keys anyone who reaches the port reads every tenant. Bind 127.0.0.1, or create a key with cairn keys create --tenant T --db ${options.dbLabel}`,
     );
   }
 
@@ -65,15 +65,15 @@ export async function serve(options: CommonOptions, flags: ServeFlags): Promise<
     corsOrigins: listSetting(flags.corsOrigins ?? process.env.CAIRN_CORS_ORIGINS),
   };
 
-  const keys = flags.noAuth ? null : await KeyStore.open({ path: options.db });
-  if (keys && keys.activeCount() === 0) {
-    keys.close();
+  const keys = flags.noAuth ? null : await openKeyStore(options.db);
+  if (keys && (await keys.activeCount()) === 0) {
+    await keys.close();
     throw new ConfigError(
-      `no API keys in ${options.db}: create one with \`cairn keys create --tenant T [--user U] --db ${options.db}\`, or run with --no-auth on a loopback host`,
+      `no API keys in ${options.dbLabel}: create one with \`cairn keys create --tenant T [--user U] --db ${options.dbLabel}\`, or run with --no-auth on a loopback host`,
     );
   }
-  const memory = await openMemory(options).catch((error) => {
-    keys?.close();
+  const memory = await openMemory(options).catch(async (error) => {
+    await keys?.close();
     throw error;
   });
   try {
@@ -83,7 +83,7 @@ export async function serve(options: CommonOptions, flags: ServeFlags): Promise<
     }
   } catch (error) {
     await memory.close();
-    keys?.close();
+    await keys?.close();
     throw error;
   }
 
@@ -101,12 +101,12 @@ export async function serve(options: CommonOptions, flags: ServeFlags): Promise<
     log: (event) => process.stderr.write(`cairn serve: unexpected error: ${describe(event.error)}\n`),
   }).catch(async (error) => {
     await memory.close();
-    keys?.close();
+    await keys?.close();
     throw error;
   });
   process.stdout.write(
     [
-      `Cairn listening on ${server.url} (store ${options.db}, profile ${options.profile})`,
+      `Cairn listening on ${server.url} (store ${options.dbLabel}, profile ${options.profile})`,
       flags.noAuth
         ? "AUTH IS OFF (--no-auth): the scope comes from X-Cairn-Tenant / X-Cairn-User headers"
         : "auth: Authorization: Bearer <key> (cairn keys create)",
