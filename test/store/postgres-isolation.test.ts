@@ -27,7 +27,11 @@ const skip = postgresSkipReason();
 const tenantA: Scope = { tenant: "acme", user: "ana" };
 const tenantB: Scope = { tenant: "globex", user: "bo" };
 /** Tables without a tenant: the schema's versions and the vector spaces' names and tables. */
-const sharedTables = new Set(["schema_migrations", "vector_spaces"]);
+/**
+ * Tables without a tenant wall: schema versions, vector-space names, and API keys (a key is verified
+ * before its tenant is known; rows hold only the SHA-256 of each key, and no store handle reads them).
+ */
+const sharedTables = new Set(["schema_migrations", "vector_spaces", "api_keys"]);
 
 if (skip) {
   describe("Postgres tenant isolation", { skip }, () => {});

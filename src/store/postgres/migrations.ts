@@ -8,8 +8,8 @@ import type pg from "pg";
  *
  * Every table holding a tenant's data carries a `tenant` column and a row-level security policy
  * comparing it with the transaction's `cairn.tenant` setting, FORCEd so it binds the tables' owner
- * too (see `tenant-transaction.ts`). Only `schema_migrations` and `vector_spaces` (model and table
- * names, no tenant data) have none.
+ * too (see `tenant-transaction.ts`). Only `schema_migrations`, `vector_spaces` (model and table
+ * names, no tenant data) and `api_keys` (verified before a tenant is known; key hashes only) have none.
  */
 
 /** The policy every tenant table gets; `tenant_wall()` reads the setting (NULL when unset: no row matches). */
