@@ -240,9 +240,12 @@ export class Memory {
     return listPublicEntries(this.#scoped(scope), options);
   }
 
-  /** Every scope holding data: for administration (`cairn check`), never for answering a request. */
-  async listScopes(): Promise<Scope[]> {
-    return this.#store.listScopes();
+  /**
+   * Every scope holding data: for administration (`cairn check`). With `tenant`, that tenant's scopes
+   * only, read inside its wall: what a tenant-wide API key may list (`GET /v1/users`).
+   */
+  async listScopes(options: { readonly tenant?: string } = {}): Promise<Scope[]> {
+    return this.#store.listScopes(options);
   }
 
   /**

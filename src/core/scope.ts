@@ -23,6 +23,12 @@ export function validateScope(scope: unknown): Scope {
   });
 }
 
+/** A tenant id on its own (listing a tenant's users): the same rules as in a scope. */
+export function validateTenant(tenant: unknown): string {
+  checkId("tenant", tenant);
+  return tenant;
+}
+
 /** A single string the storage layer partitions by. `/` cannot occur in ids, so keys never collide. */
 export function scopeKey(scope: Scope): string {
   return `${scope.tenant}/${scope.user}/${scope.agent ?? ""}`;

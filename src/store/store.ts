@@ -23,8 +23,11 @@ import type {
 export interface Store {
   readonly kind: string;
   forScope(scope: Scope): ScopedStore;
-  /** Every scope holding data: for administration (`cairn check`), never for answering a request. */
-  listScopes(): Promise<Scope[]>;
+  /**
+   * Every scope holding data: for administration (`cairn check`), never for answering a request. With
+   * `tenant`, only that tenant's scopes, read inside its own wall (a tenant admin listing its users).
+   */
+  listScopes(options?: { readonly tenant?: string }): Promise<Scope[]>;
   /** Every vector space the store holds vectors in: for administration (`cairn migrate`). */
   vectorSpaces(): Promise<VectorSpace[]>;
   close(): Promise<void>;

@@ -332,12 +332,51 @@ describe("HTTP authentication and scoping", () => {
     assert.match(dashboard.headers.get("content-type") ?? "", /text\/html/);
   });
 
+  it("lists a tenant's users to a tenant-wide key only, inside the tenant's wall", async (t) => {
+    const server = await startTestServer(t);
+    const keys = server.keyStore();
+    const acmeAdmin = (await keys.create({ tenant: "acme" })).key;
+    const acmeAna = (await keys.create({ tenant: "acme", user: "ana" })).key;
+    const globexAdmin = (await keys.create({ tenant: "globex" })).key;
+    const add = (key: string, user: string, headers: Record<string, string> = {}) =>
+      server.request("/v1/sessions", {
+        key,
+        headers: { "x-cairn-user": user, ...headers },
+        json: { session: "s", time: "2024-05-08T13:56:00Z", turns: [{ text: `a note of ${user}` }] },
+      });
+    assert.equal((await add(acmeAdmin, "bo")).status, 201);
+    assert.equal((await add(acmeAdmin, "bo", { "x-cairn-agent": "helper" })).status, 201);
+    assert.equal((await add(acmeAna, "ana")).status, 201);
+    assert.equal((await add(globexAdmin, "zed")).status, 201);
+
+    const listed = await server.request("/v1/users", { key: acmeAdmin });
+    assert.equal(listed.status, 200);
+    assert.deepEqual(await listed.json(), {
+      users: [
+        { user: "ana", agent: null },
+        { user: "bo", agent: null },
+        { user: "bo", agent: "helper" },
+      ],
+    });
+    assert.deepEqual(await (await server.request("/v1/users", { key: globexAdmin })).json(), {
+      users: [{ user: "zed", agent: null }],
+    });
+    const userKey = await server.request("/v1/users", { key: acmeAna });
+    assert.equal(userKey.status, 403, "a key bound to a user sees that user alone");
+    assert.match(JSON.stringify(await userKey.json()), /tenant-wide key/);
+    assert.equal((await server.request("/v1/users")).status, 401);
+    const foreign = await server.request("/v1/users", { key: acmeAdmin, headers: { "x-cairn-tenant": "globex" } });
+    assert.equal(foreign.status, 403, "a key names its own tenant");
+  });
+
   it("stores only the SHA-256 of each key", async (t) => {
     const server = await startTestServer(t);
     const { key, record } = await server.keyStore().create({ tenant: "acme", user: "ana" });
     const files = readdirSync(server.dir).filter((name) => name.startsWith("keys.sqlite"));
     assert.ok(files.includes("keys.sqlite"));
-    const secret = key.slice(key.lastIndexOf("_") + 1);
+    // The secret is everything after `ck_<16 hex>_` (base64url, which may itself hold "_").
+    const secret = key.slice("ck_".length + 16 + 1);
+    assert.equal(secret.length, 43);
     for (const file of files) {
       const bytes = readFileSync(join(server.dir, file));
       assert.ok(!bytes.includes(key) && !bytes.includes(secret), `${file} holds no plaintext key`);
@@ -383,6 +422,7 @@ describe("OpenAPI document", () => {
       "get /v1/blobs/{hash}/thumbnail",
       "get /v1/entries",
       "get /v1/knowledge",
+      "get /v1/users",
       "get /v1/audit",
       "get /v1/stats",
       "post /v1/forget",

@@ -70,6 +70,7 @@ describe("the OpenAPI document as a client sees it", () => {
       "listAudit",
       "listEntries",
       "listSessions",
+      "listUsers",
       "mcpDelete",
       "mcpGet",
       "mcpPost",

@@ -414,6 +414,23 @@ export const coldStoreConformance = defineGroup("cold store", (test) => {
     assert.deepEqual(Buffer.from((await c.readBlob(sha256(red))).data), red);
   });
 
+  test("listScopes names every scope holding data, and with a tenant only that tenant's, in order", async (store) => {
+    assert.deepEqual(await store.listScopes(), []);
+    for (const scope of [scopeC, scopeB, scopeA]) {
+      await store.forScope(scope).commitSession(await buildSessionWrite({ key: "s", turns: [{ text: "hello" }] }));
+    }
+    assert.deepEqual(await store.listScopes(), [scopeA, scopeB, scopeC]);
+    assert.deepEqual(await store.listScopes({ tenant: scopeA.tenant }), [scopeA, scopeB]);
+    assert.deepEqual(await store.listScopes({ tenant: scopeC.tenant }), [scopeC]);
+    assert.deepEqual(
+      await store.listScopes({ tenant: `${scopeA.tenant}x` }),
+      [],
+      "a tenant whose name extends another's",
+    );
+    await forget(store.forScope(scopeB), { all: true }, spaces);
+    assert.deepEqual(await store.listScopes({ tenant: scopeA.tenant }), [scopeA], "a forgotten scope holds no data");
+  });
+
   test("getBlob and getThumbnail return stored bytes; unknown hashes are NotFoundError", async (store) => {
     const { red, green } = await images();
     const a = store.forScope(scopeA);

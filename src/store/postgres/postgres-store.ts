@@ -2,7 +2,7 @@ import pg from "pg";
 import { NotFoundError, StoreError } from "../../core/errors.ts";
 import { KeyedQueue } from "../../core/keyed-queue.ts";
 import type { Scope } from "../../core/scope.ts";
-import { scopeKey, validateScope } from "../../core/scope.ts";
+import { scopeKey, validateScope, validateTenant } from "../../core/scope.ts";
 import type { VectorSpace } from "../records.ts";
 import type { ScopedStore, Store } from "../store.ts";
 import { migrate } from "./migrations.ts";
@@ -94,23 +94,11 @@ export class PostgresStore implements Store {
    * transaction may read across tenants (with `cairn.list_scopes` set); whether each still holds
    * data is then asked inside its own tenant's wall.
    */
-  async listScopes(): Promise<Scope[]> {
+  async listScopes(options: { readonly tenant?: string } = {}): Promise<Scope[]> {
     this.#assertOpen("listScopes");
-    const client = await this.#pool.connect();
-    let registered: { scope_key: string; tenant: string }[];
-    try {
-      await client.query("BEGIN READ ONLY; SET LOCAL cairn.list_scopes = 'on'");
-      registered = (await client.query<{ scope_key: string; tenant: string }>("SELECT scope_key, tenant FROM scopes"))
-        .rows;
-      await client.query("COMMIT");
-    } catch (error) {
-      await client.query("ROLLBACK");
-      throw new StoreError("listScopes", error);
-    } finally {
-      client.release();
-    }
+    const tenants = options.tenant === undefined ? await this.#registeredTenants() : [validateTenant(options.tenant)];
     const keys: string[] = [];
-    for (const tenant of [...new Set(registered.map((row) => row.tenant))]) {
+    for (const tenant of tenants) {
       const held = await inTenant(
         this.#pool,
         tenant,
@@ -125,6 +113,24 @@ export class PostgresStore implements Store {
       const [tenant = "", user = "", agent = ""] = key.split("/");
       return agent ? { tenant, user, agent } : { tenant, user };
     });
+  }
+
+  /** Tenants in the scope registry: the one read across tenants (with `cairn.list_scopes` set). */
+  async #registeredTenants(): Promise<string[]> {
+    const client = await this.#pool.connect();
+    let registered: { scope_key: string; tenant: string }[];
+    try {
+      await client.query("BEGIN READ ONLY; SET LOCAL cairn.list_scopes = 'on'");
+      registered = (await client.query<{ scope_key: string; tenant: string }>("SELECT scope_key, tenant FROM scopes"))
+        .rows;
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK");
+      throw new StoreError("listScopes", error);
+    } finally {
+      client.release();
+    }
+    return [...new Set(registered.map((row) => row.tenant))];
   }
 
   /** Every vector space the store holds vectors in: for administration (`cairn migrate`). */

@@ -4,7 +4,7 @@ import BetterSqlite3, { type Database } from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { StoreError } from "../../core/errors.ts";
 import type { Scope } from "../../core/scope.ts";
-import { scopeKey, validateScope } from "../../core/scope.ts";
+import { scopeKey, validateScope, validateTenant } from "../../core/scope.ts";
 import type { VectorSpace } from "../records.ts";
 import type { ScopedStore, Store } from "../store.ts";
 import { keyedHash, loadAuditSecret } from "./audit-key.ts";
@@ -13,6 +13,7 @@ import { migrate } from "./migrations.ts";
 import { numberOrUndefined, strings } from "./record-rows.ts";
 import type { StoreServices } from "./scope-context.ts";
 import { SqliteScopedStore } from "./sqlite-scoped-store.ts";
+import { tenantKeyRange } from "./tenants.ts";
 import type { VectorIndexOptions } from "./vector-index-options.ts";
 import { VectorIndexes } from "./vector-indexes.ts";
 import { type SpaceRow, vectorTableOf } from "./vector-rows.ts";
@@ -132,13 +133,18 @@ export class SqliteStore implements Store, StoreServices {
     return this.db.prepare("SELECT * FROM vector_spaces WHERE name = ?").get(name) as SpaceRow | undefined;
   }
 
-  async listScopes(): Promise<Scope[]> {
+  async listScopes(options: { readonly tenant?: string } = {}): Promise<Scope[]> {
     this.#assertOpen();
+    const [low, high] =
+      options.tenant === undefined ? ["", "\u{10FFFF}"] : tenantKeyRange(validateTenant(options.tenant));
     const keys = strings(
       this.db
-        .prepare("SELECT scope_key FROM sessions UNION SELECT scope_key FROM index_entries ORDER BY 1")
+        .prepare(
+          `SELECT scope_key FROM sessions WHERE scope_key >= @low AND scope_key < @high
+           UNION SELECT scope_key FROM index_entries WHERE scope_key >= @low AND scope_key < @high ORDER BY 1`,
+        )
         .pluck()
-        .all(),
+        .all({ low, high }),
     );
     return keys.map((key) => {
       const [tenant = "", user = "", agent = ""] = key.split("/");

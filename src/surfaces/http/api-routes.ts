@@ -206,6 +206,24 @@ export function apiRoutes(info: { version: string }): Route[] {
     defineRoute(
       {
         method: "get",
+        operationId: "listUsers",
+        path: "/v1/users",
+        summary: "The tenant's users holding memory: for a tenant-wide API key (one bound to no user)",
+        tag: "service",
+        scoped: "tenant",
+        responses: { 200: { description: "the tenant's users", schema: responses.users }, ...errors },
+      },
+      async ({ c, memory, scope }) =>
+        c.json({
+          users: (await memory.listScopes({ tenant: scope.tenant })).map((found) => ({
+            user: found.user,
+            agent: found.agent ?? null,
+          })),
+        }),
+    ),
+    defineRoute(
+      {
+        method: "get",
         operationId: "listAudit",
         path: "/v1/audit",
         summary: "The audit trail of this scope (writes and forgets)",

@@ -94,6 +94,8 @@ function parametersOf(route: RouteDoc): JsonSchema[] {
       });
     }
   }
+  if (route.scoped === "tenant")
+    return [...parameters, ...scopeHeaders.filter((header) => header.name === tenantHeader)];
   return route.scoped ? [...parameters, ...scopeHeaders] : parameters;
 }
 

@@ -5,7 +5,7 @@ import { InputError } from "../../core/errors.ts";
 import type { Scope } from "../../core/scope.ts";
 import type { Memory } from "../../memory.ts";
 import { HttpError } from "./errors.ts";
-import { resolveScope } from "./request-scope.ts";
+import { resolveScope, resolveTenant } from "./request-scope.ts";
 import { parseWith } from "./schemas.ts";
 
 export type Method = "get" | "post" | "delete";
@@ -28,8 +28,11 @@ export interface RouteDoc {
   readonly path: string;
   readonly summary: string;
   readonly tag: string;
-  /** Needs an API key (unless the server runs with --no-auth). */
-  readonly scoped: boolean;
+  /**
+   * Needs an API key (unless the server runs with --no-auth). `"tenant"`: a tenant-wide request,
+   * allowed only with a key bound to no user; the handler's scope then names the tenant alone.
+   */
+  readonly scoped: boolean | "tenant";
   readonly params?: z.AnyZodObject;
   readonly query?: z.AnyZodObject;
   readonly body?: z.ZodTypeAny;
@@ -77,7 +80,12 @@ export function defineRoute<
     ...doc,
     register(app, context) {
       app.on(doc.method.toUpperCase(), doc.path, async (c) => {
-        const scope = doc.scoped ? await resolveScope(c.req.raw.headers, context.keys) : noScope;
+        const scope =
+          doc.scoped === "tenant"
+            ? Object.freeze({ tenant: await resolveTenant(c.req.raw.headers, context.keys), user: "" })
+            : doc.scoped
+              ? await resolveScope(c.req.raw.headers, context.keys)
+              : noScope;
         const params = doc.params ? parseWith(doc.params, c.req.param(), "path") : {};
         const query = doc.query ? parseWith(doc.query, c.req.query(), "query") : {};
         const { body, files } = doc.body ? await readBody(c, doc) : { body: undefined, files: new Map() };

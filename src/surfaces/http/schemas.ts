@@ -433,6 +433,14 @@ export const responses = {
     .object({ memories: z.array(knownMemory), total: z.number().int() })
     .strict()
     .describe("What Cairn knows about this scope's user: active memories, newest first"),
+  users: z
+    .object({
+      users: z.array(
+        z.object({ user: z.string(), agent: z.string().nullable().describe("null for the user's own scope") }).strict(),
+      ),
+    })
+    .strict()
+    .describe("The tenant's users (and their agents) holding memory, in order"),
   entries: z
     .object({ entries: z.array(z.object({ id: z.string(), routingText: z.string() }).passthrough()) })
     .strict()

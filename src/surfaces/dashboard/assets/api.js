@@ -116,6 +116,8 @@ export function createApi(getConnection) {
       })),
     search: (query) => json("POST", "/v1/search", query),
     knowledge: (options) => json("GET", `/v1/knowledge${page(options)}`),
+    /** The tenant's users: answered only for a tenant-wide key (403 for a key bound to a user). */
+    listUsers: () => json("GET", "/v1/users"),
     /** `{ session: key }` or `{ rawNode: id }`; audited by the server like any forget. */
     forget: (target) => json("POST", "/v1/forget", target),
 

@@ -37,7 +37,52 @@ await followHash();
 document.body.dataset.ready = "true";
 
 async function refresh() {
-  await Promise.all([loadStats(), knowledge.load(), timeline.load(), entries.load(), audit.load()]);
+  await Promise.all([loadStats(), loadUsers(), knowledge.load(), timeline.load(), entries.load(), audit.load()]);
+}
+
+/** The tenant's users, for a tenant-wide key: each one a button that switches the panels to that user. */
+async function loadUsers() {
+  const nav = document.getElementById("users");
+  let users;
+  try {
+    users = (await api.listUsers()).users;
+  } catch {
+    // A key bound to one user may not list the others (403), and no key lists nothing: no list then.
+    nav.hidden = true;
+    return;
+  }
+  const names = [...new Set(users.map((entry) => entry.user))];
+  nav.hidden = names.length === 0;
+  replace(
+    document.getElementById("users-list"),
+    names.map((name) =>
+      h(
+        "li",
+        {},
+        h(
+          "button",
+          {
+            type: "button",
+            class: name === connection.user ? "user current" : "user",
+            "aria-pressed": name === connection.user ? "true" : "false",
+            dataset: { user: name },
+            onclick: () => switchUser(name),
+          },
+          name,
+        ),
+      ),
+    ),
+  );
+}
+
+async function switchUser(name) {
+  connection = { ...connection, user: name };
+  saveConnection(connection);
+  document.getElementById("connection-form").elements.namedItem("user").value = name;
+  api.clearImages();
+  document.getElementById("session-detail").hidden = true;
+  replace(document.getElementById("search-results"));
+  await refresh();
 }
 
 /** After a forget every panel may show what is gone: reload them all, and drop the cached images. */
