@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { type KeyStore, openKeyStore } from "../../src/auth/key-store.ts";
+import { openKeyStore } from "../../src/auth/key-store.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { type RunningServer, startServer } from "../../src/surfaces/http/server.ts";

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type KeyStore, openKeyStore } from "../../src/auth/key-store.ts";
+import { openKeyStore } from "../../src/auth/key-store.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { startServer } from "../../src/surfaces/http/server.ts";
