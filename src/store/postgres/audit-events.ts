@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from "node:crypto";
+import { type AuditRow, toAuditEvent } from "../record-rows.ts";
 import type { AuditEvent } from "../records.ts";
-import { type AuditRow, toAuditEvent } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
 

@@ -1,6 +1,7 @@
 import { ConflictError, StoreError } from "../../core/errors.ts";
 import { vectorBytes } from "../../core/vectors.ts";
 import { IndexVersionConflict } from "../index-records.ts";
+import { type SessionRow, toSession } from "../record-rows.ts";
 import type { CommitResult, RawNodeWrite, SessionRecord, SessionWrite } from "../records.ts";
 import type { SessionIdentity } from "../store.ts";
 import { writeAudit } from "./audit-events.ts";
@@ -9,7 +10,6 @@ import { addLexicalStatistics } from "./lexical-statistics.ts";
 import { textSearchConfig } from "./lexical-terms.ts";
 import { rawNodeRowids } from "./read-raw-nodes.ts";
 import { sessionRowByKey } from "./read-sessions.ts";
-import { type SessionRow, toSession } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
 import { type SpaceRow, textOrdinal, vectorLiteral } from "./vector-spaces.ts";

@@ -1,7 +1,7 @@
 import { NotFoundError } from "../../core/errors.ts";
 import { vectorFromBytes } from "../../core/vectors.ts";
+import { type BlobRow, toBlobRecord } from "../record-rows.ts";
 import type { BlobRecord } from "../records.ts";
-import { type BlobRow, toBlobRecord } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
 

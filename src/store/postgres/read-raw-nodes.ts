@@ -1,6 +1,6 @@
+import { type ImageRow, type RawNodeRow, rawNodeColumns, toImageRef, toRawNode } from "../record-rows.ts";
 import type { ImageRef, RawNode } from "../records.ts";
 import type { RawNodeQuery } from "../store.ts";
-import { type ImageRow, type RawNodeRow, rawNodeColumns, toImageRef, toRawNode } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
 

@@ -1,6 +1,6 @@
+import { type SessionRow, toSession } from "../record-rows.ts";
 import type { SessionRecord } from "../records.ts";
 import type { SessionQuery } from "../store.ts";
-import { type SessionRow, toSession } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
 

@@ -1,5 +1,5 @@
+import { type AuditRow, toAuditEvent } from "../record-rows.ts";
 import type { AuditEvent } from "../records.ts";
-import { type AuditRow, toAuditEvent } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
 
 /** Appends an audit event of this scope; callers run it inside the transaction it describes. */

@@ -1,8 +1,9 @@
 import { NotFoundError, StoreError } from "../../core/errors.ts";
 import { vectorFromBytes } from "../../core/vectors.ts";
+import { type BlobRow, toBlobRecord } from "../record-rows.ts";
 import type { BlobRecord } from "../records.ts";
 import { blobKey } from "./blob-files.ts";
-import { type BlobRow, bytesOrUndefined, stringOrNull, toBlobRecord } from "./record-rows.ts";
+import { bytesOrUndefined, stringOrNull } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import { tenantExists, tenantStorage } from "./tenants.ts";
 

@@ -1,13 +1,7 @@
+import { type ImageRow, type RawNodeRow, rawNodeColumns, toImageRef, toRawNode } from "../record-rows.ts";
 import type { ImageRef, RawNode } from "../records.ts";
 import type { RawNodeQuery } from "../store.ts";
-import {
-  type ImageRow,
-  numberOrUndefined,
-  type RawNodeRow,
-  rawNodeColumns,
-  toImageRef,
-  toRawNode,
-} from "./record-rows.ts";
+import { numberOrUndefined } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import { tenantStorage } from "./tenants.ts";
 

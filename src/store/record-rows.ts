@@ -1,6 +1,9 @@
-import type { AuditEvent, BlobRecord, ImageRef, RawNode, SessionRecord } from "../records.ts";
+import type { AuditEvent, BlobRecord, ImageRef, RawNode, SessionRecord } from "./records.ts";
 
-/** Rows of the cold record tables as `pg` returns them (int8 parsed to numbers), and their mappers. */
+/**
+ * Rows of the cold record tables as both backends return them (SQLite as they are, Postgres with
+ * int8 parsed to numbers), typed once here, and their mappers to the records of `records.ts`.
+ */
 
 export interface SessionRow {
   rowid: number;
