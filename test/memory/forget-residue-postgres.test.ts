@@ -7,6 +7,7 @@ import { Memory } from "../../src/memory.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { type Needle, prepareResidueScenario } from "../support/forget-residue-fixture.ts";
 import { postgresSkipReason, usePostgresCluster } from "../support/postgres-cluster.ts";
+import { rowsHolding } from "../support/postgres-rows.ts";
 
 /**
  * Forget on the Postgres store (issue 11 part 3, issue 18 part 2). The promise is logical: once
@@ -31,21 +32,6 @@ function withText(needle: Needle): RowNeedle | undefined {
   // Markers and hex hashes are ASCII; raw bytes are looked for in bytea's hex form.
   if (/^[\x20-\x7e]+$/.test(text)) return { ...needle, text };
   return { ...needle, text: needle.bytes.toString("hex") };
-}
-
-/** Every needle found in any row of any table of the public schema, as "what in table". */
-async function rowResidue(admin: pg.Client, needles: readonly RowNeedle[]): Promise<string[]> {
-  const tables = await admin.query<{ name: string }>(
-    "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
-  );
-  const found: string[] = [];
-  for (const { name } of tables.rows) {
-    const rows = await admin.query<{ row: string }>(`SELECT t::text AS row FROM public."${name}" t`);
-    for (const needle of needles) {
-      if (rows.rows.some(({ row }) => row.includes(needle.text))) found.push(`${needle.what} in ${name}`);
-    }
-  }
-  return found;
 }
 
 /** The forgotten raw nodes' stored vectors, read as the superuser: as text for rows, as float32 bytes for files. */
@@ -129,7 +115,7 @@ if (skip) {
       const needles = [...scenario.needles().filter((needle) => !needle.what.endsWith("(utf-16)")), ...vectors].flatMap(
         (needle) => withText(needle) ?? [],
       );
-      const before = await rowResidue(admin, needles);
+      const before = await rowsHolding(admin, needles);
       assert.ok(
         before.length > needles.length / 2,
         `the row scan sees the markers before forgetting: ${before.length}`,
@@ -140,7 +126,7 @@ if (skip) {
 
       await scenario.forget(memory, populated.forgottenNode);
 
-      assert.deepEqual(await rowResidue(admin, needles), [], "no row of any table holds anything forgotten");
+      assert.deepEqual(await rowsHolding(admin, needles), [], "no row of any table holds anything forgotten");
       const audit = await admin.query<{ details: string; subject: string }>(
         "SELECT subject, details FROM audit_events WHERE action = 'forget' ORDER BY rowid",
       );
