@@ -50,7 +50,8 @@ if (skip) {
       const others = async () =>
         (
           await admin.query(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+             AND backend_type = 'client backend'`,
           )
         ).rowCount;
       for (let wait = 0; wait < 50 && (await others()) !== 0; wait++) await sleep(100);
