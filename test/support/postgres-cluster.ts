@@ -40,6 +40,8 @@ export interface PostgresCluster {
   freshDatabase(): Promise<string>;
   /** A connection as a superuser of the cluster, for tests that look under the store. */
   admin(database: string): pg.Client;
+  /** The throwaway cluster's data directory (`base/`, `pg_wal/`), for tests that read its files; undefined for an existing server. */
+  dataDirectory(): string | undefined;
 }
 
 /**
@@ -90,12 +92,16 @@ export function usePostgresCluster(): PostgresCluster {
     admin(database) {
       return new pg.Client({ connectionString: urlFor(current().adminUrl, { database }) });
     },
+    dataDirectory() {
+      return current().dataDirectory;
+    },
   };
 }
 
 interface Server {
   readonly adminUrl: string;
   readonly external: boolean;
+  readonly dataDirectory?: string;
   stop(): void;
 }
 
@@ -154,6 +160,7 @@ async function throwawayServer(): Promise<Server> {
   return {
     adminUrl: `postgresql://postgres@127.0.0.1:${port}/postgres`,
     external: false,
+    dataDirectory: data,
     stop: () => {
       try {
         run(join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "-w", "stop"]);

@@ -11,6 +11,8 @@ const imageOverFetch = 4;
 
 interface Hit {
   readonly id: string;
+  /** Ties are broken by storage order: raw-node ids are random, so ordering by them would be too. */
+  readonly rowid: number;
   readonly distance: number;
 }
 
@@ -69,9 +71,9 @@ async function nearest(
       `WITH candidates AS MATERIALIZED (
          SELECT v.raw_node_rowid, v.embedding FROM ${table} v WHERE v.scope_key = $1 ${filter.sql}
        )
-       SELECT r.id, min(c.embedding <=> $2::text::vector) AS distance
+       SELECT r.id, r.rowid, min(c.embedding <=> $2::text::vector) AS distance
        FROM candidates c JOIN raw_nodes r ON r.rowid = c.raw_node_rowid AND r.scope_key || '' = $1
-       GROUP BY r.id ORDER BY distance, r.id LIMIT $3`,
+       GROUP BY r.id, r.rowid ORDER BY distance, r.rowid LIMIT $3`,
       values,
     );
   }
@@ -80,12 +82,12 @@ async function nearest(
   await sql.query("SET LOCAL hnsw.iterative_scan = relaxed_order");
   const wanted = space.kind === "image" ? `$3 * ${imageOverFetch}` : "$3";
   return sql.query<Hit>(
-    `SELECT r.id, min(n.distance) AS distance FROM (
+    `SELECT r.id, r.rowid, min(n.distance) AS distance FROM (
        SELECT v.raw_node_rowid, v.embedding <=> $2::text::vector AS distance FROM ${table} v
        WHERE v.scope_key = $1 ${filter.sql}
        ORDER BY v.embedding <=> $2::text::vector LIMIT ${wanted}
      ) n JOIN raw_nodes r ON r.rowid = n.raw_node_rowid AND r.scope_key || '' = $1
-     GROUP BY r.id`,
+     GROUP BY r.id, r.rowid`,
     values,
   );
 }
@@ -93,7 +95,7 @@ async function nearest(
 /** relaxed_order may return neighbours slightly out of order: sorted here, best first. */
 function ranked(hits: readonly Hit[], limit: number): Ranked[] {
   return [...hits]
-    .sort((left, right) => left.distance - right.distance || (left.id < right.id ? -1 : 1))
+    .sort((left, right) => left.distance - right.distance || left.rowid - right.rowid)
     .slice(0, limit)
     .map((hit) => ({ id: hit.id, score: 1 - hit.distance }));
 }
