@@ -352,6 +352,7 @@ describe("HTTP authentication and scoping", () => {
     const listed = await server.request("/v1/users", { key: acmeAdmin });
     assert.equal(listed.status, 200);
     assert.deepEqual(await listed.json(), {
+      tenantWide: true,
       users: [
         { user: "ana", agent: null },
         { user: "bo", agent: null },
@@ -359,11 +360,16 @@ describe("HTTP authentication and scoping", () => {
       ],
     });
     assert.deepEqual(await (await server.request("/v1/users", { key: globexAdmin })).json(), {
+      tenantWide: true,
       users: [{ user: "zed", agent: null }],
     });
     const userKey = await server.request("/v1/users", { key: acmeAna });
-    assert.equal(userKey.status, 403, "a key bound to a user sees that user alone");
-    assert.match(JSON.stringify(await userKey.json()), /tenant-wide key/);
+    assert.equal(userKey.status, 200);
+    assert.deepEqual(
+      await userKey.json(),
+      { tenantWide: false, users: [{ user: "ana", agent: null }] },
+      "a user's key sees that user alone",
+    );
     assert.equal((await server.request("/v1/users")).status, 401);
     const foreign = await server.request("/v1/users", { key: acmeAdmin, headers: { "x-cairn-tenant": "globex" } });
     assert.equal(foreign.status, 403, "a key names its own tenant");

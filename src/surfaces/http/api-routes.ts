@@ -208,18 +208,23 @@ export function apiRoutes(info: { version: string }): Route[] {
         method: "get",
         operationId: "listUsers",
         path: "/v1/users",
-        summary: "The tenant's users holding memory: for a tenant-wide API key (one bound to no user)",
+        summary:
+          "The tenant's users holding memory: all of them for a tenant-wide API key (one bound to no user), the key's own user otherwise",
         tag: "service",
         scoped: "tenant",
         responses: { 200: { description: "the tenant's users", schema: responses.users }, ...errors },
       },
-      async ({ c, memory, scope }) =>
-        c.json({
-          users: (await memory.listScopes({ tenant: scope.tenant })).map((found) => ({
-            user: found.user,
-            agent: found.agent ?? null,
-          })),
-        }),
+      async ({ c, memory, scope }) => {
+        // A key bound to a user sees that user alone: the tenant's other users are not its business.
+        const tenantWide = scope.user === "";
+        const scopes = (await memory.listScopes({ tenant: scope.tenant })).filter(
+          (found) => tenantWide || found.user === scope.user,
+        );
+        return c.json({
+          tenantWide,
+          users: scopes.map((found) => ({ user: found.user, agent: found.agent ?? null })),
+        });
+      },
     ),
     defineRoute(
       {

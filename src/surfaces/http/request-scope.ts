@@ -1,4 +1,4 @@
-import type { KeyStore } from "../../auth/key-store.ts";
+import type { ApiKeyRecord, KeyStore } from "../../auth/key-store.ts";
 import { InputError } from "../../core/errors.ts";
 import { type Scope, validateScope, validateTenant } from "../../core/scope.ts";
 import { HttpError } from "./errors.ts";
@@ -13,11 +13,21 @@ export const tenantHeader = "x-cairn-tenant";
  * `default` for both. REST and MCP resolve it here, so both see the same rules.
  */
 /**
- * The tenant a tenant-wide request acts for (listing its users): with keys, only a key bound to no
- * user may ask (a user's key sees that user alone); without keys (`--no-auth`), the tenant header.
+ * What a tenant-level request may see (listing users): the tenant, and the one user a key is bound
+ * to (null for a tenant-wide key, made without `--user`). Without keys (`--no-auth`): the tenant
+ * header, tenant-wide.
  */
-export async function resolveTenant(headers: Headers, keys: KeyStore | null): Promise<string> {
-  if (keys === null) return validateTenant(headers.get(tenantHeader) ?? "default");
+export async function resolveTenant(
+  headers: Headers,
+  keys: KeyStore | null,
+): Promise<{ tenant: string; user: string | null }> {
+  if (keys === null) return { tenant: validateTenant(headers.get(tenantHeader) ?? "default"), user: null };
+  const record = await verifiedKey(headers, keys);
+  return { tenant: record.tenant, user: record.user };
+}
+
+/** The request's API key, verified, and held to the tenant it names (if it names one). */
+async function verifiedKey(headers: Headers, keys: KeyStore): Promise<ApiKeyRecord> {
   const authorization = headers.get("authorization");
   const token = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
   if (!token) throw new HttpError("unauthorized", "missing API key: send Authorization: Bearer <key>");
@@ -27,13 +37,7 @@ export async function resolveTenant(headers: Headers, keys: KeyStore | null): Pr
   if (tenantNamed !== null && tenantNamed !== record.tenant) {
     throw new HttpError("forbidden", "this API key is bound to another tenant", { field: "X-Cairn-Tenant" });
   }
-  if (record.user !== null) {
-    throw new HttpError(
-      "forbidden",
-      `this API key is bound to user ${record.user}: listing the tenant's users needs a tenant-wide key (cairn keys create --tenant ${record.tenant}, no --user)`,
-    );
-  }
-  return record.tenant;
+  return record;
 }
 
 export async function resolveScope(headers: Headers, keys: KeyStore | null): Promise<Scope> {
@@ -46,15 +50,7 @@ export async function resolveScope(headers: Headers, keys: KeyStore | null): Pro
       ...(agent === undefined ? {} : { agent }),
     });
   }
-  const authorization = headers.get("authorization");
-  const token = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
-  if (!token) throw new HttpError("unauthorized", "missing API key: send Authorization: Bearer <key>");
-  const record = await keys.verify(token);
-  if (!record) throw new HttpError("unauthorized", "unknown or revoked API key");
-  const tenantNamed = headers.get(tenantHeader);
-  if (tenantNamed !== null && tenantNamed !== record.tenant) {
-    throw new HttpError("forbidden", "this API key is bound to another tenant", { field: "X-Cairn-Tenant" });
-  }
+  const record = await verifiedKey(headers, keys);
   if (record.user !== null && namedUser !== undefined && namedUser !== record.user) {
     throw new HttpError("forbidden", "this API key is bound to another user", { field: "X-Cairn-User" });
   }

@@ -29,8 +29,8 @@ export interface RouteDoc {
   readonly summary: string;
   readonly tag: string;
   /**
-   * Needs an API key (unless the server runs with --no-auth). `"tenant"`: a tenant-wide request,
-   * allowed only with a key bound to no user; the handler's scope then names the tenant alone.
+   * Needs an API key (unless the server runs with --no-auth). `"tenant"`: a tenant-level request;
+   * the handler's scope names the tenant, and the key's user, or "" for a tenant-wide key.
    */
   readonly scoped: boolean | "tenant";
   readonly params?: z.AnyZodObject;
@@ -82,7 +82,9 @@ export function defineRoute<
       app.on(doc.method.toUpperCase(), doc.path, async (c) => {
         const scope =
           doc.scoped === "tenant"
-            ? Object.freeze({ tenant: await resolveTenant(c.req.raw.headers, context.keys), user: "" })
+            ? await resolveTenant(c.req.raw.headers, context.keys).then(({ tenant, user }) =>
+                Object.freeze({ tenant, user: user ?? "" }),
+              )
             : doc.scoped
               ? await resolveScope(c.req.raw.headers, context.keys)
               : noScope;

@@ -435,6 +435,7 @@ export const responses = {
     .describe("What Cairn knows about this scope's user: active memories, newest first"),
   users: z
     .object({
+      tenantWide: z.boolean().describe("false for a key bound to one user: the list then holds that user alone"),
       users: z.array(
         z.object({ user: z.string(), agent: z.string().nullable().describe("null for the user's own scope") }).strict(),
       ),

@@ -116,7 +116,7 @@ export function createApi(getConnection) {
       })),
     search: (query) => json("POST", "/v1/search", query),
     knowledge: (options) => json("GET", `/v1/knowledge${page(options)}`),
-    /** The tenant's users: answered only for a tenant-wide key (403 for a key bound to a user). */
+    /** The tenant's users (`tenantWide`), or only the key's own user for a key bound to one. */
     listUsers: () => json("GET", "/v1/users"),
     /** `{ session: key }` or `{ rawNode: id }`; audited by the server like any forget. */
     forget: (target) => json("POST", "/v1/forget", target),

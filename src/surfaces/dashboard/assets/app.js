@@ -43,15 +43,16 @@ async function refresh() {
 /** The tenant's users, for a tenant-wide key: each one a button that switches the panels to that user. */
 async function loadUsers() {
   const nav = document.getElementById("users");
-  let users;
+  let answer;
   try {
-    users = (await api.listUsers()).users;
+    answer = await api.listUsers();
   } catch {
-    // A key bound to one user may not list the others (403), and no key lists nothing: no list then.
+    // No key, or a server that cannot answer: the other panels say why.
     nav.hidden = true;
     return;
   }
-  const names = [...new Set(users.map((entry) => entry.user))];
+  // A key bound to one user sees itself alone: nothing to choose between.
+  const names = answer.tenantWide ? [...new Set(answer.users.map((entry) => entry.user))] : [];
   nav.hidden = names.length === 0;
   replace(
     document.getElementById("users-list"),
