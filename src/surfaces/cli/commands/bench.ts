@@ -46,11 +46,11 @@ export interface BenchFlags {
 
 export async function bench(options: CommonOptions, flags: BenchFlags, argv: readonly string[]): Promise<number> {
   const datasets = parseDatasets(flags.dataset);
+  const storeName = parseStore(flags.store);
   const methods = selectMethods(flags.method ?? "all");
   const budget = parseBudget(flags.budget);
   const limit = flags.limit === undefined ? undefined : positiveInteger("--limit", flags.limit);
   const dataDir = resolveDataDir(flags.data);
-  const storeName = parseStore(flags.store);
   // Only a full SQLite run with the default output rewrites the committed results and BENCHMARKS.md; a
   // run with --limit or --out, or on another backend, writes its results and its own BENCHMARKS.md
   // elsewhere (bench/results/tmp is ignored by git), unless --benchmarks names the file.
