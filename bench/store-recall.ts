@@ -6,7 +6,7 @@
  *   npx cairn bench --dataset lcmp,locomo --method cairn,tri-path --store postgres --out bench/results/tmp/recall-postgres
  *   npx tsx bench/store-recall.ts --sqlite bench/results/tmp/recall-sqlite --postgres bench/results/tmp/recall-postgres
  *
- * Writes `<out>/postgres-recall.json` and `<out>/postgres-recall.md`: per dataset and method, each metric
+ * Writes `<out>/postgres-recall.json`, `<out>/postgres-recall.md` and `<out>/postgres-recall.svg`: per dataset and method, each metric
  * on both stores, the difference in points (target: within 1 of SQLite), and the questions whose packs
  * differ (paired by question id), to find the cause of a difference.
  */
@@ -14,6 +14,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { MetricSummary, QuestionScore } from "../src/bench/metrics.ts";
+import { renderSvg } from "../src/bench/report/plots.ts";
 import type { BenchResult } from "../src/bench/run-bench.ts";
 
 const { values } = parseArgs({
@@ -152,6 +153,42 @@ const lines = [
   "",
   `Target (${report.target.description}): **${report.target.met ? "met" : "NOT met"}**.`,
   "",
+  "![Evidence recall on SQLite and Postgres](postgres-recall.svg)",
+  "",
 ];
 writeFileSync(join(out, "postgres-recall.md"), lines.join("\n"));
+const bars = rows.flatMap((row) =>
+  (["sqlite", "postgres"] as const).flatMap((store) =>
+    (["recallTurn", "recallSession", "recallImage"] as const).flatMap((metric) => {
+      const recall = row[store][metric];
+      if (recall === null) return [];
+      const level = { recallTurn: "turn", recallSession: "session", recallImage: "image" }[metric];
+      return [
+        { group: `${row.dataset} ${row.method}`, level, store: store === "sqlite" ? "SQLite" : "Postgres", recall },
+      ];
+    }),
+  ),
+);
+const svg = await renderSvg({
+  $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+  title: {
+    text: "Evidence recall: SQLite and Postgres stores",
+    subtitle: `profile ${report.profile}, same datasets, methods and budget`,
+  },
+  data: { values: bars },
+  facet: { column: { field: "level", type: "nominal", title: "Recall level", sort: ["turn", "session", "image"] } },
+  spec: {
+    width: { step: 14, for: "offset" },
+    height: 220,
+    mark: { type: "bar" },
+    encoding: {
+      x: { field: "group", type: "nominal", title: null, axis: { labelAngle: -30, labelLimit: 200 } },
+      xOffset: { field: "store", type: "nominal", scale: { domain: ["SQLite", "Postgres"] } },
+      y: { field: "recall", type: "quantitative", scale: { domain: [0, 1] }, title: "Evidence recall" },
+      color: { field: "store", type: "nominal", scale: { domain: ["SQLite", "Postgres"] }, title: "Store" },
+      tooltip: [{ field: "recall", format: ".3f" }],
+    },
+  },
+});
+writeFileSync(join(out, "postgres-recall.svg"), svg);
 console.log(lines.join("\n"));
