@@ -1,7 +1,6 @@
 import { join } from "node:path";
 import { openPostgresStore, openSqliteStore } from "../store/open-store.ts";
 import type { Store } from "../store/store.ts";
-import { type BenchPostgres, openBenchPostgres } from "./postgres/bench-postgres.ts";
 
 /** The backends the harness can replay into. */
 export const benchStoreNames = ["sqlite", "postgres"] as const;
@@ -27,9 +26,13 @@ export const sqliteBenchStore: BenchStore = Object.freeze<BenchStore>({
   close: async () => {},
 });
 
-/** The Postgres store: a database per history on `CAIRN_BENCH_POSTGRES_URL` or a throwaway cluster. */
+/**
+ * The Postgres store: a database per history on `CAIRN_BENCH_POSTGRES_URL` or a throwaway cluster.
+ * `pg` loads only here, so the CLI (which imports this module) never loads it for SQLite.
+ */
 export async function openPostgresBenchStore(): Promise<BenchStore> {
-  const postgres: BenchPostgres = await openBenchPostgres();
+  const { openBenchPostgres } = await import("./postgres/bench-postgres.ts");
+  const postgres = await openBenchPostgres();
   return {
     name: "postgres",
     description: `Postgres database per history on a ${postgres.description}`,
