@@ -100,7 +100,7 @@ export function writeStoreMarkdown(folder: string): string {
     "",
     ...(first
       ? [
-          `- command: \`${first.command}\``,
+          `- commands: ${[...new Set(comparisons.map((comparison) => `\`${comparison.postgres.command}\``))].join("; ")}`,
           `- machine: ${first.machine.cpu}, ${first.machine.cores} cores, ${first.machine.os}; node ${first.machine.node} (the Postgres server shares these cores with the bench process)`,
           `- Postgres: ${first.server}; vector search ${JSON.stringify(first.vectorSearch)} (exact scan below \`exactBelow\` vectors per scope, else HNSW + iterative scan)`,
           `- dates: ${comparisons.map((comparison) => `${comparison.profile} ${comparison.size}: ${comparison.postgres.date}`).join("; ")}`,
