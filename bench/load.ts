@@ -8,9 +8,13 @@
  * 2. In-process phase: `--clients` concurrent loops call Memory.add/search directly for `--seconds`.
  * 3. HTTP phase: a real `cairn serve` child process on loopback (API key auth on), the same loops
  *    over fetch for `--seconds`.
- * Both phases run the same mix (`--add-share` adds, the rest searches). Results go to
+ * 4. Postgres phase: the same corpus pre-loaded into a Postgres database (CAIRN_BENCH_POSTGRES_URL or a
+ *    throwaway local cluster), two `cairn serve --db postgres://…` children on it, the clients spread
+ *    over both (client i → instance i mod 2), the same loops for `--seconds`. `--skip-postgres` leaves it
+ *    out; without a Postgres it is skipped with the reason in the results.
+ * All phases run the same mix (`--add-share` adds, the rest searches). Results go to
  * `<out>/load.json` and `<out>/load.md`; the target is HTTP search p99 within 2× of in-process p99,
- * with zero errors.
+ * with zero errors, and zero errors on the two Postgres instances.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -20,10 +24,14 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
 import { openKeyStore } from "../src/auth/key-store.ts";
+import { type BenchPostgres, openBenchPostgres } from "../src/bench/postgres/bench-postgres.ts";
 import type { Scope } from "../src/core/scope.ts";
 import type { SessionInput } from "../src/ingest/session-input.ts";
 import { Memory } from "../src/memory.ts";
 import { createModels } from "../src/models/profiles.ts";
+import type { Models } from "../src/models/provider.ts";
+import { openPostgresStore } from "../src/store/open-store.ts";
+import type { ScopeStats } from "../src/store/records.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import { type CorpusImage, generateQueries, generateSessions, makeImagePool } from "./perf/corpus.ts";
 import { Random } from "./perf/random.ts";
@@ -37,6 +45,7 @@ const { values } = parseArgs({
     preload: { type: "string", default: "10000" },
     "add-share": { type: "string", default: "0.2" },
     out: { type: "string", default: "bench/results" },
+    "skip-postgres": { type: "boolean", default: false },
   },
 });
 const config = {
@@ -174,10 +183,13 @@ function toJsonSession(session: SessionInput) {
   };
 }
 
-async function startChildServer(db: string): Promise<{ url: string; child: ChildProcess; exited: Promise<number> }> {
+async function startChildServer(
+  db: string,
+  extraArgs: readonly string[] = [],
+): Promise<{ url: string; child: ChildProcess; exited: Promise<number> }> {
   const child = spawn(
     process.execPath,
-    [join(root, "bin/cairn.js"), "serve", "--db", db, "--port", "0", "--profile", config.profile],
+    [join(root, "bin/cairn.js"), "serve", "--db", db, "--port", "0", "--profile", config.profile, ...extraArgs],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   const exited = new Promise<number>((done) => child.once("exit", (code) => done(code ?? -1)));
@@ -191,6 +203,102 @@ async function startChildServer(db: string): Promise<{ url: string; child: Child
     exited.then((code) => reject(new Error(`cairn serve exited with ${code}:\n${output}`)));
   });
   return { url, child, exited };
+}
+
+interface PostgresPhase {
+  readonly server: string;
+  readonly instances: number;
+  readonly preloadSeconds: number;
+  /** One search at a time through the first instance, no other load. */
+  readonly alone: { searches: number; p50: number; p99: number };
+  readonly phase: PhaseResult;
+  /** Adds acknowledged (201) during the phase, and what the database holds afterwards: sessions must be preload + acknowledged. */
+  readonly acknowledgedAdds: number;
+  readonly storedAfter: ScopeStats;
+  readonly lostSessions: number;
+  readonly serverExitCodes: readonly number[];
+}
+
+/**
+ * Two `cairn serve` instances on one Postgres database, the clients spread over both. They run
+ * `--no-auth` on loopback and the scope travels in the X-Cairn-Tenant / X-Cairn-User headers (the
+ * phase predates API keys in the database; switching to a key like the SQLite phase is a follow-up).
+ */
+async function postgresPhase(
+  models: Models,
+  images: readonly CorpusImage[],
+  preload: readonly SessionInput[],
+  queries: readonly string[],
+): Promise<PostgresPhase> {
+  let postgres: BenchPostgres | undefined;
+  const servers: Awaited<ReturnType<typeof startChildServer>>[] = [];
+  try {
+    postgres = await openBenchPostgres();
+    const url = await postgres.freshDatabase();
+    const store = await openPostgresStore({ url });
+    const memory = await Memory.open({ store, models });
+    const loading = new cliProgress.SingleBar(
+      { format: "pg preload {bar} {value}/{total} sessions", hideCursor: true },
+      cliProgress.Presets.shades_classic,
+    );
+    const preloadStarted = performance.now();
+    loading.start(preload.length, 0);
+    try {
+      for (const session of preload) {
+        await memory.addSession(scope, session);
+        loading.increment();
+      }
+    } finally {
+      loading.stop();
+      await memory.close();
+    }
+    const preloadSeconds = (performance.now() - preloadStarted) / 1000;
+    for (let instance = 0; instance < 2; instance++) servers.push(await startChildServer(url, ["--no-auth"]));
+    const headers = {
+      "x-cairn-tenant": scope.tenant,
+      "x-cairn-user": scope.user ?? "",
+      "content-type": "application/json",
+    };
+    let acknowledgedAdds = 0;
+    const post = async (instance: number, path: string, body: unknown) => {
+      const server = servers[instance % servers.length] as (typeof servers)[number];
+      const response = await fetch(`${server.url}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+      const text = await response.text();
+      if (!response.ok)
+        throw new Error(
+          `${path} on instance ${instance % servers.length} answered ${response.status}: ${text.slice(0, 200)}`,
+        );
+      if (path === "/v1/sessions") acknowledgedAdds++;
+    };
+    for (const [index, query] of queries.slice(0, 50).entries()) await post(index, "/v1/search", { text: query });
+    const alone = await sequentialSearches(queries, (query) => post(0, "/v1/search", { text: query }));
+    const sessions = sessionSource(images, "pg");
+    const phase = await runPhase("2× serve pg", async (operation, client, random) => {
+      if (operation === "add") await post(client, "/v1/sessions", toJsonSession(sessions()));
+      else await post(client, "/v1/search", { text: random.pick(queries) });
+    });
+    for (const server of servers) server.child.kill("SIGTERM");
+    const serverExitCodes = await Promise.all(servers.map((server) => server.exited));
+    servers.length = 0;
+    const check = await Memory.open({ store: await openPostgresStore({ url }), models });
+    const storedAfter = await check.stats(scope);
+    await check.close();
+    return {
+      server: postgres.description,
+      instances: 2,
+      preloadSeconds,
+      alone,
+      phase,
+      acknowledgedAdds,
+      storedAfter,
+      lostSessions: preload.length + acknowledgedAdds - storedAfter.sessions,
+      serverExitCodes,
+    };
+  } finally {
+    for (const server of servers) server.child.kill("SIGTERM");
+    await Promise.all(servers.map((server) => server.exited));
+    await postgres?.close();
+  }
 }
 
 async function main(): Promise<void> {
@@ -249,6 +357,15 @@ async function main(): Promise<void> {
     });
     server.child.kill("SIGTERM");
     const serverExit = await server.exited;
+    let postgres: PostgresPhase | { readonly skipped: string };
+    if (values["skip-postgres"]) postgres = { skipped: "--skip-postgres" };
+    else {
+      try {
+        postgres = await postgresPhase(models, images, preload, queries);
+      } catch (error) {
+        postgres = { skipped: `no Postgres phase: ${(error as Error).message}` };
+      }
+    }
     await models.close();
 
     memory = await Memory.open({ path: dir, models: await createModels("hash") });
@@ -256,6 +373,7 @@ async function main(): Promise<void> {
     await memory.close();
 
     const ratio = http.operations.search.p99 / inProcess.operations.search.p99;
+    const postgresMet = "skipped" in postgres || (postgres.phase.total.errors === 0 && postgres.lostSessions === 0);
     const result = {
       command: `npm run bench:load${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
       date: new Date().toISOString(),
@@ -274,9 +392,15 @@ async function main(): Promise<void> {
       inProcess,
       http,
       searchP99Ratio: ratio,
+      /** Two `cairn serve` instances on one Postgres database (or why the phase did not run). */
+      postgres,
       target: {
         description: "HTTP search p99 within 2x of in-process search p99 at the same load, zero errors",
         met: ratio <= 2 && http.total.errors === 0 && inProcess.total.errors === 0,
+      },
+      postgresTarget: {
+        description: "two cairn serve instances on one Postgres database: zero errors, no acknowledged session missing",
+        met: "skipped" in postgres ? null : postgresMet,
       },
       serverExitCode: serverExit,
       storedAfter: stored,
@@ -285,7 +409,7 @@ async function main(): Promise<void> {
     writeFileSync(join(out, "load.json"), `${JSON.stringify(result, null, 2)}\n`);
     writeFileSync(join(out, "load.md"), renderMarkdown(result));
     console.log(renderMarkdown(result));
-    if (!result.target.met) process.exitCode = 1;
+    if (!result.target.met || !postgresMet) process.exitCode = 1;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -303,6 +427,8 @@ function renderMarkdown(result: {
   http: PhaseResult;
   searchP99Ratio: number;
   target: { description: string; met: boolean };
+  postgres: PostgresPhase | { readonly skipped: string };
+  postgresTarget: { description: string; met: boolean | null };
 }): string {
   const ms = (value: number) => (Number.isNaN(value) ? "—" : value < 10 ? value.toFixed(2) : value.toFixed(1));
   const rows = (["inProcess", "http"] as const).flatMap((phase) =>
@@ -311,7 +437,33 @@ function renderMarkdown(result: {
       return `| ${phase === "http" ? "HTTP" : "in-process"} | ${operation} | ${stats.count.toLocaleString("en-US")} | ${stats.perSecond.toFixed(1)} | ${ms(stats.p50)} | ${ms(stats.p95)} | ${ms(stats.p99)} | ${ms(stats.max)} | ${stats.errors} |`;
     }),
   );
-  const errors = [...result.inProcess.firstErrors, ...result.http.firstErrors];
+  const postgres = result.postgres;
+  const postgresRows =
+    "skipped" in postgres
+      ? []
+      : (["search", "add"] as const).map((operation) => {
+          const stats = postgres.phase.operations[operation];
+          return `| 2× serve on Postgres | ${operation} | ${stats.count.toLocaleString("en-US")} | ${stats.perSecond.toFixed(1)} | ${ms(stats.p50)} | ${ms(stats.p95)} | ${ms(stats.p99)} | ${ms(stats.max)} | ${stats.errors} |`;
+        });
+  const postgresLines =
+    "skipped" in postgres
+      ? ["", `Postgres phase skipped: ${postgres.skipped}.`]
+      : [
+          "",
+          `Postgres phase: ${postgres.instances} \`cairn serve --db postgres://… --no-auth\` instances on one database (${postgres.server}), ` +
+            `the same ${result.preloaded.rawNodes.toLocaleString("en-US")} raw nodes pre-loaded in ${postgres.preloadSeconds.toFixed(0)} s, client i → instance i mod 2 ` +
+            "(no API keys: the scope travels in X-Cairn-Tenant / X-Cairn-User on loopback). " +
+            `One search at a time through one instance: p50 ${ms(postgres.alone.p50)} ms / p99 ${ms(postgres.alone.p99)} ms. ` +
+            `Throughput ${postgres.phase.total.perSecond.toFixed(1)} ops/s. Adds acknowledged ${postgres.acknowledgedAdds}; sessions stored afterwards ${postgres.storedAfter.sessions} ` +
+            `(preload + acknowledged − stored = ${postgres.lostSessions} missing).`,
+          "",
+          `Postgres target (${result.postgresTarget.description}): **${result.postgresTarget.met ? "met" : "NOT met"}**.`,
+        ];
+  const errors = [
+    ...result.inProcess.firstErrors,
+    ...result.http.firstErrors,
+    ...("skipped" in postgres ? [] : postgres.phase.firstErrors),
+  ];
   return [
     "# Cairn service load test",
     "",
@@ -329,6 +481,7 @@ function renderMarkdown(result: {
     "| phase | operation | count | ops/s | p50 ms | p95 ms | p99 ms | max ms | errors |",
     "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...rows,
+    ...postgresRows,
     "",
     `One search at a time, no other load (${result.alone.http.searches} searches): in-process p50 ${ms(result.alone.inProcess.p50)} ms / p99 ${ms(result.alone.inProcess.p99)} ms, ` +
       `HTTP p50 ${ms(result.alone.http.p50)} ms / p99 ${ms(result.alone.http.p99)} ms.`,
@@ -336,6 +489,7 @@ function renderMarkdown(result: {
     `Throughput: in-process ${result.inProcess.total.perSecond.toFixed(1)} ops/s, HTTP ${result.http.total.perSecond.toFixed(1)} ops/s.`,
     "",
     `Search p99 HTTP ÷ in-process: **${result.searchP99Ratio.toFixed(2)}** — target (${result.target.description}): **${result.target.met ? "met" : "NOT met"}**.`,
+    ...postgresLines,
     ...(errors.length ? ["", "First errors:", ...errors.map((error) => `- ${error}`)] : []),
     "",
   ].join("\n");

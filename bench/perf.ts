@@ -4,6 +4,12 @@
  *   npm run bench:perf                                  # hash and (if it loads) local, 10k and 100k
  *   npm run bench:perf -- --profile hash --sizes 10000  # one configuration
  *   npm run bench:perf -- --large                       # adds 1,000,000 raw nodes
+ *   npm run bench:perf -- --store postgres --profile hash --sizes 10000,100000
+ *
+ * `--store postgres` (same as `--store sqlite,postgres`) runs every configuration on SQLite and then on
+ * Postgres in the same run (a database on CAIRN_BENCH_POSTGRES_URL or a throwaway local cluster), and
+ * writes the pair with its ratios to `<out>/postgres-perf-vs-sqlite-<profile>-<size>.json` and the
+ * table `<out>/postgres-perf.md`: the ratios are only meaningful from one run on one machine.
  *
  * Each (profile, size) runs in its own child process, so its peak RSS is its own. Results go to
  * `<out>/perf-<profile>-<size>.json` and the table `<out>/perf.md` is regenerated from all of them.
@@ -15,6 +21,8 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { writeMarkdown, writeResult } from "./perf/report.ts";
 import { type PerfConfig, type ProfileName, ProfileUnavailable, runConfig } from "./perf/run-config.ts";
+import { runPostgresConfig } from "./perf/run-postgres-config.ts";
+import { compareStores, writePostgresResult, writeStoreMarkdown } from "./perf/store-comparison.ts";
 
 /** Exit code of a child whose profile cannot load here (the driver skips its other sizes). */
 const unavailableExit = 3;
@@ -31,6 +39,8 @@ const { values } = parseArgs({
     "exact-queries": { type: "string", default: "50" },
     /** Keep each configuration's store under `<out>/tmp/` for a closer look afterwards. */
     keep: { type: "boolean", default: false },
+    /** sqlite (default), or postgres / sqlite,postgres: both stores, side by side. */
+    store: { type: "string", default: "sqlite" },
     child: { type: "boolean", default: false },
   },
 });
@@ -40,12 +50,13 @@ mkdirSync(out, { recursive: true });
 const profiles = values.profile.split(",").map((name) => parseProfile(name.trim()));
 const sizes = [...values.sizes.split(",").map(Number), ...(values.large ? [1_000_000] : [])];
 if (sizes.some((size) => !Number.isInteger(size) || size <= 0)) fail(`--sizes must be positive integers`);
+const stores = parseStores(values.store);
 
-if (values.child) await runChild(profiles[0] as ProfileName, sizes[0] as number);
+if (values.child) await runChild(profiles[0] as ProfileName, sizes[0] as number, stores[0] as StoreName);
 else runAll();
 
 /** One configuration, in this process. */
-async function runChild(profile: ProfileName, size: number): Promise<void> {
+async function runChild(profile: ProfileName, size: number, store: StoreName): Promise<void> {
   const config: PerfConfig = {
     profile,
     size,
@@ -56,9 +67,11 @@ async function runChild(profile: ProfileName, size: number): Promise<void> {
     workDir: join(out, "tmp", `${profile}-${size}`),
     keepStore: values.keep,
   };
+  const command = process.env.CAIRN_BENCH_COMMAND ?? "npm run bench:perf";
   try {
-    const result = await runConfig(config, process.env.CAIRN_BENCH_COMMAND ?? "npm run bench:perf");
-    console.log(`wrote ${writeResult(out, result)}`);
+    if (store === "postgres")
+      console.log(`wrote ${writePostgresResult(out, await runPostgresConfig(config, command))}`);
+    else console.log(`wrote ${writeResult(out, await runConfig(config, command))}`);
   } catch (error) {
     if (error instanceof ProfileUnavailable) {
       console.error(error.message);
@@ -75,26 +88,47 @@ function runAll(): void {
   passOn.push("--embed-sample", values["embed-sample"], "--exact-queries", values["exact-queries"]);
   if (values.keep) passOn.push("--keep");
   let failed = false;
-  for (const profile of profiles) {
+  eachProfile: for (const profile of profiles) {
     for (const size of sizes) {
-      console.log(`\n== ${profile}, ${size.toLocaleString("en-US")} raw nodes`);
-      const child = spawnSync(
-        process.execPath,
-        [...process.execArgv, script, "--child", "--profile", profile, "--sizes", String(size), ...passOn],
-        { stdio: "inherit", env: { ...process.env, CAIRN_BENCH_COMMAND: command } },
-      );
-      if (child.status === unavailableExit) {
-        console.log(`skipping the ${profile} profile: its models do not load here`);
-        break;
+      for (const store of stores) {
+        console.log(`\n== ${profile}, ${size.toLocaleString("en-US")} raw nodes, ${store}`);
+        const args = ["--child", "--profile", profile, "--sizes", String(size), "--store", store, ...passOn];
+        const child = spawnSync(process.execPath, [...process.execArgv, script, ...args], {
+          stdio: "inherit",
+          env: { ...process.env, CAIRN_BENCH_COMMAND: command },
+        });
+        if (child.status === unavailableExit) {
+          console.log(`skipping the ${profile} profile: its models do not load here`);
+          continue eachProfile;
+        }
+        if (child.status !== 0) {
+          console.error(`${profile} at ${size} on ${store} failed (exit ${child.status ?? child.signal})`);
+          failed = true;
+        }
       }
-      if (child.status !== 0) {
-        console.error(`${profile} at ${size} failed (exit ${child.status ?? child.signal})`);
-        failed = true;
+      if (stores.length > 1) {
+        const comparison = compareStores(out, profile, size);
+        if (comparison) {
+          const { ingest, searchP95 } = comparison.ratios;
+          console.log(`Postgres ÷ SQLite: ingest ${ingest.toFixed(2)}, search p95 ${searchP95.toFixed(2)}`);
+        }
       }
     }
   }
-  console.log(`\nwrote ${writeMarkdown(out)}`);
+  if (stores.includes("sqlite")) console.log(`\nwrote ${writeMarkdown(out)}`);
+  if (stores.length > 1) console.log(`wrote ${writeStoreMarkdown(out)}`);
   if (failed) process.exitCode = 1;
+}
+
+type StoreName = "sqlite" | "postgres";
+
+/** `postgres` alone also runs SQLite: the Postgres figures are read against SQLite's from the same run. */
+function parseStores(value: string): StoreName[] {
+  const names = value.split(",").map((name) => name.trim());
+  for (const name of names)
+    if (name !== "sqlite" && name !== "postgres") fail(`unknown store ${name} (sqlite, postgres)`);
+  if (values.child) return names as StoreName[];
+  return names.includes("postgres") ? ["sqlite", "postgres"] : ["sqlite"];
 }
 
 function parseProfile(name: string): ProfileName {

@@ -9,6 +9,7 @@ import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { vectorFromBlob } from "../../src/store/sqlite/vector-index.ts";
 import type { VectorIndexOptions } from "../../src/store/sqlite/vector-index-options.ts";
 import type { VectorIndexStatus } from "../../src/store/sqlite/vector-index-status.ts";
+import type { Store } from "../../src/store/store.ts";
 import { corpusTexts, generateQueries, generateSessions, makeImagePool } from "./corpus.ts";
 import { bruteForceTopK, dot, type Latency, latency, recallAtK, type VectorMatrix } from "./stats.ts";
 
@@ -67,7 +68,7 @@ export interface PerfResult {
   readonly peakRssMb: number;
 }
 
-const scope: Scope = { tenant: "bench", user: "perf" };
+export const scope: Scope = { tenant: "bench", user: "perf" };
 const warmupQueries = 10;
 
 /** One profile at one size, end to end through the real SDK path. */
@@ -128,7 +129,7 @@ export async function runConfig(config: PerfConfig, command: string): Promise<Pe
 /** Thrown when a profile's models cannot load here; the driver skips that profile. */
 export class ProfileUnavailable extends Error {}
 
-async function loadModels(profile: ProfileName): Promise<Models> {
+export async function loadModels(profile: ProfileName): Promise<Models> {
   try {
     const models = await createModels(profile);
     // The local profile loads its weights lazily: embed once so a broken install fails here, not mid-run.
@@ -139,7 +140,7 @@ async function loadModels(profile: ProfileName): Promise<Models> {
   }
 }
 
-function progress(label: string, total: number): cliProgress.SingleBar {
+export function progress(label: string, total: number): cliProgress.SingleBar {
   const bar = new cliProgress.SingleBar(
     {
       format: `${label.padEnd(22)} {bar} {percentage}% | {value}/{total} | {duration_formatted}`,
@@ -154,7 +155,7 @@ function progress(label: string, total: number): cliProgress.SingleBar {
   return bar;
 }
 
-async function ingest(memory: Memory, config: PerfConfig) {
+export async function ingest(memory: Memory, config: PerfConfig) {
   const images = await makeImagePool(48);
   const bar = progress(`${config.profile} ingest`, config.size);
   let sessions = 0;
@@ -171,7 +172,7 @@ async function ingest(memory: Memory, config: PerfConfig) {
   return { seconds, sessions, images: imageCount };
 }
 
-async function measureEmbedder(models: Models, config: PerfConfig) {
+export async function measureEmbedder(models: Models, config: PerfConfig) {
   const texts = corpusTexts({ rawNodes: Math.min(config.size, config.embedSample) });
   const batch = models.text.maxBatchSize;
   const bar = progress(`${config.profile} embedder alone`, texts.length);
@@ -203,7 +204,7 @@ async function buildIndexes(store: SqliteStore, memory: Memory) {
   return results;
 }
 
-async function measureSearch(memory: Memory, queries: readonly string[], mode: "cairn" | "tri-path") {
+export async function measureSearch(memory: Memory, queries: readonly string[], mode: "cairn" | "tri-path") {
   for (const query of queries.slice(0, warmupQueries)) await memory.search(scope, query, { mode });
   const searchMs: number[] = [];
   const embedMs: number[] = [];
@@ -218,7 +219,7 @@ async function measureSearch(memory: Memory, queries: readonly string[], mode: "
   return { queries: queries.length, searchMs: latency(searchMs), embedMs: latency(embedMs) };
 }
 
-async function embedAll(models: Models, queries: readonly string[]): Promise<Float32Array[]> {
+export async function embedAll(models: Models, queries: readonly string[]): Promise<Float32Array[]> {
   const vectors: Float32Array[] = [];
   for (let start = 0; start < queries.length; start += models.text.maxBatchSize) {
     vectors.push(...(await models.text.embed(queries.slice(start, start + models.text.maxBatchSize))));
@@ -233,8 +234,8 @@ async function timed<T>(run: () => Promise<T>, samples: number[]): Promise<T> {
   return result;
 }
 
-async function measureChannels(
-  store: SqliteStore,
+export async function measureChannels(
+  store: Store,
   memory: Memory,
   queries: readonly string[],
   vectors: readonly Float32Array[],

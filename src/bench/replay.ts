@@ -1,8 +1,8 @@
-import { join } from "node:path";
 import type { Scope } from "../core/scope.ts";
 import { Memory } from "../memory.ts";
 import type { Models } from "../models/provider.ts";
 import type { RawNode } from "../store/records.ts";
+import { type BenchStore, sqliteBenchStore } from "./bench-store.ts";
 import type { BenchHistory } from "./dataset.ts";
 import type { DatasetIds } from "./metrics.ts";
 
@@ -23,9 +23,16 @@ export interface ReplayedHistory {
  */
 export async function replayHistory(
   history: Pick<BenchHistory, "id" | "sessions" | "baseDir">,
-  options: { readonly models: Models; readonly dir: string; readonly onSession?: () => void },
+  options: {
+    readonly models: Models;
+    readonly dir: string;
+    /** The backend the history is written to (default: a SQLite folder under `dir`). */
+    readonly store?: BenchStore;
+    readonly onSession?: () => void;
+  },
 ): Promise<ReplayedHistory> {
-  const memory = await Memory.open({ path: join(options.dir, safeName(history.id)), models: options.models });
+  const store = await (options.store ?? sqliteBenchStore).open({ name: safeName(history.id), dir: options.dir });
+  const memory = await Memory.open({ store, models: options.models });
   const scope: Scope = { tenant: "bench", user: safeName(history.id) };
   const started = performance.now();
   const warnings: string[] = [];

@@ -11,6 +11,7 @@ import {
   type AnswerSummary,
   summariseAnswers,
 } from "./answer/answer-judge.ts";
+import { type BenchStore, sqliteBenchStore } from "./bench-store.ts";
 import type { BenchDataset } from "./dataset.ts";
 import type { BenchMethod, IndexFigures } from "./method.ts";
 import { type MetricSummary, type QuestionScore, scoreQuestion, summarise, summariseByCategory } from "./metrics.ts";
@@ -22,6 +23,8 @@ export interface BenchResult {
   readonly description: string;
   readonly config: {
     readonly profile: string;
+    /** The backend the histories were replayed into; absent in results from before there was a choice (SQLite). */
+    readonly store?: { readonly name: string; readonly description: string };
     readonly models: { readonly text: string; readonly image: string | null; readonly imageReaders: readonly string[] };
     readonly budget: Budget;
     readonly search: Pick<SearchConfig, "rrfK" | "perChannel">;
@@ -78,6 +81,8 @@ export interface RunBenchOptions {
   readonly workDir?: string;
   /** Answers from each pack and judges the answer (needs an OpenAI-compatible endpoint). */
   readonly answerJudge?: AnswerJudge;
+  /** The backend each history is replayed into (default: SQLite). */
+  readonly store?: BenchStore;
 }
 
 /**
@@ -102,7 +107,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
     for (const history of dataset.histories) {
       const replayed = await replayHistory(
         { id: history.id, sessions: history.sessions, baseDir: history.baseDir },
-        { models: options.models, dir, onSession: () => tick(`${history.id}: ingest`) },
+        { models: options.models, dir, store: options.store, onSession: () => tick(`${history.id}: ingest`) },
       );
       ingest.histories++;
       ingest.sessions += history.sessions.length;
@@ -150,6 +155,10 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
       description: method.description,
       config: {
         profile: options.models.profile,
+        store: {
+          name: (options.store ?? sqliteBenchStore).name,
+          description: (options.store ?? sqliteBenchStore).description,
+        },
         models: {
           text: options.models.text.id,
           image: options.models.image?.id ?? null,

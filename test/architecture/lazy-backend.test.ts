@@ -54,4 +54,16 @@ describe("the embedded backend loads lazily", () => {
       "a SQLite user never loads pg",
     );
   });
+
+  it("the CLI's bench command loads pg only for --store postgres", () => {
+    const onImport = resolvedBy('await import("./src/surfaces/cli/commands/bench.ts");');
+    assert.ok(
+      onImport.some((url) => url.endsWith("/src/bench/bench-store.ts")),
+      "the hook saw the command load",
+    );
+    assert.deepEqual(
+      onImport.filter((url) => /\/node_modules\/pg|\/store\/postgres\/|\/bench\/postgres\//.test(url)),
+      [],
+    );
+  });
 });

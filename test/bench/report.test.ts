@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type QuestionScore, summarise, summariseByCategory } from "../../src/bench/metrics.ts";
+import { keptSections, keptSectionsMarker } from "../../src/bench/report/benchmarks-md.ts";
 import { type BenchResultSummary, renderBenchmarksMarkdown, writeReport } from "../../src/bench/report/index.ts";
 import { placeLabels } from "../../src/bench/report/plots.ts";
 import { writeResults } from "../../src/bench/report/write-results.ts";
@@ -372,5 +373,14 @@ describe("placeLabels", () => {
     for (let index = 1; index < recalls.length; index++) {
       assert.ok((recalls[index - 1] ?? 0) - (recalls[index] ?? 0) >= 13 / 320 - 1e-6, String(recalls));
     }
+  });
+});
+
+describe("BENCHMARKS.md kept sections", () => {
+  test("what follows the marker survives a regeneration; a file without it keeps nothing", () => {
+    const handWritten = `${keptSectionsMarker}\n\n## Postgres\n\nside-by-side figures\n`;
+    assert.equal(keptSections(`# Benchmarks\n\nold tables\n\n${handWritten}`), `\n${handWritten}`);
+    assert.equal(keptSections("# Benchmarks\n\nold tables\n"), "");
+    assert.equal(keptSections(undefined), "");
   });
 });

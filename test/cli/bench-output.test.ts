@@ -5,17 +5,26 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { writeLocomoFixture } from "../bench/dataset-fixtures.ts";
 import { tempDir, writeFile } from "../support/fixtures.ts";
+import { postgresSkipReason } from "../support/postgres-cluster.ts";
 
 const bin = join(import.meta.dirname, "../../bin/cairn.js");
 const committed = "# Benchmarks\n\nthe committed full run\n";
 
-function bench(cwd: string, args: string[]) {
+function bench(cwd: string, args: string[], expectedStatus = 0) {
+  const testServer = process.env.CAIRN_TEST_POSTGRES_URL;
   const result = spawnSync(
     process.execPath,
     [bin, "bench", "--dataset", "locomo", "--method", "bm25", "--profile", "hash", ...args],
-    { cwd, encoding: "utf8", timeout: 120_000 },
+    {
+      cwd,
+      encoding: "utf8",
+      timeout: 120_000,
+      // The Postgres case uses the tests' server when one is named, else a throwaway cluster.
+      env: testServer ? { ...process.env, CAIRN_BENCH_POSTGRES_URL: testServer } : process.env,
+    },
   );
-  assert.equal(result.status, 0, result.stdout + result.stderr);
+  assert.equal(result.status, expectedStatus, result.stdout + result.stderr);
+  return result;
 }
 
 describe("cairn bench output", () => {
@@ -35,5 +44,29 @@ describe("cairn bench output", () => {
     bench(cwd, ["--out", out, "--data", data]);
     assert.equal(readFileSync(join(cwd, "BENCHMARKS.md"), "utf8"), committed);
     assert.ok(existsSync(join(out, "BENCHMARKS.md")));
+  });
+
+  it("--store refuses a backend it does not know with exit 2 and writes nothing", (t) => {
+    const cwd = tempDir(t);
+    const result = bench(cwd, ["--store", "mysql", "--data", join(cwd, "data")], 2);
+    assert.match(result.stderr, /--store: unknown store mysql \(sqlite, postgres\)/);
+    assert.ok(!existsSync(join(cwd, "bench")), "nothing written");
+  });
+
+  it("--store postgres replays into Postgres and keeps its results apart from the SQLite ones", {
+    skip: postgresSkipReason(),
+  }, async (t) => {
+    const cwd = tempDir(t);
+    const data = join(cwd, "data");
+    await writeLocomoFixture(data);
+    writeFile(cwd, "BENCHMARKS.md", committed);
+
+    bench(cwd, ["--store", "postgres", "--data", data]);
+    assert.equal(readFileSync(join(cwd, "BENCHMARKS.md"), "utf8"), committed);
+    assert.ok(!existsSync(join(cwd, "bench/results/locomo-bm25.json")), "the SQLite result is not rewritten");
+    const result = JSON.parse(readFileSync(join(cwd, "bench/results/postgres/locomo-bm25.json"), "utf8"));
+    assert.equal(result.config.store.name, "postgres");
+    assert.ok(result.summary.recallTurn > 0, "the Postgres store finds evidence");
+    assert.ok(existsSync(join(cwd, "bench/results/postgres/BENCHMARKS.md")));
   });
 });

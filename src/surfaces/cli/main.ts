@@ -78,6 +78,7 @@ export async function main(argv: string[]): Promise<number> {
       out: { type: "string" },
       benchmarks: { type: "string" },
       answer: { type: "boolean" },
+      store: { type: "string" },
       host: { type: "string" },
       port: { type: "string" },
       "no-auth": { type: "boolean" },

@@ -1,5 +1,12 @@
 import { join, resolve } from "node:path";
 import { type AnswerJudge, createAnswerJudge } from "../../../bench/answer/answer-judge.ts";
+import {
+  type BenchStore,
+  benchStoreNames,
+  isBenchStoreName,
+  openPostgresBenchStore,
+  sqliteBenchStore,
+} from "../../../bench/bench-store.ts";
 import { type DatasetName, datasetNames, loadDataset, resolveDataDir } from "../../../bench/datasets/index.ts";
 import { selectMethods } from "../../../bench/methods/index.ts";
 import type { MetricSummary } from "../../../bench/metrics.ts";
@@ -15,9 +22,13 @@ import { positiveInteger } from "./search.ts";
 
 export const benchHelp = `cairn bench --dataset locomo|mem-gallery|lcmp|all --method NAME[,NAME]|all [--limit N]
   [--budget rawNodes=12,images=8,textTokens=12000] [--data DIR] [--out DIR] [--benchmarks FILE] [--answer]
+  [--store sqlite|postgres]
   Replays a dataset query-blind and scores each method's evidence; writes JSON, JSONL, SVG plots and BENCHMARKS.md.
-  Only a full run without --out rewrites bench/results and ./BENCHMARKS.md; with --limit the results go to
+  Only a full SQLite run without --out rewrites bench/results and ./BENCHMARKS.md; with --limit the results go to
   bench/results/tmp (or --out DIR), each with its own BENCHMARKS.md, unless --benchmarks FILE says otherwise.
+  --store postgres replays each history into its own database on CAIRN_BENCH_POSTGRES_URL (a role that may create
+  roles and databases) or on a throwaway local cluster; its results go to bench/results/postgres (or
+  bench/results/tmp/postgres with --limit, or --out DIR) with their own BENCHMARKS.md.
   --answer also answers from each pack with CAIRN_OPENAI_CHAT_MODEL and judges with CAIRN_OPENAI_JUDGE_MODEL
   (default: the same model) on the endpoint CAIRN_OPENAI_BASE_URL.`;
 
@@ -30,19 +41,25 @@ export interface BenchFlags {
   readonly out?: string;
   readonly benchmarks?: string;
   readonly answer?: boolean;
+  readonly store?: string;
 }
 
 export async function bench(options: CommonOptions, flags: BenchFlags, argv: readonly string[]): Promise<number> {
   const datasets = parseDatasets(flags.dataset);
+  const storeName = parseStore(flags.store);
   const methods = selectMethods(flags.method ?? "all");
   const budget = parseBudget(flags.budget);
   const limit = flags.limit === undefined ? undefined : positiveInteger("--limit", flags.limit);
   const dataDir = resolveDataDir(flags.data);
-  // Only a full run with the default output rewrites the committed results and BENCHMARKS.md; a run
-  // with --limit or --out writes its results and its own BENCHMARKS.md elsewhere (bench/results/tmp
-  // is ignored by git), unless --benchmarks names the file.
-  const partial = limit !== undefined || flags.out !== undefined;
-  const outDir = resolve(flags.out ?? (limit !== undefined ? "bench/results/tmp" : "bench/results"));
+  // Only a full SQLite run with the default output rewrites the committed results and BENCHMARKS.md; a
+  // run with --limit or --out, or on another backend, writes its results and its own BENCHMARKS.md
+  // elsewhere (bench/results/tmp is ignored by git), unless --benchmarks names the file.
+  const partial = limit !== undefined || flags.out !== undefined || storeName !== "sqlite";
+  const defaultOut = join(
+    limit !== undefined ? "bench/results/tmp" : "bench/results",
+    storeName === "sqlite" ? "" : storeName,
+  );
+  const outDir = resolve(flags.out ?? defaultOut);
   const chats = flags.answer ? await openAnswerJudge(budget) : undefined;
   const models = await createModels(options.profile);
   const configuration = {
@@ -55,7 +72,9 @@ export async function bench(options: CommonOptions, flags: BenchFlags, argv: rea
   // The harness prints the configuration it ran with, so a table can always be traced to its settings.
   if (!options.json) process.stderr.write(`cairn bench: ${JSON.stringify(configuration)}\n`);
   const results: BenchResult[] = [];
+  let store: BenchStore | undefined;
   try {
+    store = storeName === "postgres" ? await openPostgresBenchStore() : sqliteBenchStore;
     for (const name of datasets) {
       const dataset = await loadDataset(name, dataDir, { limit });
       let progress: Progress | undefined;
@@ -67,6 +86,7 @@ export async function bench(options: CommonOptions, flags: BenchFlags, argv: rea
           budget,
           search: defaultSearchConfig,
           limit,
+          store,
           answerJudge: chats?.judge,
           onProgress: ({ total, label }) => {
             progress ??= startProgress(`bench ${name}`, total, { quiet: options.json });
@@ -77,6 +97,7 @@ export async function bench(options: CommonOptions, flags: BenchFlags, argv: rea
       progress?.stop();
     }
   } finally {
+    await store?.close();
     await models.close();
     await chats?.close();
   }
@@ -103,6 +124,14 @@ async function openAnswerJudge(budget: Budget): Promise<{ judge: AnswerJudge; cl
       if (judgeModel !== answerer) await judgeModel.close();
     },
   };
+}
+
+function parseStore(value: string | undefined): BenchStore["name"] {
+  const name = value ?? "sqlite";
+  if (!isBenchStoreName(name)) {
+    throw new InputError("--store", `unknown store ${name} (${benchStoreNames.join(", ")})`);
+  }
+  return name;
 }
 
 function parseDatasets(value: string | undefined): DatasetName[] {

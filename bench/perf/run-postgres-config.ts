@@ -1,0 +1,127 @@
+import os from "node:os";
+import { openBenchPostgres } from "../../src/bench/postgres/bench-postgres.ts";
+import { Memory } from "../../src/memory.ts";
+import { openPostgresStore } from "../../src/store/open-store.ts";
+import { defaultVectorSearch } from "../../src/store/postgres/postgres-store.ts";
+import { generateQueries } from "./corpus.ts";
+import {
+  embedAll,
+  ingest,
+  loadModels,
+  measureChannels,
+  measureSearch,
+  type PerfConfig,
+  type PerfResult,
+  progress,
+  scope,
+} from "./run-config.ts";
+import { type Latency, latency } from "./stats.ts";
+
+/** What a Postgres configuration measures: the SQLite result's comparable parts, on the Postgres store. */
+export interface PostgresPerfResult
+  extends Pick<PerfResult, "profile" | "size" | "sessions" | "images" | "command" | "machine" | "date" | "ingest"> {
+  readonly store: "postgres";
+  /** Where the database ran (a throwaway cluster on this machine, or CAIRN_BENCH_POSTGRES_URL). */
+  readonly server: string;
+  readonly vectorSearch: typeof defaultVectorSearch;
+  readonly search: PerfResult["search"];
+  readonly triPath: NonNullable<PerfResult["triPath"]>;
+  readonly channels: {
+    readonly denseMs: Latency;
+    readonly bm25Ms: Latency;
+    readonly imageTextBm25Ms: Latency;
+    /** The same dense search forced to an exact scan of the scope (the first `exactQueries` queries). */
+    readonly exactScanMs: Latency;
+  };
+  /** Dense top 10 (HNSW where used) against the store's own exact scan on the same queries (no tie handling). */
+  readonly recallAt10: number;
+  readonly peakRssMb: number;
+}
+
+/**
+ * One profile at one size on the Postgres store, through the same SDK path, corpus and queries as
+ * `runConfig` (the SQLite one), in a fresh database. The client process (this one) and the server
+ * share the machine's cores.
+ */
+export async function runPostgresConfig(config: PerfConfig, command: string): Promise<PostgresPerfResult> {
+  const models = await loadModels(config.profile);
+  const postgres = await openBenchPostgres();
+  try {
+    const url = await postgres.freshDatabase();
+    const store = await openPostgresStore({ url });
+    const memory = await Memory.open({ store, models });
+    try {
+      const ingested = await ingest(memory, config);
+      const queries = generateQueries(config.queries);
+      const search = await measureSearch(memory, queries, "cairn");
+      const triPath = await measureSearch(memory, queries, "tri-path");
+      const vectors = await embedAll(models, queries);
+      const channels = await measureChannels(store, memory, queries, vectors);
+      const peakRssMb = process.resourceUsage().maxRSS / 1024;
+      const exact = await measureExactScan(url, memory, config, vectors, channels.dense);
+      return {
+        store: "postgres",
+        profile: config.profile,
+        size: config.size,
+        sessions: ingested.sessions,
+        images: ingested.images,
+        command,
+        machine: {
+          cpu: os.cpus()[0]?.model ?? "unknown",
+          cores: os.cpus().length,
+          node: process.version,
+          os: `${os.type()} ${os.release()}`,
+        },
+        date: new Date().toISOString(),
+        server: postgres.description,
+        vectorSearch: defaultVectorSearch,
+        ingest: { seconds: ingested.seconds, rawNodesPerSecond: config.size / ingested.seconds },
+        search,
+        triPath,
+        channels: {
+          denseMs: channels.denseMs,
+          bm25Ms: channels.bm25Ms,
+          imageTextBm25Ms: channels.imageTextBm25Ms,
+          exactScanMs: exact.exactScanMs,
+        },
+        recallAt10: exact.recallAt10,
+        peakRssMb,
+      };
+    } finally {
+      await memory.close();
+    }
+  } finally {
+    await models.close();
+    await postgres.close();
+  }
+}
+
+/** A second store on the same database that always scans the scope exactly: the reference for recall. */
+async function measureExactScan(
+  url: string,
+  memory: Memory,
+  config: PerfConfig,
+  vectors: readonly Float32Array[],
+  dense: readonly string[][],
+) {
+  const exactStore = await openPostgresStore({ url, vectorSearch: { exactBelow: 1_000_000_000 } });
+  try {
+    const scoped = exactStore.forScope(scope);
+    const samples: number[] = [];
+    let recallSum = 0;
+    const count = Math.min(config.exactQueries, vectors.length);
+    const bar = progress("exact scan (postgres)", count);
+    for (const [index, vector] of vectors.slice(0, count).entries()) {
+      const started = performance.now();
+      const exact = await scoped.searchVectors(memory.spaces.text.name, vector, { limit: 10 });
+      samples.push(performance.now() - started);
+      const found = new Set(dense[index] ?? []);
+      recallSum += exact.filter((hit) => found.has(hit.id)).length / Math.max(1, exact.length);
+      bar.increment();
+    }
+    bar.stop();
+    return { exactScanMs: latency(samples), recallAt10: count ? recallSum / count : Number.NaN };
+  } finally {
+    await exactStore.close();
+  }
+}
