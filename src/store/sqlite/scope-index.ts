@@ -1,3 +1,4 @@
+import type { Database } from "better-sqlite3";
 import { CairnError, StoreError } from "../../core/errors.ts";
 import type { IndexEntry, IndexOp, MaintenancePlan } from "../index-records.ts";
 import type { AuditEvent } from "../records.ts";
@@ -38,13 +39,7 @@ export function applyIndexPlan(
         for (const audit of plan.audits) writeAudit(context, audit.action, audit.subject, audit.details);
         return;
       }
-      forgetWholeIndex(db, key);
-      // Versions only grow, so a plan made before the rebuild can never apply after it.
-      const version = indexVersion(db, key) + 1;
-      db.prepare(
-        `INSERT INTO index_state (scope_key, version, needs_rebuild) VALUES (?, ?, 0)
-         ON CONFLICT (scope_key) DO UPDATE SET version = excluded.version, needs_rebuild = 0`,
-      ).run(key, version);
+      const version = emptyIndex(db, key);
       applyPlan(db, key, { ...plan, baseVersion: version }, options.spaces, resolve);
       for (const audit of plan.audits) writeAudit(context, audit.action, audit.subject, audit.details);
       writeAudit(context, "index.rebuild", "index", { entries: plan.ops.length, result: {} });
@@ -76,12 +71,7 @@ export function restoreIndexAndAudit(
   };
   try {
     db.transaction(() => {
-      forgetWholeIndex(db, key);
-      const version = indexVersion(db, key) + 1;
-      db.prepare(
-        `INSERT INTO index_state (scope_key, version, needs_rebuild) VALUES (?, ?, 0)
-         ON CONFLICT (scope_key) DO UPDATE SET version = excluded.version, needs_rebuild = 0`,
-      ).run(key, version);
+      const version = emptyIndex(db, key);
       const ops = index.entries.flatMap((entry): IndexOp[] => [
         { op: "put", entry },
         { op: "link", entryId: entry.id, pointers: entry.pointers },
@@ -105,4 +95,18 @@ export function restoreIndexAndAudit(
     if (CairnError.is(error) && error.code !== "store") throw error;
     throw error instanceof StoreError ? error : new StoreError("restoreIndexAndAudit", error);
   }
+}
+
+/**
+ * Empties the scope's index for a rebuild or a restore and returns the version the new index is
+ * written against. Versions only grow, so a plan made before can never apply after.
+ */
+function emptyIndex(db: Database, key: string): number {
+  forgetWholeIndex(db, key);
+  const version = indexVersion(db, key) + 1;
+  db.prepare(
+    `INSERT INTO index_state (scope_key, version, needs_rebuild) VALUES (?, ?, 0)
+     ON CONFLICT (scope_key) DO UPDATE SET version = excluded.version, needs_rebuild = 0`,
+  ).run(key, version);
+  return version;
 }
