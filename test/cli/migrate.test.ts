@@ -53,6 +53,17 @@ describe("cairn migrate", () => {
     assert.equal(JSON.parse(again.stdout).sessions, 0, "a second run copies nothing new");
   });
 
+  it("read commands refuse a store that is not there, creating nothing (a mistyped --db)", async (t) => {
+    const dir = tempDir(t);
+    const missing = join(dir, "typo");
+    for (const args of [["search", "anything"], ["show", "ses_x"], ["forget", "--session", "s1", "--yes"], ["check"]]) {
+      const result = await cairn([...args, "--db", missing, "--tenant", "acme", "--user", "ana"]);
+      assert.equal(result.code, 3, `${args[0]}: ${result.stderr}`);
+      assert.match(result.stderr, /store .*typo not found/);
+      assert.ok(!existsSync(missing), `${args[0]} created no store`);
+    }
+  });
+
   it("refuses a missing source without creating anything, and a target that is the source", async (t) => {
     const dir = tempDir(t);
     const missing = await cairn(["migrate", "--db", join(dir, "nope"), "--to", join(dir, "target")]);

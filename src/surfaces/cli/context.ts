@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import type { Scope } from "../../core/scope.ts";
 import { Memory } from "../../memory.ts";
 import { createModels } from "../../models/profiles.ts";
-import { isPostgresUrl } from "../../store/open-store.ts";
+import { isPostgresUrl, openStore } from "../../store/open-store.ts";
 
 /** Options every command shares. */
 export interface CommonOptions {
@@ -58,17 +58,30 @@ export function scopeOf(options: CommonOptions, user = options.user): Scope {
   return options.agent ? { tenant: options.tenant, user, agent: options.agent } : { tenant: options.tenant, user };
 }
 
-export async function openMemory(options: CommonOptions): Promise<Memory> {
-  const models = await createModels(options.profile);
+/**
+ * The memory behind `--db`. `mustExist` (commands that read or forget) refuses a store that is not
+ * there with a NotFoundError (exit 3) instead of creating an empty one: a mistyped `--db` would
+ * otherwise answer "nothing found" from a fresh store and leave it behind.
+ */
+export async function openMemory(options: CommonOptions, { mustExist = false } = {}): Promise<Memory> {
+  const store = await openStore(options.db, { mustExist });
+  let models: Awaited<ReturnType<typeof createModels>>;
+  try {
+    models = await createModels(options.profile);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   try {
     return await Memory.open({
-      path: options.db,
+      store,
       models,
       ownsModels: true,
       allowRemoteImages: options.allowRemoteImages,
     });
   } catch (error) {
     await models.close();
+    await store.close();
     throw error;
   }
 }

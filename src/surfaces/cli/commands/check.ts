@@ -14,7 +14,7 @@ export const checkHelp = `cairn check [--tenant T --user U [--agent A]] [--repai
 export const violationExitCode = 6;
 
 export async function check(options: CommonOptions, flags: { scopeGiven: boolean; repair: boolean }): Promise<number> {
-  const memory = await openMemory(options);
+  const memory = await openMemory(options, { mustExist: true });
   try {
     const scopes: Scope[] = flags.scopeGiven ? [scopeOf(options)] : await memory.listScopes();
     const results: { scope: Scope; check: IndexCheck; repair?: Omit<IndexRepair, "after"> }[] = [];

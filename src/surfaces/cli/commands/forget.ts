@@ -17,7 +17,7 @@ export async function forget(
     : flags.rawNode
       ? { rawNode: flags.rawNode }
       : { all: true };
-  const memory = await openMemory(options);
+  const memory = await openMemory(options, { mustExist: true });
   try {
     const result = await memory.forget(scopeOf(options), target);
     output(

@@ -20,7 +20,7 @@ export interface SearchFlags {
 
 export async function search(options: CommonOptions, text: string | undefined, flags: SearchFlags): Promise<number> {
   const image = flags.image ? await readQueryImage(flags.image) : undefined;
-  const memory = await openMemory(options);
+  const memory = await openMemory(options, { mustExist: true });
   try {
     const pack = await memory.search(
       scopeOf(options),

@@ -13,7 +13,7 @@ export async function show(
   saveImages: string | undefined,
 ): Promise<number> {
   if (!id) throw new InputError("raw-node-id", "give a raw node id: cairn show <raw-node-id>");
-  const memory = await openMemory(options);
+  const memory = await openMemory(options, { mustExist: true });
   try {
     const scope = scopeOf(options);
     const node = await memory.getRawNode(scope, id);
