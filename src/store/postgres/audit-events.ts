@@ -1,11 +1,9 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { keyedHash, redactEvent } from "../audit-redaction.ts";
 import { type AuditRow, toAuditEvent } from "../record-rows.ts";
 import type { AuditEvent } from "../records.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
-
-/** Names the keyed-hash scheme in redacted audit events, so a reader knows how to match a later request. */
-export const keyedHashScheme = "hmac-sha256";
 
 /** Appends an audit event of this scope; callers run it inside the transaction it describes. */
 export async function writeAudit(
@@ -50,7 +48,7 @@ export async function keyedHasher(context: ScopeContext, sql: Sql): Promise<(val
   ]);
   if (!row) throw new Error(`no audit secret for tenant ${context.tenant}`);
   const secret = row.secret;
-  return (value) => `${keyedHashScheme}:${createHmac("sha256", secret).update(value).digest("hex")}`;
+  return (value) => keyedHash(secret, value);
 }
 
 /**
@@ -73,28 +71,13 @@ export async function redactAudit(
        OR EXISTS (SELECT 1 FROM unnest($2::text[]) AS f (value) WHERE strpos(details, f.value) > 0))`,
     [context.key, values],
   );
-  let changed = false;
-  const replace = (value: unknown): unknown => {
-    if (typeof value === "string" && forgotten.has(value)) {
-      changed = true;
-      return hash(value);
-    }
-    if (Array.isArray(value)) return value.map(replace);
-    if (value && typeof value === "object") {
-      return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, replace(inner)]));
-    }
-    return value;
-  };
   let rewritten = 0;
   for (const row of rows) {
-    changed = false;
-    const subject = replace(row.subject);
-    const details = replace(JSON.parse(row.details)) as Record<string, unknown>;
-    // A substring match that names no forgotten value exactly is left as it was.
-    if (!changed) continue;
+    const redacted = redactEvent(row, forgotten, hash);
+    if (!redacted) continue;
     await sql.query("UPDATE audit_events SET subject = $1, details = $2 WHERE rowid = $3 AND scope_key = $4", [
-      subject,
-      JSON.stringify({ ...details, redacted: keyedHashScheme }),
+      redacted.subject,
+      redacted.details,
       row.rowid,
       context.key,
     ]);

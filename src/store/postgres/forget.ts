@@ -1,8 +1,9 @@
 import { NotFoundError } from "../../core/errors.ts";
+import { keyedHashScheme } from "../audit-redaction.ts";
 import { IndexVersionConflict } from "../index-records.ts";
 import type { ForgetResult, ForgetTarget } from "../records.ts";
 import type { ForgetRequest } from "../store.ts";
-import { clearAudit, keyedHasher, keyedHashScheme, redactAudit, writeAudit } from "./audit-events.ts";
+import { clearAudit, keyedHasher, redactAudit, writeAudit } from "./audit-events.ts";
 import { applyForgetOps, lockIndex } from "./index-rows.ts";
 import { removeLexicalStatistics } from "./lexical-statistics.ts";
 import type { ScopeContext } from "./scope-context.ts";

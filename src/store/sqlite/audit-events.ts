@@ -1,3 +1,4 @@
+import { redactEvent } from "../audit-redaction.ts";
 import { type AuditRow, toAuditEvent } from "../record-rows.ts";
 import type { AuditEvent } from "../records.ts";
 import type { ScopeContext } from "./scope-context.ts";
@@ -34,7 +35,6 @@ export function redactAudit(
   context: ScopeContext,
   forgotten: ReadonlySet<string>,
   hash: (value: string) => string,
-  scheme: string,
 ): number {
   if (forgotten.size === 0) return 0;
   const values = JSON.stringify([...forgotten]);
@@ -47,26 +47,11 @@ export function redactAudit(
     )
     .all(context.key, values, values) as { rowid: number; subject: string; details: string }[];
   const update = context.db.prepare("UPDATE audit_events SET subject = ?, details = ? WHERE rowid = ?");
-  let changed = false;
-  const replace = (value: unknown): unknown => {
-    if (typeof value === "string" && forgotten.has(value)) {
-      changed = true;
-      return hash(value);
-    }
-    if (Array.isArray(value)) return value.map(replace);
-    if (value && typeof value === "object") {
-      return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, replace(inner)]));
-    }
-    return value;
-  };
   let rewritten = 0;
   for (const row of rows) {
-    changed = false;
-    const subject = replace(row.subject);
-    const details = replace(JSON.parse(row.details)) as Record<string, unknown>;
-    // A substring match that names no forgotten value exactly is left as it was.
-    if (!changed) continue;
-    update.run(subject, JSON.stringify({ ...details, redacted: scheme }), row.rowid);
+    const redacted = redactEvent(row, forgotten, hash);
+    if (!redacted) continue;
+    update.run(redacted.subject, redacted.details, row.rowid);
     rewritten++;
   }
   return rewritten;

@@ -1,11 +1,9 @@
-import { createHmac, randomBytes, randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { closeSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** Bytes of the per-store secret under which forgotten keys and ids are kept as keyed hashes. */
 const secretBytes = 32;
-/** Names the keyed-hash scheme in redacted audit events, so a reader knows how to match a later request. */
-export const keyedHashScheme = "hmac-sha256";
 
 /**
  * The store's audit secret (`<store>/audit.key`), created on first open. Written to a temporary
@@ -40,9 +38,4 @@ function readSecret(path: string): Buffer {
   const secret = readFileSync(path);
   if (secret.length !== secretBytes) throw new Error(`${path} holds ${secret.length} bytes, expected ${secretBytes}`);
   return secret;
-}
-
-/** `hmac-sha256:<hex>` of a value: the same value always maps to the same text, but it cannot be read back. */
-export function keyedHash(secret: Buffer, value: string): string {
-  return `${keyedHashScheme}:${createHmac("sha256", secret).update(value).digest("hex")}`;
 }

@@ -1,9 +1,9 @@
 import { CairnError, NotFoundError, StoreError } from "../../core/errors.ts";
+import { keyedHashScheme } from "../audit-redaction.ts";
 import { IndexVersionConflict } from "../index-records.ts";
 import type { ForgetResult, ForgetTarget } from "../records.ts";
 import type { ForgetRequest } from "../store.ts";
 import { clearAudit, redactAudit, writeAudit } from "./audit-events.ts";
-import { keyedHashScheme } from "./audit-key.ts";
 import { blobKey } from "./blob-files.ts";
 import { applyForgetOps, indexVersion } from "./index-rows.ts";
 import { type ImageSlotRow, numbers, type RowidIdRow, strings } from "./record-rows.ts";
@@ -94,9 +94,7 @@ function forgetRows(
   // the forgotten keys and ids replaced by keyed hashes.
   const { store } = context;
   const auditEventsRedacted =
-    "all" in target
-      ? clearAudit(context)
-      : redactAudit(context, forgottenNames, (value) => store.keyedHash(value), keyedHashScheme);
+    "all" in target ? clearAudit(context) : redactAudit(context, forgottenNames, (value) => store.keyedHash(value));
   const auditId = writeAudit(context, "forget", "all" in target ? subject : store.keyedHash(subject), {
     target: "all" in target ? "all" : "session" in target ? "session" : "rawNode",
     ...("all" in target ? {} : { subjectHashed: keyedHashScheme }),
