@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { cairnProcess } from "../support/cairn-process.ts";
 import { tempDir } from "../support/fixtures.ts";
+import { cairnHash, demoSearch, demoSourceWithForget, migrateQueries } from "../support/migrate-fixture.ts";
 import { postgresSkipReason, usePostgresCluster } from "../support/postgres-cluster.ts";
 
-const examples = join(import.meta.dirname, "../../examples/demo.jsonl");
-const cairn = (args: string[]) => cairnProcess([...args, "--profile", "hash"], { timeoutMs: 180_000 });
+const cairn = cairnHash;
 const skip = postgresSkipReason();
 
 /** `cairn migrate` into a Postgres database and back out of it, every record and image hash compared each way. */
@@ -20,21 +19,7 @@ if (skip) {
       const dir = tempDir(t);
       const [source, back] = [join(dir, "source"), join(dir, "back")];
       const database = await cluster.freshDatabase();
-      const ingested = await cairn(["ingest", examples, "--db", source, "--tenant", "demo", "--user", "ana"]);
-      assert.equal(ingested.code, 0, ingested.stderr);
-      const forgot = await cairn([
-        "forget",
-        "--db",
-        source,
-        "--tenant",
-        "demo",
-        "--user",
-        "ana",
-        "--session",
-        "2024-03-02-bike",
-        "--yes",
-      ]);
-      assert.equal(forgot.code, 0, forgot.stderr);
+      await demoSourceWithForget(source);
 
       const into = await cairn(["migrate", "--db", source, "--to", database, "--json"]);
       assert.equal(into.code, 0, into.stderr);
@@ -47,14 +32,10 @@ if (skip) {
       const out = await cairn(["migrate", "--db", database, "--to", back, "--json"]);
       assert.equal(out.code, 0, out.stderr);
       assert.deepEqual(JSON.parse(out.stdout).differences, []);
-      for (const query of ["where did Ana go kayaking?", "the orange boat", "wedding in October"]) {
-        const search = (db: string) =>
-          cairn(["search", query, "--db", db, "--tenant", "demo", "--user", "ana", "--json"]).then((result) => {
-            assert.equal(result.code, 0, result.stderr);
-            return JSON.parse(result.stdout).items.map((item: { rawNodeId: string }) => item.rawNodeId);
-          });
-        assert.deepEqual(await search(back), await search(source), query);
-        assert.ok((await search(database)).length > 0, `Postgres answers "${query}"`);
+      const ids = async (db: string, query: string) => (await demoSearch(db, query)).map(([id]) => id);
+      for (const query of migrateQueries) {
+        assert.deepEqual(await ids(back, query), await ids(source, query), query);
+        assert.ok((await ids(database, query)).length > 0, `Postgres answers "${query}"`);
       }
     });
 

@@ -2,33 +2,17 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { cairnProcess } from "../support/cairn-process.ts";
 import { tempDir } from "../support/fixtures.ts";
+import { cairnHash, demoSearch, demoSourceWithForget, migrateQueries } from "../support/migrate-fixture.ts";
 
-const examples = join(import.meta.dirname, "../../examples/demo.jsonl");
-const cairn = (args: string[]) => cairnProcess([...args, "--profile", "hash"], { timeoutMs: 120_000 });
+const cairn = cairnHash;
 
 /** `cairn migrate` between two embedded stores; the Postgres suite runs the same into and out of a database. */
 describe("cairn migrate", () => {
   it("copies the demo memory record for record: the copy answers every search the same and checks clean", async (t) => {
     const dir = tempDir(t);
     const [source, target] = [join(dir, "source"), join(dir, "target")];
-    const ingested = await cairn(["ingest", examples, "--db", source, "--tenant", "demo", "--user", "ana"]);
-    assert.equal(ingested.code, 0, ingested.stderr);
-    // A forget leaves redacted audit events and a repaired index: both must copy as they are.
-    const forgot = await cairn([
-      "forget",
-      "--db",
-      source,
-      "--tenant",
-      "demo",
-      "--user",
-      "ana",
-      "--session",
-      "2024-03-02-bike",
-      "--yes",
-    ]);
-    assert.equal(forgot.code, 0, forgot.stderr);
+    await demoSourceWithForget(source);
 
     const migrated = await cairn(["migrate", "--db", source, "--to", target, "--json"]);
     assert.equal(migrated.code, 0, migrated.stderr);
@@ -36,14 +20,8 @@ describe("cairn migrate", () => {
     assert.deepEqual(report.differences, []);
     assert.ok(report.sessions > 0 && report.blobs > 0 && report.entries > 0, migrated.stdout);
 
-    for (const query of ["where did Ana go kayaking?", "the orange boat", "wedding in October"]) {
-      const search = (db: string) =>
-        cairn(["search", query, "--db", db, "--tenant", "demo", "--user", "ana", "--json"]).then((result) => {
-          assert.equal(result.code, 0, result.stderr);
-          const pack = JSON.parse(result.stdout);
-          return pack.items.map((item: { rawNodeId: string; score: number }) => [item.rawNodeId, item.score]);
-        });
-      assert.deepEqual(await search(target), await search(source), query);
+    for (const query of migrateQueries) {
+      assert.deepEqual(await demoSearch(target, query), await demoSearch(source, query), query);
     }
     const checked = await cairn(["check", "--db", target, "--json"]);
     assert.equal(checked.code, 0, checked.stdout);
