@@ -12,7 +12,7 @@ import { rawNodeRowid } from "./read-raw-nodes.ts";
 import { sessionById, sessionRowByKey } from "./read-sessions.ts";
 import { strings } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
-import { ensureTenant, type TenantStorage, tenantStorage } from "./tenants.ts";
+import { ensureTenant, type TenantStorage } from "./tenants.ts";
 import { imageSlots, type VectorRow } from "./vector-rows.ts";
 
 /** A vector space of the write and the vec0 table holding it. */
@@ -50,7 +50,7 @@ function writeSession(context: ScopeContext, write: SessionWrite, identity: Sess
   const { store } = context;
   const files = store.files;
   // Files go in the tenant's folder now; its tables are created inside the transaction if new.
-  const tenant = tenantStorage(context.tenant);
+  const tenant = context.tenantStorage;
   const keyOf = (hash: string) => blobKey(tenant.token, hash);
   const newBlobs = write.blobs.filter((blob) => !store.hasBlob(keyOf(blob.hash)));
   const journal = files.begin(newBlobs.map((blob) => keyOf(blob.hash)));

@@ -8,7 +8,7 @@ import { blobKey } from "./blob-files.ts";
 import { applyForgetOps, indexVersion } from "./index-rows.ts";
 import { type ImageSlotRow, numbers, type RowidIdRow, strings } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
-import { type TenantStorage, tenantExists, tenantKeyRange, tenantStorage } from "./tenants.ts";
+import { type TenantStorage, tenantExists, tenantKeyRange } from "./tenants.ts";
 import { imageSlots, type SpaceRow, vectorTableOf } from "./vector-rows.ts";
 
 /** The rows a forget removes, resolved from its target inside the scope. */
@@ -36,7 +36,7 @@ export function forget(context: ScopeContext, request: ForgetRequest): ForgetRes
   const files = store.files;
   // Journal the blobs this forget may orphan: if the process dies after the commit, the next
   // open still deletes their files, so forgotten pixels never outlive their rows.
-  const tenant = tenantExists(context.db, context.tenant) ? tenantStorage(context.tenant) : undefined;
+  const tenant = tenantExists(context.db, context.tenantStorage) ? context.tenantStorage : undefined;
   const journal = files.begin(tenant ? blobsOf(context, target).map((hash) => blobKey(tenant.token, hash)) : []);
   const removedVectors: RemovedVectors = [];
   let result: ForgetResult;

@@ -5,7 +5,7 @@ import type { BlobRecord } from "../records.ts";
 import { blobKey } from "./blob-files.ts";
 import { bytesOrUndefined, stringOrNull } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
-import { tenantExists, tenantStorage } from "./tenants.ts";
+import { tenantExists } from "./tenants.ts";
 
 /** Image blobs as one scope sees them, and what is already derived from known images. */
 
@@ -37,8 +37,8 @@ export function knownImages(
   imageSpace: string | null,
 ): Map<string, { vector: Float32Array | null; derivedText: string | null }> {
   const known = new Map<string, { vector: Float32Array | null; derivedText: string | null }>();
-  if (!tenantExists(context.db, context.tenant)) return known;
-  const tenant = tenantStorage(context.tenant);
+  if (!tenantExists(context.db, context.tenantStorage)) return known;
+  const tenant = context.tenantStorage;
   const vectorOf = context.db
     .prepare("SELECT vector FROM blob_vectors WHERE tenant = ? AND blob_hash = ? AND space = ?")
     .pluck();
@@ -65,7 +65,7 @@ function blobInScope(context: ScopeContext, hash: string): { record: BlobRecord;
        WHERE b.tenant = ? AND b.hash = ? AND EXISTS (SELECT 1 FROM raw_node_images i JOIN raw_nodes r ON r.rowid = i.raw_node_rowid
                                                    WHERE i.blob_hash = b.hash AND r.scope_key = ?)`,
     )
-    .get(tenantStorage(context.tenant).token, hash, context.key) as (BlobRow & { tenant: string }) | undefined;
+    .get(context.tenantStorage.token, hash, context.key) as (BlobRow & { tenant: string }) | undefined;
   if (!row) throw new NotFoundError("blob", hash);
   return { record: toBlobRecord(row), tenant: row.tenant };
 }

@@ -3,7 +3,6 @@ import type { ImageRef, RawNode } from "../records.ts";
 import type { RawNodeQuery } from "../store.ts";
 import { numberOrUndefined } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
-import { tenantStorage } from "./tenants.ts";
 
 /** Raw nodes of one scope, with their images: a foreign id reads exactly like a missing one. */
 export function readRawNodes(context: ScopeContext, query: RawNodeQuery): RawNode[] {
@@ -67,7 +66,7 @@ function withImages(context: ScopeContext, rows: RawNodeRow[]): RawNode[] {
        LEFT JOIN blobs b ON b.hash = i.blob_hash AND b.tenant = ?
        WHERE i.raw_node_rowid IN (SELECT value FROM json_each(?)) ORDER BY i.raw_node_rowid, i.ordinal`,
     )
-    .all(tenantStorage(context.tenant).token, JSON.stringify(rows.map((row) => row.rowid))) as ImageRow[];
+    .all(context.tenantStorage.token, JSON.stringify(rows.map((row) => row.rowid))) as ImageRow[];
   const byNode = new Map<number, ImageRef[]>();
   for (const image of images) {
     const list = byNode.get(image.raw_node_rowid) ?? [];

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Database } from "better-sqlite3";
 import type { VectorSpace } from "../records.ts";
-import { tenantOfKey } from "./tenants.ts";
+import { type TenantStorage, tenantOfKey, tenantStorage } from "./tenants.ts";
 import type { Neighbour } from "./vector-index.ts";
 import type { SpaceRow, VectorRow, VectorTable } from "./vector-rows.ts";
 
@@ -49,13 +49,16 @@ export interface ScopeContext {
   readonly key: string;
   /** The tenant part of the key: what owns FTS tables and blob files (see tenants.ts). */
   readonly tenant: string;
+  /** The tenant's table names and blob owner, derived once from `tenant`. */
+  readonly tenantStorage: TenantStorage;
   /** FTS token standing for the scope, so lexical search is scoped inside the MATCH itself. */
   readonly scopeToken: string;
   readonly store: StoreServices;
 }
 
 export function createScopeContext(db: Database, key: string, store: StoreServices): ScopeContext {
-  return Object.freeze({ db, key, tenant: tenantOfKey(key), scopeToken: scopeTokenOf(key), store });
+  const tenant = tenantOfKey(key);
+  return Object.freeze({ db, key, tenant, tenantStorage: tenantStorage(tenant), scopeToken: scopeTokenOf(key), store });
 }
 
 /** 24 hex digits (96 bits) of SHA-256: collision-free across any realistic number of scopes. */

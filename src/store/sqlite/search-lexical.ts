@@ -5,7 +5,7 @@ import { filterSql } from "./filter-sql.ts";
 import { toMatchExpression } from "./fts-query.ts";
 import type { LexicalHitRow } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
-import { tenantExists, tenantKeyRange, tenantStorage } from "./tenants.ts";
+import { tenantExists, tenantKeyRange } from "./tenants.ts";
 
 /** BM25 over raw-node text or image-derived text of one scope; best first. */
 export function searchLexical(
@@ -17,8 +17,8 @@ export function searchLexical(
   const terms = toMatchExpression(query);
   if (!terms) return [];
   // Each tenant has its own FTS tables, so BM25's document counts and lengths come from its rows alone.
-  if (!tenantExists(context.db, context.tenant)) return [];
-  const tenant = tenantStorage(context.tenant);
+  if (!tenantExists(context.db, context.tenantStorage)) return [];
+  const tenant = context.tenantStorage;
   const table = field === "text" ? tenant.textTable : tenant.imageTextTable;
   // The scope token keeps ranking work proportional to this scope when the tenant's other scopes
   // share the table. But FTS5's bm25 counts the documents of every phrase on every query, the

@@ -38,14 +38,14 @@ export function tenantStorage(tenant: string): TenantStorage {
 }
 
 /** Whether the tenant has written anything (its tables exist). */
-export function tenantExists(db: Database, tenant: string): boolean {
-  return db.prepare("SELECT 1 FROM tenants WHERE token = ?").get(tenantStorage(tenant).token) !== undefined;
+export function tenantExists(db: Database, storage: TenantStorage): boolean {
+  return db.prepare("SELECT 1 FROM tenants WHERE token = ?").get(storage.token) !== undefined;
 }
 
 /** The tenant's storage, created if missing; call inside the write transaction that needs it. */
 export function ensureTenant(db: Database, tenant: string): TenantStorage {
   const storage = tenantStorage(tenant);
-  if (tenantExists(db, tenant)) return storage;
+  if (tenantExists(db, storage)) return storage;
   db.prepare("INSERT INTO tenants (token, name) VALUES (?, ?)").run(storage.token, tenant);
   for (const table of [storage.textTable, storage.imageTextTable]) {
     db.exec(`CREATE VIRTUAL TABLE ${table} USING fts5 (body, tokenize = 'porter unicode61 remove_diacritics 2')`);
