@@ -26,6 +26,7 @@ export class PostgresKeyStore implements KeyStore {
   static async open(options: { url: string; now?: () => number }): Promise<PostgresKeyStore> {
     // bigint columns come back as numbers: times in ms fit a double exactly.
     const pool = new pg.Pool({ connectionString: options.url, max: 2 });
+    // An idle connection the server dropped must not crash the process; the next query reconnects.
     pool.on("error", () => {});
     try {
       const client = await pool.connect();

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
-import { ConflictError } from "../core/errors.ts";
+import { ConflictError, NotFoundError } from "../core/errors.ts";
 import type { Scope } from "../core/scope.ts";
 import type { IndexEntry } from "./index-records.ts";
 import type { BlobWrite, RawNode, RawNodeWrite, SessionRecord, SessionWrite, VectorSpace } from "./records.ts";
@@ -236,7 +236,11 @@ export async function compareStores(from: Store, to: Store): Promise<string[]> {
         ...new Set(nodes.flatMap((node) => node.images.flatMap((image) => (image.hash ? [image.hash] : [])))),
       ];
       for (const hash of hashes) {
-        const blob = await b.readBlob(hash).catch(() => null);
+        // Only a missing blob is a difference; any other failure (I/O, a closed store) is the caller's to see.
+        const blob = await b.readBlob(hash).catch((error: unknown) => {
+          if (error instanceof NotFoundError) return null;
+          throw error;
+        });
         const actual = blob && createHash("sha256").update(blob.data).digest("hex");
         if (actual !== hash)
           differences.push(`${where}: blob ${hash} ${blob ? `holds bytes hashing to ${actual}` : "is missing"}`);
