@@ -66,7 +66,11 @@ describe("dashboard in Chromium", { skip }, () => {
     problems.length = 0;
     await page.fill("#api-key", apiKey);
     await page.click("#connection-form button[type=submit]");
-    await page.waitForFunction(() => document.querySelector("[data-stat=sessions]")?.textContent === "1");
+    await page.waitForFunction(
+      () =>
+        document.querySelector("[data-stat=sessions]")?.textContent === "1" &&
+        document.querySelector("#timeline")?.textContent?.includes("hostile"),
+    );
     assert.equal(
       await page.evaluate(() => JSON.parse(localStorage.getItem("cairn.dashboard.connection") ?? "{}").apiKey),
       apiKey,
@@ -270,8 +274,13 @@ describe("dashboard without auth", { skip }, () => {
     await page.fill("#tenant", "demo");
     await page.fill("#user", "ana");
     await page.click("#connection-form button[type=submit]");
-    await page.waitForFunction(() => document.querySelector("[data-stat=sessions]")?.textContent === "1");
-    assert.match((await page.textContent("#timeline")) ?? "", /demo-1/);
+    // The panels reload side by side after the submit: wait for the stats and the timeline both, since
+    // on a loaded machine either may land first.
+    await page.waitForFunction(
+      () =>
+        document.querySelector("[data-stat=sessions]")?.textContent === "1" &&
+        document.querySelector("#timeline")?.textContent?.includes("demo-1"),
+    );
     assert.equal(await page.textContent("#global-status"), "");
   });
 });

@@ -19,20 +19,23 @@ export interface SearchFlags {
 }
 
 export async function search(options: CommonOptions, text: string | undefined, flags: SearchFlags): Promise<number> {
+  // Usage errors come before the store is looked at: `cairn search` alone is a usage error (exit 2)
+  // whether or not the store exists.
+  if (!text?.trim() && !flags.image) {
+    throw new InputError("query", 'give a query text or --image: cairn search "<text>" [--image PATH]');
+  }
+  const budget = {
+    ...(flags.k === undefined ? {} : { rawNodes: positiveInteger("--k", flags.k) }),
+    ...(flags.maxImages === undefined ? {} : { images: positiveInteger("--max-images", flags.maxImages) }),
+    ...(flags.maxTokens === undefined ? {} : { textTokens: positiveInteger("--max-tokens", flags.maxTokens) }),
+  };
   const image = flags.image ? await readQueryImage(flags.image) : undefined;
   const memory = await openMemory(options, { mustExist: true });
   try {
     const pack = await memory.search(
       scopeOf(options),
       { text, image },
-      {
-        budget: {
-          ...(flags.k === undefined ? {} : { rawNodes: positiveInteger("--k", flags.k) }),
-          ...(flags.maxImages === undefined ? {} : { images: positiveInteger("--max-images", flags.maxImages) }),
-          ...(flags.maxTokens === undefined ? {} : { textTokens: positiveInteger("--max-tokens", flags.maxTokens) }),
-        },
-        filters: { sessions: flags.session, speakers: flags.speaker, from: flags.from, to: flags.to },
-      },
+      { budget, filters: { sessions: flags.session, speakers: flags.speaker, from: flags.from, to: flags.to } },
     );
     output(options, pack, () => renderPack(pack));
     return 0;
