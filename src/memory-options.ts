@@ -30,11 +30,21 @@ export interface MemoryOptions {
   /** Let `addSession` fetch `url` images. Off by default. */
   readonly allowRemoteImages?: boolean;
   readonly fetch?: typeof fetch;
+  /** Milliseconds since the epoch: stamps appended turns and notes given no time. `Date.now` by default. */
+  readonly now?: () => number;
 }
 
 export interface AddSessionOptions {
   /** Folder that image `path`s are relative to (the JSONL file's folder for the CLI). */
   readonly baseDir?: string;
+}
+
+export interface AppendTurnsOptions extends AddSessionOptions {
+  /**
+   * Names this append: a part key the session already has makes the call a duplicate (a retry). By
+   * default the key is the hash of the turns, so appending the same turns again is one append.
+   */
+  readonly partKey?: string;
 }
 
 export interface AddSessionResult {
