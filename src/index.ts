@@ -5,7 +5,7 @@ export { defaultBudget } from "./evidence/budget.ts";
 export type { EvidenceItem, EvidencePack } from "./evidence/evidence-pack.ts";
 export type { IngestLimits } from "./ingest/limits.ts";
 export { defaultIngestLimits } from "./ingest/limits.ts";
-export type { RememberImage, RememberOptions, RememberResult } from "./ingest/remember.ts";
+export type { RememberOptions, RememberResult } from "./ingest/remember.ts";
 export type { ImageInput, SessionInput, TurnInput } from "./ingest/session-input.ts";
 export type {
   AddSessionOptions,

@@ -2,19 +2,12 @@ import { ConflictError, InputError, NotFoundError } from "../core/errors.ts";
 import type { Scope } from "../core/scope.ts";
 import { parseRfc3339, rfc3339Reason } from "../core/time.ts";
 import type { Memory } from "../memory.ts";
-
-/** An image to remember: exactly one of `path`, `data` (base64) or `url`, as in a session's turn. */
-export interface RememberImage {
-  readonly url?: string;
-  readonly path?: string;
-  readonly data?: string;
-  readonly mediaType?: string;
-  readonly caption?: string;
-}
+import type { ImageInput } from "./session-input.ts";
 
 /** What to remember besides the words: images, and optionally where, when and who. */
 export interface RememberOptions {
-  readonly images?: readonly RememberImage[];
+  /** As a turn's images: `path` (relative to `baseDir`), `data` (bytes or base64), `url` (when allowed). */
+  readonly images?: readonly ImageInput[];
   /** Groups notes of one conversation under one key prefix; 1-128 of letters, digits and . _ : @ - */
   readonly conversation?: string;
   /** RFC 3339 with a zone; the memory's clock when absent. */

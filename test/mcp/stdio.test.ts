@@ -181,11 +181,15 @@ describe("cairn mcp over stdio with the SDK client", () => {
     });
     assert.equal(result.status, 0, result.stderr);
     assert.equal(result.stdout, "");
-    const badScope = spawnSync(process.execPath, [bin, "mcp", "--db", db, "--profile", "hash", "--tenant", "default", "--user", "a/b"], {
-      input: "",
-      encoding: "utf8",
-      timeout: 30_000,
-    });
+    const badScope = spawnSync(
+      process.execPath,
+      [bin, "mcp", "--db", db, "--profile", "hash", "--tenant", "default", "--user", "a/b"],
+      {
+        input: "",
+        encoding: "utf8",
+        timeout: 30_000,
+      },
+    );
     assert.equal(badScope.status, 2);
     assert.match(badScope.stderr, /scope\.user/);
     assert.equal(badScope.stdout, "");

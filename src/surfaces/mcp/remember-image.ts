@@ -1,6 +1,15 @@
 import { isAbsolute } from "node:path";
 import { InputError } from "../../core/errors.ts";
-import type { RememberImage } from "../../ingest/remember.ts";
+import type { ImageInput } from "../../ingest/session-input.ts";
+
+/** An image as a host model sends it: exactly one of `url`, `path` or `data` (base64). */
+export interface RememberImage {
+  readonly url?: string;
+  readonly path?: string;
+  readonly data?: string;
+  readonly mediaType?: string;
+  readonly caption?: string;
+}
 
 /** What `cairn_remember` may do with an image a host model sends: the server's policy, not the SDK's. */
 export interface RememberImagePolicy {
@@ -14,7 +23,7 @@ export interface RememberImagePolicy {
  * The image of a `cairn_remember` call, checked against the server's policy: a URL only when the
  * server fetches URLs, a path only relative to its image folder, base64 data always.
  */
-export function rememberImage(image: RememberImage, policy: RememberImagePolicy): RememberImage {
+export function rememberImage(image: RememberImage, policy: RememberImagePolicy): ImageInput {
   const sources = (["url", "path", "data"] as const).filter((name) => image[name] !== undefined);
   if (sources.length !== 1) throw new InputError("image", "give exactly one of url, path or data");
   const caption = image.caption ? { caption: image.caption } : {};
