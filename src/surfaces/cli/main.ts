@@ -1,5 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { CairnError } from "../../core/errors.ts";
+import { appendCommand, appendHelp } from "./commands/append.ts";
 import { bench, benchHelp } from "./commands/bench.ts";
 import { check, checkHelp } from "./commands/check.ts";
 import { demo } from "./commands/demo.ts";
@@ -8,6 +9,7 @@ import { ingest, ingestHelp } from "./commands/ingest.ts";
 import { keys, keysHelp } from "./commands/keys.ts";
 import { mcp, mcpHelp } from "./commands/mcp.ts";
 import { migrate, migrateHelp } from "./commands/migrate.ts";
+import { rememberCommand, rememberHelp } from "./commands/remember.ts";
 import { search, searchHelp } from "./commands/search.ts";
 import { serve, serveHelp } from "./commands/serve.ts";
 import { show, showHelp } from "./commands/show.ts";
@@ -42,6 +44,46 @@ const commands: Record<string, CliCommand> = {
     flags: remoteImages,
     positionals: 1,
     run: (options, _values, positionals) => ingest(options, positionals[0]),
+  },
+  append: {
+    help: appendHelp,
+    scope: "required",
+    flags: {
+      session: { type: "string" },
+      text: { type: "string" },
+      speaker: { type: "string" },
+      part: { type: "string" },
+      time: { type: "string" },
+    },
+    positionals: 1,
+    run: (options, values, positionals) =>
+      appendCommand(options, positionals[0], {
+        session: values.session as string | undefined,
+        text: values.text as string | undefined,
+        speaker: values.speaker as string | undefined,
+        part: values.part as string | undefined,
+        time: values.time as string | undefined,
+      }),
+  },
+  remember: {
+    help: rememberHelp,
+    scope: "required",
+    flags: {
+      image: { type: "string", multiple: true },
+      caption: { type: "string" },
+      conversation: { type: "string" },
+      time: { type: "string" },
+      speaker: { type: "string" },
+    },
+    positionals: Number.POSITIVE_INFINITY,
+    run: (options, values, positionals) =>
+      rememberCommand(options, positionals.join(" ") || undefined, {
+        image: values.image as string[] | undefined,
+        caption: values.caption as string | undefined,
+        conversation: values.conversation as string | undefined,
+        time: values.time as string | undefined,
+        speaker: values.speaker as string | undefined,
+      }),
   },
   search: {
     help: searchHelp,
