@@ -56,7 +56,7 @@ describe("cairn remember and cairn append", () => {
     assert.equal(cairn(["append", "bad.jsonl", "--session", "s", "--text", "x"], dir).code, 2);
     const bad = cairn(["append", "bad.jsonl", "--session", "s", "--json"], dir);
     assert.equal(bad.code, 2);
-    assert.match(JSON.parse(bad.stderr).field, /turns\[1\]\.text/);
+    assert.match(JSON.parse(bad.stderr).error.field, /turns\[1\]\.text/);
     assert.equal(cairn(["remember", "--json"], dir).code, 2);
     const listed = cairn(["search", "fine", "--json"], dir);
     assert.equal(JSON.parse(listed.stdout).items.length, 0, "nothing was written");

@@ -178,8 +178,8 @@ describe("cairn CLI as a process", () => {
       const file = writeFile(dir, "bad.jsonl", testCase.lines.join("\n"));
       const result = cairn(["ingest", "--tenant", "default", file, "--db", db, "--json"]);
       assert.equal(result.code, 2, `${testCase.name}: exit code (stderr ${result.stderr})`);
-      const error = JSON.parse(result.stderr);
-      assert.equal(error.error, "input", testCase.name);
+      const { error } = JSON.parse(result.stderr);
+      assert.equal(error.code, "input", testCase.name);
       assert.match(error.field, testCase.field, `${testCase.name}: field ${error.field}`);
       assert.deepEqual(snapshotTree(db), before, `${testCase.name}: store unchanged`);
     }

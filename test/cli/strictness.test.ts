@@ -46,8 +46,8 @@ describe("cairn CLI strictness", () => {
     ]) {
       const result = cairn([...args, "--json"], { cwd: dir });
       assert.equal(result.code, 2, `${args[0]}: ${result.stderr}`);
-      const error = JSON.parse(result.stderr);
-      assert.equal(error.error, "input");
+      const { error } = JSON.parse(result.stderr);
+      assert.equal(error.code, "input");
       assert.equal(error.field, "--tenant");
       assert.match(error.message, /CAIRN_TENANT/);
     }
@@ -76,11 +76,11 @@ describe("cairn CLI strictness", () => {
     writeFile(dir, "cairn.json", JSON.stringify({ tenant: "acme", tennant: "typo" }));
     const typo = cairn(["search", "x", "--json"], { cwd: dir });
     assert.equal(typo.code, 2);
-    assert.equal(JSON.parse(typo.stderr).field, "config.tennant");
+    assert.equal(JSON.parse(typo.stderr).error.field, "config.tennant");
     writeFile(dir, "elsewhere.json", JSON.stringify({ tenant: 7 }));
     const number = cairn(["search", "x", "--json"], { cwd: dir, env: { CAIRN_CONFIG: "elsewhere.json" } });
     assert.equal(number.code, 2);
-    assert.equal(JSON.parse(number.stderr).field, "config.tenant");
+    assert.equal(JSON.parse(number.stderr).error.field, "config.tenant");
     const missing = cairn(["search", "x", "--json"], { cwd: dir, env: { CAIRN_CONFIG: "nope.json" } });
     assert.equal(missing.code, 2, "a named config file that is not there is an error, not ignored");
   });
@@ -89,8 +89,12 @@ describe("cairn CLI strictness", () => {
     const dir = tempDir(t, "cairn-strict-");
     const foreign = cairn(["search", "kayak", "--tenant", "acme", "--port", "80", "--json"], { cwd: dir });
     assert.equal(foreign.code, 2, "serve's --port is not a search flag");
-    assert.deepEqual(Object.keys(JSON.parse(foreign.stderr)).sort(), ["error", "message"]);
-    assert.match(JSON.parse(foreign.stderr).message, /--port/);
+    assert.deepEqual(
+      Object.keys(JSON.parse(foreign.stderr).error).sort(),
+      ["code", "message"],
+      "the shape HTTP and MCP use",
+    );
+    assert.match(JSON.parse(foreign.stderr).error.message, /--port/);
     assert.equal(cairn(["search", "kayak", "--tenant", "acme", "--kk", "3"], { cwd: dir }).code, 2, "a typo");
     const before = cairn(["--tenant", "acme", "search", "kayak"], { cwd: dir });
     assert.equal(before.code, 2);

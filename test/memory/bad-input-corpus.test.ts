@@ -338,7 +338,7 @@ describe("bad-input corpus through the CLI (a process; exit 2 and nothing writte
     await attempt("cli", storeDir, async () => {
       const result = await cairn(["ingest", "--tenant", "default", file, "--db", storeDir]);
       assert.equal(result.code, expected.code, `exit code (stderr: ${result.stderr})`);
-      const error = JSON.parse(result.stderr);
+      const { error } = JSON.parse(result.stderr);
       const prefix = expected.line === undefined ? "" : `line ${expected.line}: `;
       if (prefix) assert.ok(String(error.field).startsWith(prefix), `field ${error.field} names line ${expected.line}`);
       if (expected.field) assert.match(String(error.field).slice(prefix.length), expected.field);
@@ -389,7 +389,7 @@ describe("bad-input corpus through the CLI (a process; exit 2 and nothing writte
     await attempt("cli", storeDir, async () => {
       const result = await cairn(["ingest", "--tenant", "default", join(inputDir, "x.png"), "--db", storeDir]);
       assert.equal(result.code, 2, result.stderr);
-      assert.match(JSON.parse(result.stderr).message, /FIFO/);
+      assert.match(JSON.parse(result.stderr).error.message, /FIFO/);
     });
   });
 
@@ -398,7 +398,7 @@ describe("bad-input corpus through the CLI (a process; exit 2 and nothing writte
     await attempt("cli", storeDir, async () => {
       const result = await cairn(["search", "--tenant", "default", "hello", "--from", "1", "--db", storeDir]);
       assert.equal(result.code, 2, result.stderr);
-      assert.equal(JSON.parse(result.stderr).field, "filters.from");
+      assert.equal(JSON.parse(result.stderr).error.field, "filters.from");
     });
   });
 

@@ -230,7 +230,7 @@ const commands: Record<string, CliCommand> = {
 
 const commonHelp = `Options for every command:
   --db DIR|URL        store folder (default ./.cairn), or postgres://user@host/db   [env CAIRN_DB]
-  --json              machine-readable output; errors as {"error","message","field"?} on stderr
+  --json              machine-readable output; errors as {"error":{"code","message","field"?}} on stderr
   --profile NAME      models: local (default, offline), hash (fast, non-semantic), openai (CAIRN_OPENAI_* env)
                       [env CAIRN_PROFILE]
   -h, --help          this command's help`;
@@ -318,13 +318,16 @@ function unknownCommand(name: string): number {
 /** One place maps errors to exit codes and messages; `--json` gets the error as JSON on stderr. */
 function report(error: unknown, json: boolean): number {
   if (CairnError.is(error)) {
-    const body = { error: error.code, message: error.message, ...("field" in error ? { field: error.field } : {}) };
+    // The shape HTTP answers with and MCP carries in _meta["cairn/error"]: one error object everywhere.
+    const body = {
+      error: { code: error.code, message: error.message, ...("field" in error ? { field: error.field } : {}) },
+    };
     process.stderr.write(json ? `${JSON.stringify(body)}\n` : `cairn: ${error.message}\n`);
     return exitCodes[error.code] ?? 1;
   }
   if (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS")) {
     // Usage errors share the shape of every other error, so a script reads one format.
-    const body = { error: "input", message: error.message };
+    const body = { error: { code: "input", message: error.message } };
     process.stderr.write(json ? `${JSON.stringify(body)}\n` : `cairn: ${error.message} (cairn --help)\n`);
     return 2;
   }
