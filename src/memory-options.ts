@@ -30,6 +30,12 @@ export interface MemoryOptions {
   /** Let `addSession` fetch `url` images. Off by default. */
   readonly allowRemoteImages?: boolean;
   readonly fetch?: typeof fetch;
+  /**
+   * A scope whose vectors other models made (the store records each space's model): `"error"` (the
+   * default) refuses searches and writes with a `ModelMismatchError` naming both; `"warn"` goes on
+   * without those vectors and says so in the result's warnings.
+   */
+  readonly onModelMismatch?: "error" | "warn";
   /** Milliseconds since the epoch: stamps appended turns and notes given no time. `Date.now` by default. */
   readonly now?: () => number;
 }

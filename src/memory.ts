@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { InputError, NotFoundError } from "./core/errors.ts";
+import { InputError, ModelMismatchError, NotFoundError } from "./core/errors.ts";
 import { KeyedQueue } from "./core/keyed-queue.ts";
 import { type Scope, scopeKey, validateScope } from "./core/scope.ts";
 import { type Budget, defaultBudget } from "./evidence/budget.ts";
@@ -89,6 +89,8 @@ export class Memory {
   readonly #maintainer: CommitContext;
   readonly #options: MemoryOptions;
   readonly #writeLocks = new KeyedQueue();
+  /** Scopes whose stored vectors these models made (see `#checkModels`). */
+  readonly #modelsChecked = new Set<string>();
   /** The clock that stamps appended turns and notes given no time, and maintenance's decisions. */
   readonly #now: () => number;
   readonly #reader: SearchContext;
@@ -165,8 +167,11 @@ export class Memory {
   async #commit(
     scoped: ScopedStore,
     write: PreparedSession["write"],
-    warnings: readonly string[],
+    prepared: readonly string[],
   ): Promise<AddSessionResult> {
+    let warnings = prepared;
+    const mismatch = await this.#checkModels(scoped);
+    if (mismatch) warnings = [...warnings, mismatch];
     await this.#ensureIndex(scoped);
     // Writers of one scope in this process take turns to plan and commit (planning takes
     // milliseconds); across processes a stale plan is made again (commitWithMaintenance).
@@ -247,7 +252,31 @@ export class Memory {
     options: SearchOptions,
     index?: IndexState,
   ): Promise<EvidencePack> {
-    return search(this.#scoped(scope), query, options, this.#reader, index);
+    const scoped = this.#scoped(scope);
+    const mismatch = await this.#checkModels(scoped);
+    const pack = await search(scoped, query, options, this.#reader, index);
+    return mismatch ? { ...pack, warnings: [...pack.warnings, mismatch] } : pack;
+  }
+
+  /**
+   * Whether the scope's stored vectors were made by this memory's models (a space's name carries its
+   * model). A mismatch is a `ModelMismatchError`, or with `onModelMismatch: "warn"` the warning to
+   * report. A scope found to use these models stays checked; an empty one is asked again next time.
+   */
+  async #checkModels(scoped: ScopedStore): Promise<string | null> {
+    const key = scopeKey(scoped.scope);
+    if (this.#modelsChecked.has(key)) return null;
+    const ours = new Set([this.spaces.text.name, this.spaces.imageText.name, this.spaces.image?.name]);
+    const inUse = await scoped.vectorSpacesInUse();
+    const foreign = inUse.filter((space) => !ours.has(space.name));
+    if (foreign.length === 0) {
+      if (inUse.length > 0) this.#modelsChecked.add(key);
+      return null;
+    }
+    const stored = foreign.map((space) => `${space.name} (${space.dimensions}-d)`);
+    const current = [...ours].filter((name): name is string => name !== undefined);
+    if ((this.#options.onModelMismatch ?? "error") === "error") throw new ModelMismatchError(stored, current);
+    return `this scope's vectors in ${stored.join(", ")} were made by other models than those in use (${current.join(", ")}): they are not searched`;
   }
 
   [scopedStore](scope: Scope): ScopedStore {
