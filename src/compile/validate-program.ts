@@ -12,8 +12,11 @@ import {
 import { ProgramError } from "./program-error.ts";
 
 export interface ValidationContext {
-  /** Entities the scope knows (lower case); a filter or latest step naming another is refused. */
-  readonly entities: ReadonlySet<string>;
+  /**
+   * Entities the scope knows (lower case); a filter or latest step naming another is refused. Null
+   * skips the check: a banked program's entities were checked when it was banked.
+   */
+  readonly entities: ReadonlySet<string> | null;
 }
 
 const operatorSet: ReadonlySet<string> = new Set(operators);
@@ -119,7 +122,7 @@ function parseStep(raw: unknown, index: number, context: ValidationContext): Ste
   }
   const entity = (name: string) => {
     const value = fields.optionalString(name);
-    if (value !== undefined && !context.entities.has(value.toLowerCase()))
+    if (value !== undefined && context.entities && !context.entities.has(value.toLowerCase()))
       throw new ProgramError("unknown-entity", id, `${value} is no entity this memory knows`);
     return value?.toLowerCase();
   };

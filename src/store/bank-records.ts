@@ -15,6 +15,9 @@ export interface BankProgram {
   /** The question's text vector and its space (null when the profile has none). */
   readonly vector: Float32Array | null;
   readonly space: string | null;
+  /** The mean image vector of the evidence's images and its space, for a query that comes with an image. */
+  readonly imageVector: Float32Array | null;
+  readonly imageSpace: string | null;
   /** Raw nodes the verification rests on; at least one, all stored in the scope. */
   readonly evidence: readonly string[];
   /** Session keys of the compilation unit. */

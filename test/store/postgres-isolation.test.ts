@@ -65,6 +65,8 @@ if (skip) {
           program: { version: 1, output: "a", steps: [{ id: "a", op: "lexical", query: "okapi", limit: 5 }] },
           vector: null,
           space: null,
+          imageVector: null,
+          imageSpace: null,
           evidence: mine.rawNodeIds.slice(0, 1),
           sessions: ["shared-key"],
           coverFromMs: 0,

@@ -9,6 +9,7 @@ import {
   defineGroup,
   embedText,
   hour,
+  imageSpace,
   scopeA,
   scopeB,
   spaces,
@@ -43,6 +44,8 @@ async function program(id: string, question: string, evidence: readonly string[]
     program: { version: 1, output: "a", steps: [{ id: "a", op: "lexical", query: "corgi", limit: 5 }] },
     vector: await embedText(question),
     space: textSpace.name,
+    imageVector: Float32Array.from({ length: imageSpace.dimensions }, (_, index) => (index === 0 ? 1 : 0)),
+    imageSpace: imageSpace.name,
     evidence,
     sessions: ["walk", "vet"],
     coverFromMs: base,
@@ -71,6 +74,8 @@ export const questionBankConformance = defineGroup("question bank", (test) => {
       ],
     );
     assertClose(bank[0]?.vector ?? null, first.vector, "the question vector comes back");
+    assertClose(bank[0]?.imageVector ?? null, first.imageVector, "the image vector comes back");
+    assert.equal(bank[0]?.imageSpace, imageSpace.name);
     assert.deepEqual(bank[0]?.program, first.program);
     assert.deepEqual(bank[0]?.verification, first.verification);
     assert.deepEqual(bank[0]?.sessions, ["walk", "vet"]);

@@ -279,6 +279,8 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
         program text NOT NULL,
         space text,
         vector bytea,
+        image_space text,
+        image_vector bytea,
         sessions text NOT NULL,
         cover_from_ms bigint NOT NULL,
         cover_to_ms bigint NOT NULL,

@@ -12,6 +12,8 @@ interface BankRow {
   program: string;
   space: string | null;
   vector: Buffer | null;
+  image_space: string | null;
+  image_vector: Buffer | null;
   sessions: string;
   cover_from_ms: number;
   cover_to_ms: number;
@@ -38,8 +40,9 @@ export async function admitPrograms(
     if (missing !== undefined)
       throw new InputError(`programs[${index}].evidence`, `${missing} is no raw node of this scope`);
     const [row] = await sql.query<{ rowid: number }>(
-      `INSERT INTO bank_programs (id, tenant, scope_key, question, kind, program, space, vector, sessions, cover_from_ms,
-         cover_to_ms, verification, created_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING rowid`,
+      `INSERT INTO bank_programs (id, tenant, scope_key, question, kind, program, space, vector, image_space, image_vector,
+         sessions, cover_from_ms, cover_to_ms, verification, created_ms)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING rowid`,
       [
         program.id,
         context.tenant,
@@ -49,6 +52,8 @@ export async function admitPrograms(
         JSON.stringify(program.program),
         program.space,
         program.vector ? Buffer.from(vectorBytes(program.vector)) : null,
+        program.imageSpace,
+        program.imageVector ? Buffer.from(vectorBytes(program.imageVector)) : null,
         JSON.stringify(program.sessions),
         program.coverFromMs,
         program.coverToMs,
@@ -72,7 +77,7 @@ export async function readBank(
   options: { limit?: number; offset?: number },
 ): Promise<BankProgram[]> {
   const rows = await sql.query<BankRow>(
-    `SELECT p.id, p.question, p.kind, p.program, p.space, p.vector, p.sessions, p.cover_from_ms, p.cover_to_ms,
+    `SELECT p.id, p.question, p.kind, p.program, p.space, p.vector, p.image_space, p.image_vector, p.sessions, p.cover_from_ms, p.cover_to_ms,
             p.verification, p.created_ms,
             (SELECT array_agg(n.id ORDER BY e.ordinal) FROM bank_evidence e JOIN raw_nodes n ON n.rowid = e.raw_node_rowid
               WHERE e.program_rowid = p.rowid) AS evidence
@@ -86,6 +91,8 @@ export async function readBank(
     program: JSON.parse(row.program) as Record<string, unknown>,
     vector: row.vector ? vectorFromBytes(new Uint8Array(row.vector)) : null,
     space: row.space,
+    imageVector: row.image_vector ? vectorFromBytes(new Uint8Array(row.image_vector)) : null,
+    imageSpace: row.image_space,
     evidence: row.evidence ?? [],
     sessions: JSON.parse(row.sessions) as string[],
     coverFromMs: row.cover_from_ms,

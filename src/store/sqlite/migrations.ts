@@ -265,6 +265,8 @@ const migrations: readonly { version: number; name: string; sql: string; run?: (
         program TEXT NOT NULL,
         space TEXT,
         vector BLOB,
+        image_space TEXT,
+        image_vector BLOB,
         sessions TEXT NOT NULL,
         cover_from_ms INTEGER NOT NULL,
         cover_to_ms INTEGER NOT NULL,

@@ -12,6 +12,8 @@ interface BankRow {
   program: string;
   space: string | null;
   vector: Uint8Array | null;
+  image_space: string | null;
+  image_vector: Uint8Array | null;
   sessions: string;
   cover_from_ms: number;
   cover_to_ms: number;
@@ -25,8 +27,8 @@ export function admitPrograms(context: ScopeContext, programs: readonly BankProg
   const { db, key } = context;
   const rowidOf = db.prepare("SELECT rowid FROM raw_nodes WHERE scope_key = ? AND id = ?").pluck();
   const insert = db.prepare(
-    `INSERT INTO bank_programs (id, scope_key, question, kind, program, space, vector, sessions, cover_from_ms,
-       cover_to_ms, verification, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO bank_programs (id, scope_key, question, kind, program, space, vector, image_space, image_vector,
+       sessions, cover_from_ms, cover_to_ms, verification, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const link = db.prepare("INSERT INTO bank_evidence (program_rowid, raw_node_rowid, ordinal) VALUES (?, ?, ?)");
   try {
@@ -47,6 +49,8 @@ export function admitPrograms(context: ScopeContext, programs: readonly BankProg
           JSON.stringify(program.program),
           program.space,
           program.vector ? vectorBytes(program.vector) : null,
+          program.imageSpace,
+          program.imageVector ? vectorBytes(program.imageVector) : null,
           JSON.stringify(program.sessions),
           program.coverFromMs,
           program.coverToMs,
@@ -105,6 +109,8 @@ function toBankProgram(row: BankRow): BankProgram {
     program: JSON.parse(row.program) as Record<string, unknown>,
     vector: row.vector ? vectorFromBytes(row.vector) : null,
     space: row.space,
+    imageVector: row.image_vector ? vectorFromBytes(row.image_vector) : null,
+    imageSpace: row.image_space,
     evidence: JSON.parse(row.evidence) as string[],
     sessions: JSON.parse(row.sessions) as string[],
     coverFromMs: row.cover_from_ms,
