@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { ChatRoles } from "./compile/chat-roles.ts";
 import { type BankedReport, type CompilerContext, compileIntoBank, compilePrograms } from "./compile/compile-bank.ts";
 import { type CompileConfig, defaultCompileConfig } from "./compile/compile-config.ts";
+import type { CompileReport } from "./compile/compile-session.ts";
 import { compiledSearch, textEmbedder } from "./compile/compiled-search.ts";
 import type { CompileRoles } from "./compile/roles.ts";
 import { ruleRoles } from "./compile/rule-roles.ts";
@@ -260,11 +261,11 @@ export class Memory {
     scope: Scope,
     session: string,
     overrides: { readonly config?: Partial<CompileConfig>; readonly roles?: CompileRoles },
-  ): Promise<BankProgram[]> {
+  ): Promise<{ report: CompileReport; programs: BankProgram[] }> {
     const scoped = this.#scoped(scope);
     const config = { ...this.compileConfig, ...overrides.config };
     const context = { ...this.#compiler, config, roles: overrides.roles ?? this.#compiler.roles };
-    return (await compilePrograms(scoped, session, context)).programs;
+    return compilePrograms(scoped, session, context);
   }
 
   /** The scope's question bank: predicted questions, their programs and verification, oldest first. */

@@ -13,8 +13,16 @@ import {
 } from "./answer/answer-judge.ts";
 import { type BenchStore, sqliteBenchStore } from "./bench-store.ts";
 import type { BenchDataset } from "./dataset.ts";
-import type { BenchMethod, IndexFigures } from "./method.ts";
-import { type MetricSummary, type QuestionScore, scoreQuestion, summarise, summariseByCategory } from "./metrics.ts";
+import type { BenchMethod, CompileFigures, IndexFigures } from "./method.ts";
+import {
+  type CompileSummary,
+  type MetricSummary,
+  type QuestionScore,
+  scoreQuestion,
+  summarise,
+  summariseByCategory,
+  summariseCompiled,
+} from "./metrics.ts";
 import { replayHistory } from "./replay.ts";
 
 export interface BenchResult {
@@ -46,6 +54,8 @@ export interface BenchResult {
   readonly questions: readonly QuestionScore[];
   /** For methods that read through an active index: its figures, summed over histories (episodes). */
   readonly maintenance?: MaintenanceSummary;
+  /** For compiled methods (PMMC): compile cost, bank size, fallback rate, program success, Cover@5, Match@5. */
+  readonly compile?: CompileSummary;
   /** Present when an answerer and judge were configured (`--answer`). */
   readonly answers?: {
     readonly overall: AnswerSummary;
@@ -97,6 +107,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
   const warnings = new Map(methods.map((method) => [method.name, [] as string[]]));
   const assessments = new Map(methods.map((method) => [method.name, [] as AnswerAssessment[]]));
   const indexFigures = new Map(methods.map((method) => [method.name, [] as IndexFigures[]]));
+  const compileFigures = new Map(methods.map((method) => [method.name, [] as CompileFigures[]]));
   const total = dataset.histories.reduce(
     (sum, history) => sum + history.sessions.length + history.questions.length * methods.length,
     0,
@@ -115,6 +126,10 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
       ingest.ms += replayed.ingestMs;
       try {
         const context = { ...replayed, budget: options.budget };
+        // Compilation, like the index, sees the sessions alone: it runs before any question is read.
+        for (const method of methods) {
+          if (method.compile) compileFigures.get(method.name)?.push(await method.compile(context));
+        }
         // The index is built from the sessions alone (query-blind); its figures come before any question.
         for (const method of methods) {
           if (method.indexFigures) indexFigures.get(method.name)?.push(await method.indexFigures(context));
@@ -178,6 +193,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
       warnings: summariseWarnings(warnings.get(method.name) ?? []),
       questions,
       ...summariseIndex(indexFigures.get(method.name) ?? []),
+      ...(method.compile ? { compile: summariseCompiled(questions, compileFigures.get(method.name) ?? []) } : {}),
       ...(options.answerJudge ? { answers: answerSummary(assessments.get(method.name) ?? []) } : {}),
     };
   });

@@ -15,6 +15,9 @@ import type { Program } from "./program.ts";
 import { ProgramError } from "./program-error.ts";
 import { validateProgram } from "./validate-program.ts";
 
+/** Bank matches a pack's trace lists (PMMC's Cover@5 and Match@5 read the top 5). */
+const traceCandidates = 5;
+
 /** What a compiled search needs: the read pipeline's context, the gate, and the default search to fall back to. */
 export interface CompiledSearchContext {
   readonly reader: SearchContext;
@@ -55,7 +58,7 @@ export async function compiledSearch(
 
   const matchStarted = performance.now();
   const bank = given ?? (await scoped.readBank());
-  const none = { program: null, steps: [], bankSize: bank.length, matchMs: 0, executeMs: 0 };
+  const none = { program: null, steps: [], candidates: [], bankSize: bank.length, matchMs: 0, executeMs: 0 };
   if (bank.length === 0) return fallback("the question bank is empty", none);
   if (options.filters) return fallback("filters were given; banked programs take none", none);
   const embedStarted = performance.now();
@@ -88,7 +91,8 @@ export async function compiledSearch(
     score: round(best.score),
     margin: round(margin),
   };
-  const matched = { program, steps: [], bankSize: bank.length, matchMs, executeMs: 0 };
+  const candidates = matches.slice(0, traceCandidates).map((match) => ({ id: match.id, score: round(match.score) }));
+  const matched = { program, steps: [], candidates, bankSize: bank.length, matchMs, executeMs: 0 };
   if (best.score < config.alphaRoute) {
     return fallback(`best match ${round(best.score)} is below α_route ${config.alphaRoute}`, matched);
   }

@@ -31,6 +31,8 @@ export interface CompiledTrace {
   /** The program's steps and the raw nodes each yielded, when it ran. */
   readonly steps: readonly { readonly id: string; readonly op: string; readonly nodes: number }[];
   readonly gate: { readonly alphaRoute: number; readonly margin: number };
+  /** The best bank matches (at most 5), best first: what Cover@5 and Match@5 read. */
+  readonly candidates: readonly { readonly id: string; readonly score: number }[];
   readonly bankSize: number;
   readonly matchMs: number;
   readonly executeMs: number;

@@ -334,6 +334,9 @@ const compiledTrace = z
     fallback: z.enum(["cairn", "route", "tri-path", "compiled"]).nullable(),
     steps: z.array(z.object({ id: z.string(), op: z.string(), nodes: z.number().int() }).strict()),
     gate: z.object({ alphaRoute: z.number(), margin: z.number() }).strict(),
+    candidates: z
+      .array(z.object({ id: z.string(), score: z.number() }).strict())
+      .describe("the best bank matches, at most 5, best first"),
     bankSize: z.number().int(),
     matchMs: z.number(),
     executeMs: z.number(),
