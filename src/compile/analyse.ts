@@ -27,27 +27,37 @@ export function findOpportunities(unit: CompilationUnit, limit: number): Opportu
   const add = (opportunity: Opportunity) =>
     byKind.set(opportunity.kind, [...(byKind.get(opportunity.kind) ?? []), opportunity]);
   const anchorTurns = unit.nodes.filter((node) => node.sessionId === unit.anchor.id);
+  const frequency = documentFrequency(unit.nodes);
   for (const node of anchorTurns) {
     const earlier = unit.nodes.filter((other) => other.id !== node.id && before(other, node));
     const entities = extractEntities(node.text).filter((entity) => unit.entities.has(entity));
     if (node.images.length > 0 && imageWords(node).length > 0) {
-      add(opportunity("visual-attribute", [node], ["image"], entities, node));
+      add(opportunity(frequency, "visual-attribute", [node], ["image"], entities, node));
     }
     const shown = mostRelated(
       node,
       earlier.filter((other) => other.images.length > 0 && other.sessionId !== node.sessionId),
     );
     if (entities.length > 0 && shown && node.images.length === 0) {
-      add(opportunity("later-naming", [shown, node], ["text", "image"], entities.slice(0, 1), node, shown));
+      add(opportunity(frequency, "later-naming", [shown, node], ["text", "image"], entities.slice(0, 1), node, shown));
     }
     const previous = mostRelated(node, earlier, 2);
     if (previous && correctionCue.test(node.text)) {
       add(
-        opportunity("conflict", [previous, node], modalitiesOf([previous, node]), entities.slice(0, 1), node, previous),
+        opportunity(
+          frequency,
+          "conflict",
+          [previous, node],
+          modalitiesOf([previous, node]),
+          entities.slice(0, 1),
+          node,
+          previous,
+        ),
       );
     } else if (previous && stateCue.test(node.text)) {
       add(
         opportunity(
+          frequency,
           "state-update",
           [previous, node],
           modalitiesOf([previous, node]),
@@ -57,7 +67,8 @@ export function findOpportunities(unit: CompilationUnit, limit: number): Opportu
         ),
       );
     }
-    if (preferenceCue.test(node.text)) add(opportunity("preference", [node], ["text"], entities.slice(0, 1), node));
+    if (preferenceCue.test(node.text))
+      add(opportunity(frequency, "preference", [node], ["text"], entities.slice(0, 1), node));
   }
   const out: Opportunity[] = [];
   const queues = [...byKind.values()];
@@ -99,7 +110,15 @@ function modalitiesOf(nodes: readonly RawNode[]): Modality[] {
   return nodes.some((node) => node.images.length > 0) ? ["text", "image"] : ["text"];
 }
 
+/** In how many of the unit's raw nodes each word occurs: rare words say which turn a question is about. */
+function documentFrequency(nodes: readonly RawNode[]): ReadonlyMap<string, number> {
+  const counts = new Map<string, number>();
+  for (const node of nodes) for (const word of new Set(words(node))) counts.set(word, (counts.get(word) ?? 0) + 1);
+  return counts;
+}
+
 function opportunity(
+  frequency: ReadonlyMap<string, number>,
   kind: OpportunityKind,
   evidence: readonly RawNode[],
   modalities: readonly Modality[],
@@ -108,19 +127,20 @@ function opportunity(
   related?: RawNode,
 ): Opportunity {
   const relatedWords = new Set(related ? words(related) : []);
-  const own = [...new Set(contentWords(anchor.text))];
-  // Words the two turns share say most about what links them; then the anchor's longest words.
-  const topic = [
-    ...own.filter((word) => relatedWords.has(word)),
-    ...own.filter((word) => !relatedWords.has(word)).sort((a, b) => b.length - a.length),
-  ];
+  // The anchor's rarest words in the unit say which turn it is; among equals, those it shares with
+  // the related turn say what links the two.
+  const rarity = (word: string) => (frequency.get(word) ?? 0) - (relatedWords.has(word) ? 0.5 : 0);
+  const topic = [...new Set(contentWords(anchor.text))].sort((a, b) => rarity(a) - rarity(b) || b.length - a.length);
+  const byRarity = (list: readonly string[]) =>
+    [...list].sort((a, b) => (frequency.get(a) ?? 0) - (frequency.get(b) ?? 0));
   return {
     kind,
     evidence: evidence.map((node) => node.id),
+    sessions: [...new Set(evidence.map((node) => node.sessionKey))],
     modalities,
     entities,
     topic: topic.slice(0, topicWords),
-    imageWords: [...new Set(evidence.flatMap(imageWords))].slice(0, topicWords),
+    imageWords: byRarity([...new Set(evidence.flatMap(imageWords))]).slice(0, topicWords),
     speaker: anchor.speaker,
   };
 }

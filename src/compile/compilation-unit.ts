@@ -29,8 +29,9 @@ export async function buildCompilationUnit(
 ): Promise<CompilationUnit> {
   const [anchor] = await store.readSessions({ keys: [sessionKey] });
   if (!anchor) throw new NotFoundError("session", sessionKey);
-  const asOfMs = Date.parse(anchor.time);
   const anchorNodes = await store.readRawNodes({ sessionId: anchor.id });
+  // The history as it stood when the session ended: its turns may carry times after its start.
+  const asOfMs = Math.max(Date.parse(anchor.time), ...anchorNodes.map((node) => Date.parse(node.time)));
   const earlier = (await store.readSessions({}))
     .filter((session) => session.id !== anchor.id && Date.parse(session.time) <= asOfMs)
     .slice(-budget.lookBack);

@@ -10,7 +10,7 @@ export interface CompilationUnit {
   readonly sessions: readonly SessionRecord[];
   /** Their raw nodes in time order. */
   readonly nodes: readonly RawNode[];
-  /** The anchor's time: programs are verified on the history up to it. */
+  /** The end of the anchor session (its last turn): programs are verified on the history up to it. */
   readonly asOfMs: number;
   /** Entities the scope's index knows (lower case): what programs may name. */
   readonly entities: ReadonlySet<string>;
@@ -26,6 +26,8 @@ export interface Opportunity {
   readonly kind: OpportunityKind;
   /** Raw nodes the answer rests on (the anchor's turn last); a verified program must return them. */
   readonly evidence: readonly string[];
+  /** Session keys of the evidence, oldest first: where a program may narrow its search to. */
+  readonly sessions: readonly string[];
   /** Modalities the evidence must carry (M^req). */
   readonly modalities: readonly Modality[];
   /** Entities the evidence must mention (K^req), known to the scope. */

@@ -13,7 +13,7 @@ const firstLimit = 12;
 export const ruleRoles: CompileRoles = Object.freeze({
   id: "rules",
   async ask(opportunity: Opportunity): Promise<string[]> {
-    return [templateQuestion(opportunity)];
+    return templateQuestions(opportunity);
   },
   async plan(request: PlanRequest): Promise<unknown> {
     return rulePlan(request);
@@ -42,22 +42,32 @@ export const fixedPipelineRoles: CompileRoles = Object.freeze({
   },
 });
 
-export function templateQuestion(opportunity: Opportunity): string {
+/**
+ * Two questions per opportunity, worded from the evidence's rarest words: one as a user would ask
+ * about the thing, one about the relation the opportunity found (naming, update, correction...).
+ */
+export function templateQuestions(opportunity: Opportunity): string[] {
   const topic = opportunity.topic.slice(0, 3).join(" ") || "it";
   const seen = opportunity.imageWords.slice(0, 3).join(" ") || topic;
   const who = opportunity.speaker ?? "the user";
   const entity = opportunity.entities[0];
   switch (opportunity.kind) {
     case "visual-attribute":
-      return `What does the ${seen} in the picture ${who} shared look like (${topic})?`;
+      return [`What does the ${seen} look like?`, `What did ${who} show in the photo of the ${topic}?`];
     case "later-naming":
-      return `What is ${entity}, shown earlier in a photo of the ${seen}, and what about ${topic}?`;
+      return [`What is ${entity}?`, `What did ${who} name the ${seen}, and why (${topic})?`];
     case "state-update":
-      return `What is the current ${topic}${entity ? ` of ${entity}` : ""} now, and what was it before?`;
+      return [
+        `What is the ${topic}${entity ? ` of ${entity}` : ""} now?`,
+        `How did the ${topic}${entity ? ` of ${entity}` : ""} change over time?`,
+      ];
     case "conflict":
-      return `What did ${who} correct about ${topic}${entity ? ` regarding ${entity}` : ""}?`;
+      return [
+        `What did ${who} correct about the ${topic}?`,
+        `Which is right about the ${topic}${entity ? ` of ${entity}` : ""}?`,
+      ];
     case "preference":
-      return `What does ${who} like or dislike about ${topic}?`;
+      return [`What does ${who} like about ${topic}?`, `What is ${who}'s favourite ${topic}?`];
   }
 }
 
@@ -70,12 +80,20 @@ function rulePlan(request: PlanRequest): unknown {
   const seen = opportunity.imageWords.join(" ") || topic;
   const steps: Record<string, unknown>[] = [];
   const branches: string[] = [];
-  const branch = (step: Record<string, unknown>) => {
-    steps.push(step);
-    branches.push(String(step.id));
+  const branch = (...added: Record<string, unknown>[]) => {
+    steps.push(...added);
+    branches.push(String(added.at(-1)?.id));
   };
   const diagnosis = request.previous?.diagnosis.problem;
   const wantsImage = opportunity.modalities.includes("image") || diagnosis === "missing-modality";
+  // A repair after missing evidence looks where the evidence was first: the same search narrowed
+  // to the sessions the opportunity came from (the filter operator), ahead of the open searches.
+  if (attempt > 0 && (diagnosis === "missing-evidence" || diagnosis === "missing-entity")) {
+    branch(
+      { id: "nearby", op: "lexical", query: `${topic} ${seen}`, limit: programLimits.maxFanOut },
+      { id: "there", op: "filter", input: "nearby", sessions: [...opportunity.sessions] },
+    );
+  }
   switch (opportunity.kind) {
     case "visual-attribute":
       branch({ id: "seen", op: "image-match", text: seen, limit });
@@ -94,26 +112,26 @@ function rulePlan(request: PlanRequest): unknown {
       branch({ id: "said", op: "lexical", query: topic, limit });
       break;
   }
-  // Repairs: every failed check widens the net; an empty or missing-evidence result adds meaning and neighbours.
   if (attempt > 0 && !branches.includes("meant")) branch({ id: "meant", op: "dense", query: request.question, limit });
   if (wantsImage && !branches.includes("seen") && !branches.includes("shown"))
     branch({ id: "seen", op: "image-match", text: seen, limit });
-  let last: string;
+  let last = branches[0] ?? "said";
   if (branches.length > 1) {
     steps.push({ id: "fused", op: "union", inputs: branches });
     last = "fused";
-  } else {
-    last = branches[0] ?? "said";
   }
   if (opportunity.kind === "state-update" || opportunity.kind === "conflict") {
-    steps.push({ id: "states", op: "temporal-walk", input: last, direction: "both", depth: 2 });
-    last = "states";
+    // The best few hits, then the states before and after them through the index's update links.
+    steps.push({ id: "found", op: "top-k", input: last, k: 6 });
+    steps.push({ id: "states", op: "temporal-walk", input: "found", direction: "both", depth: 2 });
+    steps.push({ id: "timeline", op: "union", inputs: ["states", last] });
+    last = "timeline";
   }
-  if (opportunity.kind === "preference" && opportunity.speaker && diagnosis !== "empty" && attempt < 2) {
+  if (opportunity.kind === "preference" && opportunity.speaker && attempt === 0) {
     steps.push({ id: "theirs", op: "filter", input: last, speakers: [opportunity.speaker] });
     last = "theirs";
   }
-  if (attempt > 0 && (diagnosis === "missing-evidence" || diagnosis === "empty")) {
+  if (attempt > 1 && (diagnosis === "missing-evidence" || diagnosis === "empty")) {
     steps.push({ id: "around", op: "expand", input: last, window: 1 });
     last = "around";
   }
