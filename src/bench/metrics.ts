@@ -37,6 +37,8 @@ export interface QuestionScore {
   readonly compiled?: {
     readonly routed: boolean;
     readonly ran: boolean;
+    /** The best bank match's normalised score (null for an empty bank). */
+    readonly best: number | null;
     readonly cover5: number | null;
     readonly match5: number | null;
   };
@@ -101,6 +103,7 @@ function compiledScore(
   return {
     routed: compiled.routed,
     ran: compiled.ran,
+    best: compiled.top[0]?.score ?? null,
     cover5: scored ? (covering.length > 0 ? 1 : 0) : null,
     match5: scored ? (covering.some((match) => match.passes) ? 1 : 0) : null,
   };
@@ -121,6 +124,9 @@ export interface CompileSummary {
   readonly programSuccessRate: number | null;
   readonly cover5: number | null;
   readonly match5: number | null;
+  /** Median and 95th percentile of the best bank match's score: where the gate α_route cuts. */
+  readonly bestScoreP50: number | null;
+  readonly bestScoreP95: number | null;
 }
 
 export function summariseCompiled(
@@ -157,7 +163,13 @@ export function summariseCompiled(
     programSuccessRate: routed.length === 0 ? null : routed.filter((score) => score.ran).length / routed.length,
     cover5: mean(compiled.map((score) => score.cover5)),
     match5: mean(compiled.map((score) => score.match5)),
+    ...bestScores(compiled.flatMap((score) => (score.best === null ? [] : [score.best]))),
   };
+}
+
+function bestScores(best: readonly number[]): { bestScoreP50: number | null; bestScoreP95: number | null } {
+  if (best.length === 0) return { bestScoreP50: null, bestScoreP95: null };
+  return { bestScoreP50: percentile(best, 0.5), bestScoreP95: percentile(best, 0.95) };
 }
 
 function recall(gold: readonly string[], found: ReadonlySet<string | null>): number | null {

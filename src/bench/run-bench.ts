@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
+import { defaultCompileConfig } from "../compile/compile-config.ts";
 import type { Budget } from "../evidence/budget.ts";
+import type { MemoryOptions } from "../memory.ts";
 import type { Models } from "../models/provider.ts";
 import type { SearchConfig } from "../route/search-config.ts";
 import {
@@ -36,6 +38,8 @@ export interface BenchResult {
     readonly models: { readonly text: string; readonly image: string | null; readonly imageReaders: readonly string[] };
     readonly budget: Budget;
     readonly search: Pick<SearchConfig, "rrfK" | "perChannel">;
+    /** The compiled methods' gate, when one ran (PMMC α_route and δ). */
+    readonly gate?: { readonly alphaRoute: number; readonly margin: number };
     readonly limit: number | null;
     readonly date: string;
     readonly machine: { readonly cpu: string; readonly cores: number; readonly node: string };
@@ -85,6 +89,8 @@ export interface RunBenchOptions {
   readonly models: Models;
   readonly budget: Budget;
   readonly search: SearchConfig;
+  /** Compilation settings of the replayed memories (the compiled methods' gate; DESIGN §4 defaults otherwise). */
+  readonly compile?: MemoryOptions["compile"];
   readonly limit?: number;
   /** Called once per unit of work: a session ingested or a question answered by one method. */
   readonly onProgress?: (event: { readonly total: number; readonly label: string }) => void;
@@ -118,7 +124,13 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
     for (const history of dataset.histories) {
       const replayed = await replayHistory(
         { id: history.id, sessions: history.sessions, baseDir: history.baseDir },
-        { models: options.models, dir, store: options.store, onSession: () => tick(`${history.id}: ingest`) },
+        {
+          models: options.models,
+          dir,
+          store: options.store,
+          compile: options.compile,
+          onSession: () => tick(`${history.id}: ingest`),
+        },
       );
       ingest.histories++;
       ingest.sessions += history.sessions.length;
@@ -181,6 +193,14 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
         },
         budget: options.budget,
         search: options.search,
+        ...(method.compile
+          ? {
+              gate: {
+                alphaRoute: options.compile?.alphaRoute ?? defaultCompileConfig.alphaRoute,
+                margin: options.compile?.margin ?? defaultCompileConfig.margin,
+              },
+            }
+          : {}),
         limit: options.limit ?? null,
         date: new Date().toISOString(),
         machine: { cpu: cpus()[0]?.model ?? "unknown", cores: cpus().length, node: process.version },

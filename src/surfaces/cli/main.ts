@@ -77,6 +77,7 @@ export async function main(argv: string[]): Promise<number> {
       data: { type: "string" },
       out: { type: "string" },
       benchmarks: { type: "string" },
+      gate: { type: "string" },
       answer: { type: "boolean" },
       store: { type: "string" },
       host: { type: "string" },
