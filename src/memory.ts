@@ -240,20 +240,38 @@ export class Memory {
   }
 
   /**
-   * Prospective compilation (PMMC), e.g. at consolidation time: for each session (one, or every
-   * session in time order), predict questions about it, plan a retrieval program for each, prove
-   * it on the history as it stood, and bank the verified ones. Query-blind; audited (`bank.admit`).
+   * Prospective compilation (PMMC), e.g. at consolidation time: for each session not compiled yet
+   * (in time order), predict questions about it, plan a retrieval program for each, prove it on the
+   * history as it stood, and bank the verified ones. Query-blind; audited (`bank.admit`). With
+   * `session`, that session is compiled again: its banked programs are retired (`bank.retire`) and
+   * replaced by the new ones, proved against the history as it stands now.
    * @example const [report] = await memory.compile(scope, { session: "s1" }); report.banked.length
    */
   async compile(scope: Scope, options: { readonly session?: string } = {}): Promise<BankedReport[]> {
     const scoped = this.#scoped(scope);
     await this.#ensureIndex(scoped);
-    const keys =
-      options.session !== undefined
-        ? [(await this.getSession(scope, options.session)).key]
-        : (await scoped.readSessions({})).map((session) => session.key);
+    // A program's anchor is the last session of its unit: the session it was compiled for.
+    const anchored = new Map<string, string[]>();
+    for (const program of await scoped.readBank()) {
+      const anchor = program.sessions.at(-1);
+      if (anchor !== undefined) anchored.set(anchor, [...(anchored.get(anchor) ?? []), program.id]);
+    }
+    if (options.session !== undefined) {
+      const { key } = await this.getSession(scope, options.session);
+      const previous = anchored.get(key) ?? [];
+      if (previous.length > 0) {
+        await scoped.retirePrograms(previous, {
+          action: "bank.retire",
+          subject: key,
+          details: { reason: "recompiled" },
+        });
+      }
+      return [await this.#compile(scoped, key)];
+    }
     const reports: BankedReport[] = [];
-    for (const key of keys) reports.push(await this.#compile(scoped, key));
+    for (const session of await scoped.readSessions({})) {
+      if (!anchored.has(session.key)) reports.push(await this.#compile(scoped, session.key));
+    }
     return reports;
   }
 

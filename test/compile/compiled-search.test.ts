@@ -88,6 +88,26 @@ describe("compiled search (PMMC at query time)", () => {
     );
   });
 
+  it("compiles a session once; compiling it again by name replaces its programs", async (t) => {
+    const memory = await bikeHistory(t);
+    await memory.compile(scope);
+    const first = await memory.listPrograms(scope);
+    assert.deepEqual(await memory.compile(scope), [], "every session is compiled already");
+    assert.equal((await memory.listPrograms(scope)).length, first.length);
+    const [again] = await memory.compile(scope, { session: "s2" });
+    const after = await memory.listPrograms(scope);
+    const anchoredOnS2 = (bank: typeof first) => bank.filter((program) => program.sessions.at(-1) === "s2");
+    assert.equal(after.length, first.length, "the same session compiles to as many programs");
+    assert.deepEqual(
+      anchoredOnS2(after).map((program) => program.id),
+      again?.banked,
+      "s2's programs are the new ones",
+    );
+    assert.ok(anchoredOnS2(first).every((program) => !after.some((kept) => kept.id === program.id)));
+    const [retired] = (await memory.listAudit(scope)).filter((event) => event.action === "bank.retire");
+    assert.equal(retired?.details.reason, "recompiled");
+  });
+
   it("compiles each session as it commits when asked to", async (t) => {
     const memory = await bikeHistory(t, { compile: { onCommit: true } });
     const bank = await memory.listPrograms(scope);
