@@ -1,3 +1,6 @@
+import type { UnitBudget } from "./compile/compilation-unit.ts";
+import type { CompileConfig } from "./compile/compile-config.ts";
+import type { CompileRoles } from "./compile/roles.ts";
 import type { Budget } from "./evidence/budget.ts";
 import type { RouteConfig } from "./evidence/route-trace.ts";
 import type { IngestLimits } from "./ingest/limits.ts";
@@ -27,6 +30,15 @@ export interface MemoryOptions {
   readonly maintenance?: Partial<Omit<MaintenanceConfig, "bounds">> & { readonly bounds?: Partial<IndexBounds> };
   /** The relation judge: the model-free comparator by default; `"chat"` uses `models.chat` (an LLM judge). */
   readonly judge?: "comparator" | "chat" | RelationJudge;
+  /**
+   * Prospective compilation (PMMC): when to compile, the routing gate (α_route 0.60, δ 0.05), r = 2
+   * repairs, and the roles: the model-free rules (default), `"chat"` (an LLM through `models.chat`),
+   * or roles given.
+   */
+  readonly compile?: Partial<Omit<CompileConfig, "unit">> & {
+    readonly unit?: Partial<UnitBudget>;
+    readonly roles?: "rules" | "chat" | CompileRoles;
+  };
   /** Let `addSession` fetch `url` images. Off by default. */
   readonly allowRemoteImages?: boolean;
   readonly fetch?: typeof fetch;

@@ -1,5 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { InputError, ModelMismatchError, NotFoundError } from "./core/errors.ts";
+import { ChatRoles } from "./compile/chat-roles.ts";
+import { type BankedReport, type CompilerContext, compileIntoBank, compilePrograms } from "./compile/compile-bank.ts";
+import { type CompileConfig, defaultCompileConfig } from "./compile/compile-config.ts";
+import type { CompileReport } from "./compile/compile-session.ts";
+import { compiledSearch, textEmbedder } from "./compile/compiled-search.ts";
+import type { CompileRoles } from "./compile/roles.ts";
+import { ruleRoles } from "./compile/rule-roles.ts";
+import { ConfigError, InputError, ModelMismatchError, NotFoundError } from "./core/errors.ts";
 import { KeyedQueue } from "./core/keyed-queue.ts";
 import { type Scope, scopeKey, validateScope } from "./core/scope.ts";
 import { type Budget, defaultBudget } from "./evidence/budget.ts";
@@ -33,6 +40,7 @@ import {
   search,
 } from "./route/search.ts";
 import { defaultSearchConfig, type SearchConfig } from "./route/search-config.ts";
+import type { BankProgram } from "./store/bank-records.ts";
 import type { IndexState } from "./store/index-records.ts";
 import { openStore } from "./store/open-store.ts";
 import type {
@@ -47,6 +55,7 @@ import type {
 } from "./store/records.ts";
 import type { ScopedStore, Store } from "./store/store.ts";
 
+export type { BankedReport } from "./compile/compile-bank.ts";
 export type { IndexCheck, IndexRepair } from "./maintain/scope-index.ts";
 export type { AddSessionOptions, AddSessionResult, AppendTurnsOptions, MemoryOptions } from "./memory-options.ts";
 export type { SearchOptions, SearchQuery } from "./route/search.ts";
@@ -61,6 +70,10 @@ const defaultAuditPage = 100;
 
 /** The harness's way to read through another index than the stored one (not part of the public SDK). */
 export const searchThroughIndex = Symbol("cairn.searchThroughIndex");
+/** The harness's way to search through a bank held in memory instead of the stored one (not public). */
+export const searchThroughBank = Symbol("cairn.searchThroughBank");
+/** The harness's way to compile a session with other settings or roles, without banking it (not public). */
+export const compileWithout = Symbol("cairn.compileWithout");
 /** The harness's way to reach a scope's store handle (not part of the public SDK). */
 export const scopedStore = Symbol("cairn.scopedStore");
 
@@ -82,6 +95,8 @@ export class Memory {
   readonly searchConfig: SearchConfig;
   readonly limits: IngestLimits;
   readonly maintenance: MaintenanceConfig;
+  /** Prospective compilation's settings (PMMC; docs/decisions/010). */
+  readonly compileConfig: CompileConfig;
   /** The vector spaces this memory's models write and read (names carry the model ids). */
   readonly spaces: VectorSpaces;
   readonly #store: Store;
@@ -94,6 +109,7 @@ export class Memory {
   /** The clock that stamps appended turns and notes given no time, and maintenance's decisions. */
   readonly #now: () => number;
   readonly #reader: SearchContext;
+  readonly #compiler: CompilerContext;
   #closed = false;
 
   private constructor(store: Store, options: MemoryOptions) {
@@ -120,6 +136,12 @@ export class Memory {
       newId: newEntryId,
       now: this.#now,
     });
+    const { roles, unit, ...compile } = options.compile ?? {};
+    this.compileConfig = Object.freeze({
+      ...defaultCompileConfig,
+      ...compile,
+      unit: Object.freeze({ ...defaultCompileConfig.unit, ...unit }),
+    });
     this.#options = options;
     const activeEntries = new ActiveEntriesCache(activeIndexCacheSize);
     this.#reader = Object.freeze({
@@ -130,6 +152,16 @@ export class Memory {
       limits: this.limits,
       queryEmbeddings: new EmbeddingCache(queryEmbeddingCacheSize),
       activeEntries: async (scoped: ScopedStore) => activeEntries.get(scoped, await this.#ensureIndex(scoped)),
+    });
+    this.#compiler = Object.freeze({
+      models: this.models,
+      spaces: this.spaces,
+      config: this.compileConfig,
+      roles: resolveRoles(roles ?? "rules", options.models),
+      rrfK: this.searchConfig.rrfK,
+      window: this.budget.rawNodes,
+      embedText: textEmbedder(this.#reader),
+      now: Date.now,
     });
   }
 
@@ -178,6 +210,11 @@ export class Memory {
     const { result, plan } = await this.#writeLocks.run(scopeKey(scoped.scope), () =>
       commitWithMaintenance(scoped, write, this.#maintainer),
     );
+    const compileWarnings: string[] = [];
+    if (this.compileConfig.onCommit && !result.duplicate) {
+      const report = await this.#compile(scoped, result.session.key);
+      compileWarnings.push(...report.warnings);
+    }
     return {
       sessionId: result.session.id,
       sessionKey: result.session.key,
@@ -185,7 +222,7 @@ export class Memory {
       entryIds: result.entryIds,
       maintenance: { actions: plan.audits.map((audit) => audit.action), overflowRepairs: plan.overflowRepairs },
       duplicate: result.duplicate,
-      warnings: [...warnings, ...plan.warnings],
+      warnings: [...warnings, ...plan.warnings, ...compileWarnings],
     };
   }
 
@@ -243,7 +280,82 @@ export class Memory {
    * @example const pack = await memory.search(scope, "the red bicycle", { budget: { images: 2 } });
    */
   async search(scope: Scope, query: string | SearchQuery, options: SearchOptions = {}): Promise<EvidencePack> {
+    if ((options.mode ?? this.searchConfig.mode) === "compiled") return this[searchThroughBank](scope, query, options);
     return this[searchThroughIndex](scope, query, options);
+  }
+
+  async [searchThroughBank](
+    scope: Scope,
+    query: string | SearchQuery,
+    options: SearchOptions,
+    bank?: readonly BankProgram[],
+  ): Promise<EvidencePack> {
+    const scoped = this.#scoped(scope);
+    const mismatch = await this.#checkModels(scoped);
+    const pack = await compiledSearch(
+      scoped,
+      query,
+      options,
+      {
+        reader: this.#reader,
+        config: this.compileConfig,
+        fallback: (fallbackOptions) => search(scoped, query, fallbackOptions, this.#reader),
+      },
+      bank,
+    );
+    return mismatch ? { ...pack, warnings: [...pack.warnings, mismatch] } : pack;
+  }
+
+  /**
+   * Prospective compilation (PMMC), e.g. at consolidation time: for each session not compiled yet
+   * (in time order), predict questions about it, plan a retrieval program for each, prove it on the
+   * history as it stood, and bank the verified ones. Query-blind; audited (`bank.admit`). With
+   * `session`, that session is compiled again: its banked programs are retired (`bank.retire`) and
+   * replaced by the new ones, proved against the history as it stands now.
+   * @example const [report] = await memory.compile(scope, { session: "s1" }); report.banked.length
+   */
+  async compile(scope: Scope, options: { readonly session?: string } = {}): Promise<BankedReport[]> {
+    const scoped = this.#scoped(scope);
+    await this.#ensureIndex(scoped);
+    // A program's anchor is the last session of its unit: the session it was compiled for.
+    const anchored = new Map<string, string[]>();
+    for (const program of await scoped.readBank()) {
+      const anchor = program.sessions.at(-1);
+      if (anchor !== undefined) anchored.set(anchor, [...(anchored.get(anchor) ?? []), program.id]);
+    }
+    if (options.session !== undefined) {
+      const { key } = await this.getSession(scope, options.session);
+      const previous = anchored.get(key) ?? [];
+      if (previous.length > 0) {
+        await scoped.retirePrograms(previous, {
+          action: "bank.retire",
+          subject: key,
+          details: { reason: "recompiled" },
+        });
+      }
+      return [await this.#compile(scoped, key)];
+    }
+    const reports: BankedReport[] = [];
+    for (const session of await scoped.readSessions({})) {
+      if (!anchored.has(session.key)) reports.push(await this.#compile(scoped, session.key));
+    }
+    return reports;
+  }
+
+  async [compileWithout](
+    scope: Scope,
+    session: string,
+    overrides: { readonly config?: Partial<CompileConfig>; readonly roles?: CompileRoles },
+  ): Promise<{ report: CompileReport; programs: BankProgram[] }> {
+    const scoped = this.#scoped(scope);
+    const config = { ...this.compileConfig, ...overrides.config };
+    const context = { ...this.#compiler, config, roles: overrides.roles ?? this.#compiler.roles };
+    return compilePrograms(scoped, session, context);
+  }
+
+  /** The scope's question bank: predicted questions, their programs and verification, oldest first. */
+  async listPrograms(scope: Scope, options?: { limit?: number; offset?: number }): Promise<BankProgram[]> {
+    return this.#scoped(scope).readBank(options ?? {});
   }
 
   async [searchThroughIndex](
@@ -387,6 +499,13 @@ export class Memory {
     if (this.#options.ownsModels) await this.models.close();
   }
 
+  /** In the scope's write queue: two compilations of one scope never bank the same session twice at once. */
+  async #compile(scoped: ScopedStore, sessionKey: string): Promise<BankedReport> {
+    return this.#writeLocks.run(`${scopeKey(scoped.scope)}#bank`, () =>
+      compileIntoBank(scoped, sessionKey, this.#compiler),
+    );
+  }
+
   #scoped(scope: Scope): ScopedStore {
     return this.#store.forScope(validateScope(scope));
   }
@@ -407,6 +526,16 @@ export class Memory {
     await this.rebuildIndex(scoped.scope);
     return (await scoped.indexStatus()).version;
   }
+}
+
+function resolveRoles(roles: "rules" | "chat" | CompileRoles, models: Models): CompileRoles {
+  if (roles === "rules") return ruleRoles;
+  if (roles === "chat") {
+    if (!models.chat)
+      throw new ConfigError(`compile roles "chat" need a chat model; the ${models.profile} profile has none`);
+    return new ChatRoles(models.chat);
+  }
+  return roles;
 }
 
 function newEntryId(): string {

@@ -1,7 +1,6 @@
 import { ConflictError, InputError, NotFoundError } from "../core/errors.ts";
 import type { Scope } from "../core/scope.ts";
 import { parseRfc3339, rfc3339Reason } from "../core/time.ts";
-import type { Memory } from "../memory.ts";
 import type { ImageInput } from "./session-input.ts";
 
 /** What to remember besides the words: images, and optionally where, when and who. */
@@ -31,6 +30,22 @@ export interface RememberResult {
   readonly warnings: readonly string[];
 }
 
+/** What `remember` needs of the memory: a session write and a lookup by key (ingest sits below Memory). */
+export interface NoteWriter {
+  addSession(
+    scope: Scope,
+    input: unknown,
+    options: { readonly baseDir?: string },
+  ): Promise<{
+    readonly sessionId: string;
+    readonly sessionKey: string;
+    readonly rawNodeIds: readonly string[];
+    readonly duplicate: boolean;
+    readonly warnings: readonly string[];
+  }>;
+  getSession(scope: Scope, idOrKey: string): Promise<unknown>;
+}
+
 /** Writers that pick the same free sequence number at once: the loser picks again, this many times. */
 const maxAttempts = 5;
 
@@ -43,7 +58,7 @@ const maxAttempts = 5;
  * await memory.remember(scope, "Ana's bike is a 54 cm frame", { images: [{ path: "bike.png" }] });
  */
 export async function remember(
-  memory: Memory,
+  memory: NoteWriter,
   scope: Scope,
   text: string,
   options: RememberOptions,
@@ -92,7 +107,7 @@ export async function remember(
  * a free one and bisection the first free after the taken run (a forgotten number may be reused,
  * which is harmless: keys only need to be unique while stored).
  */
-async function nextSequence(memory: Memory, scope: Scope, prefix: string): Promise<string> {
+async function nextSequence(memory: NoteWriter, scope: Scope, prefix: string): Promise<string> {
   const taken = async (n: number) =>
     memory.getSession(scope, `${prefix}${pad(n)}`).then(
       () => true,

@@ -6,6 +6,7 @@ import type { ForgetRequest } from "../store.ts";
 import { clearAudit, keyedHasher, redactAudit, writeAudit } from "./audit-events.ts";
 import { applyForgetOps, lockIndex } from "./index-rows.ts";
 import { removeLexicalStatistics } from "./lexical-statistics.ts";
+import { retireProgramsOn } from "./question-bank.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
 
@@ -53,6 +54,8 @@ export async function forget(context: ScopeContext, sql: Sql, request: ForgetReq
   const forgottenNames = await namesOf(context, sql, target, nodeRowids, sessionRowids);
   await applyForgetOps(context, sql, plan, nodes);
   await removeLexicalStatistics(context, sql, nodeRowids);
+  // Programs whose evidence goes are retired with it: the bank never points at forgotten raw nodes.
+  const programs = await retireProgramsOn(context, sql, nodeRowids);
   await deleteRawNodesAndSessions(context, sql, nodeRowids, sessionRowids);
   const unseen = await sql.query<{ hash: string }>(
     `SELECT h.hash FROM unnest($1::text[]) AS h (hash)
@@ -86,6 +89,7 @@ export async function forget(context: ScopeContext, sql: Sql, request: ForgetReq
     entriesRelinked: repairs.relinked.length,
     orphansHosted: repairs.orphansHosted.length,
     blobsDeleted: unseen.length,
+    programs,
   });
   return {
     sessions: sessionRowids.length,

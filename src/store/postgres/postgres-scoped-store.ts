@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { Ranked } from "../../core/ranked.ts";
 import type { Scope } from "../../core/scope.ts";
+import type { BankAudit, BankProgram } from "../bank-records.ts";
 import type { IndexEntry, IndexState, MaintenancePlan } from "../index-records.ts";
 import type {
   AuditEvent,
@@ -26,6 +27,7 @@ import { readAudit } from "./audit-events.ts";
 import { commitSession, importSession } from "./commit-session.ts";
 import { forget } from "./forget.ts";
 import { readIndex, readLinked } from "./index-rows.ts";
+import { admitPrograms, readBank, retirePrograms } from "./question-bank.ts";
 import { knownImages, readBlob } from "./read-blobs.ts";
 import { readRawNodes } from "./read-raw-nodes.ts";
 import { readSessions } from "./read-sessions.ts";
@@ -162,6 +164,19 @@ export class PostgresScopedStore implements ScopedStore {
     options: { readonly spaces: { readonly text: string; readonly image: string | null }; readonly replace: boolean },
   ): Promise<void> {
     return this.#write("applyIndexPlan", (sql) => applyIndexPlan(this.#context, sql, plan, options));
+  }
+
+  // ── Question bank ──────────────────────────────────────────────────────────────────────────
+  async admitPrograms(programs: readonly BankProgram[], audit: BankAudit): Promise<void> {
+    return this.#write("admitPrograms", (sql) => admitPrograms(this.#context, sql, programs, audit));
+  }
+
+  async readBank(options: { limit?: number; offset?: number } = {}): Promise<BankProgram[]> {
+    return this.#read("readBank", (sql) => readBank(this.#context, sql, options));
+  }
+
+  async retirePrograms(ids: readonly string[], audit: BankAudit): Promise<number> {
+    return this.#write("retirePrograms", (sql) => retirePrograms(this.#context, sql, ids, audit));
   }
 
   // ── Transfer ────────────────────────────────────────────────────────────────────────────────

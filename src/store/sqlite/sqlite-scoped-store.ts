@@ -1,6 +1,7 @@
 import type { Database } from "better-sqlite3";
 import type { Ranked } from "../../core/ranked.ts";
 import type { Scope } from "../../core/scope.ts";
+import type { BankAudit, BankProgram } from "../bank-records.ts";
 import type { IndexEntry, IndexState, MaintenancePlan } from "../index-records.ts";
 import type {
   AuditEvent,
@@ -27,6 +28,7 @@ import { commitSession, importSession } from "./commit-session.ts";
 import { linkedEntries, textVectors } from "./derived-lookups.ts";
 import { forget } from "./forget.ts";
 import { readIndex } from "./index-rows.ts";
+import { admitPrograms, readBank, retirePrograms } from "./question-bank.ts";
 import { knownImages, readBlob } from "./read-blobs.ts";
 import { readRawNodes } from "./read-raw-nodes.ts";
 import { readSessions } from "./read-sessions.ts";
@@ -145,6 +147,19 @@ export class SqliteScopedStore implements ScopedStore {
     options: { readonly spaces: { readonly text: string; readonly image: string | null }; readonly replace: boolean },
   ): Promise<void> {
     applyIndexPlan(this.#context, plan, options);
+  }
+
+  // ── Question bank ──────────────────────────────────────────────────────────────────────────
+  async admitPrograms(programs: readonly BankProgram[], audit: BankAudit): Promise<void> {
+    admitPrograms(this.#context, programs, audit);
+  }
+
+  async readBank(options: { limit?: number; offset?: number } = {}): Promise<BankProgram[]> {
+    return readBank(this.#context, options);
+  }
+
+  async retirePrograms(ids: readonly string[], audit: BankAudit): Promise<number> {
+    return retirePrograms(this.#context, ids, audit);
   }
 
   // ── Transfer ───────────────────────────────────────────────────────────────────────────────

@@ -165,6 +165,7 @@ const commands: Record<string, CliCommand> = {
       data: { type: "string" },
       out: { type: "string" },
       benchmarks: { type: "string" },
+      gate: { type: "string" },
       answer: { type: "boolean" },
       store: { type: "string" },
     },

@@ -99,10 +99,10 @@ export const searchBody = z
       .strict()
       .optional(),
     mode: z
-      .enum(["cairn", "route", "tri-path"])
+      .enum(["cairn", "route", "tri-path", "compiled"])
       .optional()
       .describe(
-        "cairn (default): the active index and the direct channels; route: the index only; tri-path: direct channels only",
+        "cairn (default): the active index and the direct channels; route: the index only; tri-path: direct channels only; compiled: a banked program when one matches (PMMC), else cairn",
       ),
     routing: z
       .object({
@@ -342,6 +342,34 @@ const routeTrace = z
   .strict()
   .describe("Routing's trace: pages scored and read, entries chosen and reached through links");
 
+const compiledTrace = z
+  .object({
+    ran: z.boolean(),
+    program: z
+      .object({
+        id: z.string(),
+        question: z.string(),
+        kind: z.string(),
+        score: z.number(),
+        margin: z.number(),
+      })
+      .strict()
+      .nullable()
+      .describe("the best bank match: the program that ran, or the one that missed the gate"),
+    reason: z.string().nullable().describe("why the default search answered instead"),
+    fallback: z.enum(["cairn", "route", "tri-path", "compiled"]).nullable(),
+    steps: z.array(z.object({ id: z.string(), op: z.string(), nodes: z.number().int() }).strict()),
+    gate: z.object({ alphaRoute: z.number(), margin: z.number() }).strict(),
+    candidates: z
+      .array(z.object({ id: z.string(), score: z.number() }).strict())
+      .describe("the best bank matches, at most 5, best first"),
+    bankSize: z.number().int(),
+    matchMs: z.number(),
+    executeMs: z.number(),
+  })
+  .strict()
+  .describe("A compiled search's trace: which banked program ran, or why it fell back");
+
 const evidencePack = z
   .object({
     query: z
@@ -350,8 +378,9 @@ const evidencePack = z
     items: z.array(evidenceItem),
     budget: budgetUse,
     channelsUsed: z.array(channelName),
-    mode: z.enum(["cairn", "route", "tri-path"]),
+    mode: z.enum(["cairn", "route", "tri-path", "compiled"]),
     route: routeTrace.optional().describe("absent for tri-path"),
+    compiled: compiledTrace.optional().describe("present for compiled"),
     warnings: z.array(z.string()),
     timings: z.object({ embedMs: z.number(), searchMs: z.number(), totalMs: z.number() }).strict(),
   })

@@ -140,7 +140,7 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
       outputSchema: searchOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    ({ text, image, budget, filters, channels, vision, images, detail }) =>
+    ({ text, image, budget, filters, channels, mode: readMode, vision, images, detail }) =>
       toolResult("cairn_search", log, async () => {
         const pack = await memory.search(
           scope,
@@ -149,6 +149,7 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
             budget: { textTokens: mcpSearchTextTokens, ...definedOnly(budget ?? {}) },
             filters,
             channels,
+            mode: readMode,
             vision,
           },
         );
