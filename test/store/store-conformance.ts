@@ -13,6 +13,7 @@ import {
   seamMethods,
 } from "./conformance-support.ts";
 import { transferConformance } from "./transfer-conformance.ts";
+import { videoMemoryConformance } from "./video-memory-conformance.ts";
 
 export { buildSessionWrite, spaces } from "./conformance-support.ts";
 export type { MakeStore, StoreConformanceOptions };
@@ -33,6 +34,7 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
     coldStoreConformance,
     channelIndexConformance,
     activeIndexConformance,
+    videoMemoryConformance,
     transferConformance,
   ];
   const caseNames = groups.flatMap((group) => group.cases.map((testCase) => testCase.name));

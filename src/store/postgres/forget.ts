@@ -8,6 +8,7 @@ import { applyForgetOps, lockIndex } from "./index-rows.ts";
 import { removeLexicalStatistics } from "./lexical-statistics.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
+import { forgetVideoItems } from "./video-items.ts";
 
 /** The rows a forget removes, resolved from its target inside the scope. */
 interface ForgetRows {
@@ -52,6 +53,7 @@ export async function forget(context: ScopeContext, sql: Sql, request: ForgetReq
   ]);
   const forgottenNames = await namesOf(context, sql, target, nodeRowids, sessionRowids);
   await applyForgetOps(context, sql, plan, nodes);
+  const videoItems = await forgetVideoItems(context, sql, [...nodes.keys()], "all" in target);
   await removeLexicalStatistics(context, sql, nodeRowids);
   await deleteRawNodesAndSessions(context, sql, nodeRowids, sessionRowids);
   const unseen = await sql.query<{ hash: string }>(
@@ -86,6 +88,7 @@ export async function forget(context: ScopeContext, sql: Sql, request: ForgetReq
     entriesRelinked: repairs.relinked.length,
     orphansHosted: repairs.orphansHosted.length,
     blobsDeleted: unseen.length,
+    videoItems,
   });
   return {
     sessions: sessionRowids.length,

@@ -10,6 +10,7 @@ import { type ImageSlotRow, numbers, type RowidIdRow, strings } from "./record-r
 import type { ScopeContext } from "./scope-context.ts";
 import { type TenantStorage, tenantExists, tenantKeyRange } from "./tenants.ts";
 import { imageSlots, type SpaceRow, vectorTableOf } from "./vector-rows.ts";
+import { forgetVideoItems } from "./video-items.ts";
 
 /** The rows a forget removes, resolved from its target inside the scope. */
 interface ForgetRows {
@@ -86,6 +87,7 @@ function forgetRows(
   const blobHashes = referencedBlobs(context, nodeRowids);
   const forgottenNames = namesOf(context, target, nodeRowids, sessionRowids);
   deleteDerivedRows(context, tenant, nodeRowids, spaces, removedVectors);
+  const videoItems = forgetVideoItems(context, [...nodeRowidById.keys()], "all" in target);
   applyForgetOps(context.db, context.key, plan, (id) => nodeRowidById.get(id));
   deleteRawNodesAndSessions(context, nodeRowids, sessionRowids);
   const removedBlobs = tenant ? releaseBlobs(context, tenant, blobHashes) : [];
@@ -108,6 +110,7 @@ function forgetRows(
     entriesRelinked: repairs.relinked.length,
     orphansHosted: repairs.orphansHosted.length,
     blobsDeleted: removedBlobs.length,
+    videoItems,
   });
   return {
     sessions: sessionRowids.length,

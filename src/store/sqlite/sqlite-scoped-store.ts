@@ -21,6 +21,7 @@ import type {
   SessionIdentity,
   SessionQuery,
 } from "../store.ts";
+import type { VideoItem, VideoItemQuery, VideoWrite } from "../video-records.ts";
 import { readAudit } from "./audit-events.ts";
 import { commitSession, importSession } from "./commit-session.ts";
 import { linkedEntries, textVectors } from "./derived-lookups.ts";
@@ -34,6 +35,7 @@ import { applyIndexPlan, indexStatus, restoreIndexAndAudit } from "./scope-index
 import { scopeStats } from "./scope-stats.ts";
 import { searchLexical } from "./search-lexical.ts";
 import { searchVectors } from "./search-vectors.ts";
+import { commitVideo, readVideoItems } from "./video-items.ts";
 
 /**
  * One scope's handle on the SQLite store. Each method delegates to the module of its job; every
@@ -130,6 +132,15 @@ export class SqliteScopedStore implements ScopedStore {
     options: { readonly spaces: { readonly text: string; readonly image: string | null }; readonly replace: boolean },
   ): Promise<void> {
     applyIndexPlan(this.#context, plan, options);
+  }
+
+  // ── Video memory ────────────────────────────────────────────────────────────────────────────
+  async commitVideo(write: VideoWrite): Promise<void> {
+    commitVideo(this.#context, write);
+  }
+
+  async readVideoItems(query: VideoItemQuery): Promise<VideoItem[]> {
+    return readVideoItems(this.#context, query);
   }
 
   // ── Transfer ───────────────────────────────────────────────────────────────────────────────
