@@ -100,6 +100,23 @@ export async function openVideoStream(source: VideoSource, options: GatewayOptio
   return startDecoder(source, label, options, probe, { width, height }, head);
 }
 
+/**
+ * Checks a file or network source without decoding it (the same typed errors as `openVideoStream`),
+ * so a caller can refuse a bad source before creating anything. Not for stdin, which reads once.
+ */
+export async function checkVideoSource(
+  source: Exclude<VideoSource, { kind: "stdin" }>,
+  options: GatewayOptions,
+): Promise<ProbedSource> {
+  const label = describeSource(source);
+  if (source.kind === "file") {
+    const info = await stat(source.path).catch(() => null);
+    if (!info) throw new VideoSourceError("missing", label, "");
+    if (!info.isFile()) throw new VideoSourceError("not-video", label, "not a regular file");
+  }
+  return probeSource(source, label, options, null);
+}
+
 /** Enough of a stream for ffprobe to find its tracks (MPEG-TS, Matroska, fragmented MP4). */
 const stdinProbeBytes = 4 * 1024 * 1024;
 

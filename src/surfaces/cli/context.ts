@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import type { Scope } from "../../core/scope.ts";
-import { Memory } from "../../memory.ts";
+import { Memory, type MemoryOptions } from "../../memory.ts";
 import { createModels } from "../../models/profiles.ts";
 import { isPostgresUrl, openStore } from "../../store/open-store.ts";
 
@@ -63,7 +63,10 @@ export function scopeOf(options: CommonOptions, user = options.user): Scope {
  * there with a NotFoundError (exit 3) instead of creating an empty one: a mistyped `--db` would
  * otherwise answer "nothing found" from a fresh store and leave it behind.
  */
-export async function openMemory(options: CommonOptions, { mustExist = false } = {}): Promise<Memory> {
+export async function openMemory(
+  options: CommonOptions,
+  { mustExist = false, video }: { mustExist?: boolean; video?: MemoryOptions["video"] } = {},
+): Promise<Memory> {
   const store = await openStore(options.db, { mustExist });
   let models: Awaited<ReturnType<typeof createModels>>;
   try {
@@ -78,6 +81,7 @@ export async function openMemory(options: CommonOptions, { mustExist = false } =
       models,
       ownsModels: true,
       allowRemoteImages: options.allowRemoteImages,
+      ...(video ? { video } : {}),
     });
   } catch (error) {
     await models.close();

@@ -3,6 +3,7 @@ import { CairnError } from "../../core/errors.ts";
 import { bench, benchHelp } from "./commands/bench.ts";
 import { check, checkHelp } from "./commands/check.ts";
 import { demo } from "./commands/demo.ts";
+import { entities, entitiesHelp, video } from "./commands/entities.ts";
 import { forget, forgetHelp } from "./commands/forget.ts";
 import { ingest, ingestHelp } from "./commands/ingest.ts";
 import { keys, keysHelp } from "./commands/keys.ts";
@@ -11,6 +12,7 @@ import { migrate, migrateHelp } from "./commands/migrate.ts";
 import { search, searchHelp } from "./commands/search.ts";
 import { serve, serveHelp } from "./commands/serve.ts";
 import { show, showHelp } from "./commands/show.ts";
+import { watch, watchHelp } from "./commands/watch.ts";
 import { commonOptionSpec, commonOptions } from "./context.ts";
 
 const usage = `cairn — long-term multimodal memory for agents
@@ -26,6 +28,8 @@ Commands:
   ${mcpHelp.replaceAll("\n", "\n  ")}
   ${serveHelp.replaceAll("\n", "\n  ")}
   ${keysHelp.replaceAll("\n", "\n  ")}
+  ${watchHelp.replaceAll("\n", "\n  ")}
+  ${entitiesHelp.replaceAll("\n", "\n  ")}
   cairn demo   build the example memory from examples/ and run a few searches
 
 Options for every command:
@@ -89,6 +93,13 @@ export async function main(argv: string[]): Promise<number> {
       "max-body-mb": { type: "string" },
       demo: { type: "boolean" },
       repair: { type: "boolean" },
+      fps: { type: "string" },
+      stream: { type: "string" },
+      start: { type: "string" },
+      "max-seconds": { type: "string" },
+      level: { type: "string" },
+      name: { type: "string" },
+      entity: { type: "string" },
     },
   });
   if (values.help) {
@@ -149,6 +160,17 @@ export async function main(argv: string[]): Promise<number> {
         tenantGiven: rest.some((arg) => arg === "--tenant" || arg.startsWith("--tenant=")),
         userGiven: rest.some((arg) => arg === "--user" || arg.startsWith("--user=")),
       });
+    case "watch":
+      return watch(options, positionals[0], {
+        fps: values.fps,
+        stream: values.stream,
+        start: values.start,
+        maxSeconds: values["max-seconds"],
+      });
+    case "entities":
+      return entities(options, positionals, { name: values.name, entity: values.entity });
+    case "video":
+      return video(options, positionals, { level: values.level, k: values.k, saveImages: values["save-images"] });
     default:
       process.stderr.write(`unknown command ${command}\n\n${usage}\n`);
       return 2;
