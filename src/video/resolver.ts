@@ -228,7 +228,8 @@ function continuing(track: TrackEvidence, input: ResolveInput): TrackedTarget | 
   const { config } = input;
   let best: { target: TrackedTarget; score: number } | null = null;
   for (const target of input.targets) {
-    if (input.segment - target.lastSegment > config.pendingSegments + 1) continue;
+    // Continuity bridges one segment to the next, not a gap: after that, galleries decide.
+    if (input.segment - target.lastSegment > 1) continue;
     const faceScore = track.face && target.face ? cosine(track.face, target.face) : null;
     // A face that disagrees outweighs similar clothes.
     if (faceScore !== null && faceScore < config.faceWeak) continue;

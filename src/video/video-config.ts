@@ -6,7 +6,9 @@ import { defaultVoiceActivityConfig, type VoiceActivityConfig } from "./voice-ac
 /**
  * Settings of the video memory (ReflectWorld-MM, DESIGN §4). Thresholds are fixed defaults, not
  * tuned per clip: face cosines of FaceRes descriptors were read off a handful of portrait/frame
- * pairs (same person 0.62–0.83, different people up to 0.57), appearance ones are conservative.
+ * pairs (same person 0.62–0.83, different people up to 0.57); BlazeFace also fires on the backs of
+ * heads at scores 0.49–0.61 (real faces here score 0.7–0.9), hence the face score floor; appearance
+ * thresholds are conservative because clothes are shared and change.
  */
 export interface IdentityConfig {
   /** Face cosine from which a candidate is a match (with `margin` over the runner-up entity). */
@@ -38,14 +40,14 @@ export interface IdentityConfig {
 export const defaultIdentityConfig: IdentityConfig = Object.freeze({
   faceMatch: 0.6,
   faceWeak: 0.52,
-  appearanceMatch: 0.86,
-  appearanceWeak: 0.78,
+  appearanceMatch: 0.9,
+  appearanceWeak: 0.85,
   margin: 0.03,
   mergeAt: 0.72,
   minFacePixels: 40,
-  minFaceScore: 0.5,
-  minSharpness: 8,
-  minPersonScore: 0.45,
+  minFaceScore: 0.65,
+  minSharpness: 25,
+  minPersonScore: 0.4,
   minPersonPixels: 60,
   slotsPerModality: 6,
   slotNovelty: 0.92,
@@ -96,7 +98,7 @@ export interface PerceptionConfig {
 
 export const defaultPerceptionConfig: PerceptionConfig = Object.freeze({
   framesPerSegment: 4,
-  keyFramesPerSegment: 2,
+  keyFramesPerSegment: 1,
   minObjectScore: 0.4,
 });
 

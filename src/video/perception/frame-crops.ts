@@ -70,16 +70,20 @@ export function sharpness(frame: Frame | RgbImage, box: Box): number {
 }
 
 /**
- * Colour of a person crop as a unit vector: an HSV histogram (8 hues × 3 saturations × 3 values)
- * of its middle (the clothing; the outer fifth on each side is mostly background), square-rooted so
- * that cosine compares like the Hellinger distance.
+ * Colour of a person crop as a unit vector: HSV histograms (8 hues × 3 saturations × 3 values) of
+ * its upper half (hair, shoulders, top) and lower half (trousers, skirt, legs), each over the middle
+ * three fifths of the width (the sides are mostly background), square-rooted so that cosine compares
+ * like the Hellinger distance. Seen from behind, hair and clothing colours are most of what tells
+ * two people apart.
  */
 export function colourHistogram(image: RgbImage): Float32Array {
-  const bins = new Float32Array(8 * 3 * 3);
+  const binsPerRegion = 8 * 3 * 3;
+  const bins = new Float32Array(binsPerRegion * 2);
   const left = Math.floor(image.width * 0.2);
   const right = Math.ceil(image.width * 0.8);
-  const top = Math.floor(image.height * 0.15);
-  for (let y = top; y < image.height; y += 2) {
+  const middle = Math.floor(image.height / 2);
+  for (let y = 0; y < image.height; y += 2) {
+    const region = y < middle ? 0 : binsPerRegion;
     for (let x = left; x < right; x += 2) {
       const offset = (y * image.width + x) * 3;
       const [h, s, v] = hsv(image.rgb[offset] ?? 0, image.rgb[offset + 1] ?? 0, image.rgb[offset + 2] ?? 0);
@@ -87,15 +91,18 @@ export function colourHistogram(image: RgbImage): Float32Array {
       const saturation = Math.min(2, Math.floor(s * 3));
       const value = Math.min(2, Math.floor(v * 3));
       // Greys have no meaningful hue: they all go to hue 0 so a grey cardigan matches itself under any tint.
-      const index = (saturation === 0 ? 0 : hue) * 9 + saturation * 3 + value;
+      const index = region + (saturation === 0 ? 0 : hue) * 9 + saturation * 3 + value;
       bins[index] = (bins[index] ?? 0) + 1;
     }
   }
-  let norm = 0;
-  for (let i = 0; i < bins.length; i++) {
-    bins[i] = Math.sqrt(bins[i] ?? 0);
-    norm += (bins[i] ?? 0) ** 2;
+  // Each half weighs the same whatever its pixel count; then the whole is unit length.
+  for (const start of [0, binsPerRegion]) {
+    let total = 0;
+    for (let i = start; i < start + binsPerRegion; i++) total += bins[i] ?? 0;
+    for (let i = start; i < start + binsPerRegion; i++) bins[i] = Math.sqrt((bins[i] ?? 0) / (total || 1));
   }
+  let norm = 0;
+  for (const value of bins) norm += value * value;
   norm = Math.sqrt(norm) || 1;
   for (let i = 0; i < bins.length; i++) bins[i] = (bins[i] ?? 0) / norm;
   return bins;
