@@ -1,4 +1,6 @@
 import { cosine } from "../core/vectors.ts";
+import type { Box } from "./perception/detector.ts";
+import { iou } from "./perception/frame-crops.ts";
 import { type Candidate, type GalleryEntity, type Modality, proposeCandidates } from "./reid.ts";
 import type { TrackEvidence } from "./tracks.ts";
 import type { IdentityConfig } from "./video-config.ts";
@@ -31,6 +33,9 @@ export interface TrackedTarget {
   readonly appearance: Float32Array | null;
   /** Analysed segment index in which it was last seen. */
   readonly lastSegment: number;
+  /** Where and when (media ms) it was last seen, when known: someone still standing there is still them. */
+  readonly lastBox?: Box;
+  readonly lastSeenMs?: number;
 }
 
 /** Weak evidence waiting for a second look. */
@@ -234,10 +239,17 @@ function continuing(track: TrackEvidence, input: ResolveInput): TrackedTarget | 
     // A face that disagrees outweighs similar clothes.
     if (faceScore !== null && faceScore < config.faceWeak) continue;
     const lookScore = track.appearance && target.appearance ? cosine(track.appearance, target.appearance) : null;
+    // Seen in the same place moments after the target was last seen there: a lower bar for the look.
+    const stayed =
+      target.lastBox !== undefined &&
+      target.lastSeenMs !== undefined &&
+      track.first.timeMs - target.lastSeenMs <= config.continuityGapMs &&
+      iou(track.first.box, target.lastBox) >= config.continuityOverlap;
+    const lookBar = stayed ? config.appearanceContinuity : config.appearanceWeak;
     const score =
       faceScore !== null && faceScore >= config.faceWeak
         ? 1 + faceScore
-        : lookScore !== null && lookScore >= config.appearanceWeak
+        : lookScore !== null && lookScore >= lookBar
           ? lookScore
           : null;
     if (score !== null && (!best || score > best.score)) best = { target, score };

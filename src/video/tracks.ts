@@ -129,6 +129,9 @@ export interface TrackEvidence {
   readonly unsafe: readonly string[];
   /** The sighting whose crop represents the track: its best safe face, else its largest safe person box. */
   readonly representative: PersonSighting;
+  /** The track's first and last sightings: where and when it entered and left this segment's frames. */
+  readonly first: PersonSighting;
+  readonly last: PersonSighting;
 }
 
 export function trackEvidence(track: Track): TrackEvidence {
@@ -149,7 +152,9 @@ export function trackEvidence(track: Track): TrackEvidence {
     (a, b) => b.box[2] * b.box[3] - a.box[2] * a.box[3],
   )[0];
   const representative = safeFaces[0] ?? largest ?? track.sightings[0];
-  if (!representative) throw new Error("a track has at least one sighting");
+  const first = track.sightings[0];
+  const last = track.sightings.at(-1);
+  if (!representative || !first || !last) throw new Error("a track has at least one sighting");
   return {
     trackId: track.id,
     frames: [...new Set(track.sightings.map((sighting) => sighting.frame))],
@@ -159,6 +164,8 @@ export function trackEvidence(track: Track): TrackEvidence {
     appearance: meanVector(appearances),
     unsafe,
     representative,
+    first,
+    last,
   };
 }
 

@@ -35,6 +35,14 @@ export interface IdentityConfig {
   readonly pendingSegments: number;
   /** Pending evidence kept per stream (the working state is bounded). */
   readonly maxPending: number;
+  /**
+   * Continuity in place: a track that starts within `continuityGapMs` of where (box overlap ≥
+   * `continuityOverlap`) a target of the previous segment was last seen continues it when its
+   * appearance reaches `appearanceContinuity` (lower than `appearanceWeak`: place and time agree).
+   */
+  readonly continuityGapMs: number;
+  readonly continuityOverlap: number;
+  readonly appearanceContinuity: number;
 }
 
 export const defaultIdentityConfig: IdentityConfig = Object.freeze({
@@ -53,6 +61,9 @@ export const defaultIdentityConfig: IdentityConfig = Object.freeze({
   slotNovelty: 0.92,
   pendingSegments: 2,
   maxPending: 8,
+  continuityGapMs: 5000,
+  continuityOverlap: 0.3,
+  appearanceContinuity: 0.7,
 });
 
 /** Appendix C's bounds on the per-stream working state. */

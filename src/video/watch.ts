@@ -437,6 +437,7 @@ class StreamPipeline {
         data: {
           segment: segment.index,
           frames: sightings.length,
+          seenAtMs: [...new Set(sightings)].map((frame) => perception.frames[frame]?.timeMs ?? 0),
           faceVisible: faceSeen,
           moving: moved,
           objects: nearby,
@@ -514,7 +515,17 @@ class StreamPipeline {
     // Working memory: bounded, updated only after the write succeeded.
     const targets: TrackedTarget[] = [...perEntity].map(([entityId, indices]) => {
       const track = indices.map((index) => tracks[index]).find((found) => found?.face) ?? tracks[indices[0] ?? 0];
-      return { entityId, face: track?.face ?? null, appearance: track?.appearance ?? null, lastSegment: analysedIndex };
+      const latest = indices
+        .map((index) => tracks[index]?.last)
+        .filter((sighting) => sighting !== undefined)
+        .sort((a, b) => b.timeMs - a.timeMs)[0];
+      return {
+        entityId,
+        face: track?.face ?? null,
+        appearance: track?.appearance ?? null,
+        lastSegment: analysedIndex,
+        ...(latest ? { lastBox: latest.box, lastSeenMs: latest.timeMs } : {}),
+      };
     });
     this.#state = applySegment(
       this.#state,

@@ -67,14 +67,18 @@ describe("the OpenAPI document as a client sees it", () => {
       "getSession",
       "getStats",
       "getThumbnail",
+      "getVideoFrames",
+      "getVideoItem",
       "listAudit",
       "listEntries",
       "listSessions",
       "listUsers",
+      "listVideoEntities",
       "mcpDelete",
       "mcpGet",
       "mcpPost",
       "search",
+      "searchVideo",
     ]);
     assert.deepEqual(
       document.servers.map((entry) => entry.url),

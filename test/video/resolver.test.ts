@@ -31,6 +31,8 @@ function track(id: string, face: Float32Array | null, options: Partial<TrackEvid
     appearance: null,
     unsafe: [],
     representative: sighting,
+    first: sighting,
+    last: sighting,
     ...options,
   };
 }
@@ -141,5 +143,45 @@ describe("identity resolver", () => {
     assert.equal(result.decisions[0]?.outcome, "match");
     assert.equal(result.decisions[0]?.entityId, "bo");
     assert.match(result.decisions[0]?.reason ?? "", /continues tracked target/);
+  });
+
+  it("continuity in place: someone still standing where a target was a moment ago continues it on a weaker look", () => {
+    const look = normalise(new Float32Array([0, 1, 0]));
+    const similar = normalise(new Float32Array([0.6, 0.8, 0]));
+    const target = {
+      entityId: "bo",
+      face: null,
+      appearance: similar,
+      lastSegment: 4,
+      lastBox: [100, 50, 80, 200] as const,
+      lastSeenMs: 40_000,
+    };
+    const here = { ...sighting, box: [105, 55, 80, 200] as const, timeMs: 42_000 };
+    const stayed = resolveSegment(
+      input({
+        segment: 5,
+        tracks: [track("t0", null, { appearance: look, appearances: [look], first: here })],
+        targets: [target],
+      }),
+    );
+    assert.equal(stayed.decisions[0]?.entityId, "bo", "cosine 0.8: too weak alone, enough in the same place 2 s later");
+    const elsewhere = { ...here, box: [400, 50, 80, 200] as const };
+    const moved = resolveSegment(
+      input({
+        segment: 5,
+        tracks: [track("t0", null, { appearance: look, appearances: [look], first: elsewhere })],
+        targets: [target],
+      }),
+    );
+    assert.equal(moved.decisions[0]?.outcome, "new", "the same look somewhere else is not continuity");
+    const later = { ...here, timeMs: 60_000 };
+    const gap = resolveSegment(
+      input({
+        segment: 5,
+        tracks: [track("t0", null, { appearance: look, appearances: [look], first: later })],
+        targets: [target],
+      }),
+    );
+    assert.equal(gap.decisions[0]?.outcome, "new", "nor is the same place after a gap");
   });
 });

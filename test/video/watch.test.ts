@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
+import { startServer } from "../../src/surfaces/http/server.ts";
 import type { Frame } from "../../src/video/gateway.ts";
 import type { Detector, FrameDetections } from "../../src/video/perception/detector.ts";
 import { VideoSourceError } from "../../src/video/video-errors.ts";
@@ -201,5 +202,40 @@ describe("Memory.watch", { skip: noFfmpegReason }, () => {
     for (const action of ["video.entity.name", "video.entity.merge", "video.entity.split"]) {
       assert.ok(actions.includes(action), `${action} is audited`);
     }
+  });
+
+  it("HTTP: entities, a level search, an item with neighbours and its key frames' pixels", async (t) => {
+    const clip = makeClip(tempDir(t), "two.mp4", { scenes: ["testsrc", "testsrc2"], sceneSeconds: 3 });
+    const memory = await openMemory(t, sceneDetector([5, 6]));
+    await (await memory.watch(scope, clip, { stream: "two" })).done;
+    const server = await startServer({ memory, keys: null, port: 0 });
+    t.after(() => server.close());
+    const get = async (path: string) => {
+      const response = await fetch(`${server.url}${path}`, {
+        headers: { "x-cairn-tenant": "acme", "x-cairn-user": "ana" },
+      });
+      assert.equal(response.status, 200, `${path}: ${response.status}`);
+      return response;
+    };
+    const { entities } = (await (await get("/v1/video/entities")).json()) as { entities: { id: string }[] };
+    assert.equal(entities.length, 2);
+    const { hits } = (await (await get("/v1/video/search?q=person&level=trace")).json()) as {
+      hits: { item: { id: string } }[];
+    };
+    assert.equal(hits.length, 2);
+    const item = (await (await get(`/v1/video/items/${hits[0]?.item.id}`)).json()) as {
+      before: unknown[];
+      after: unknown[];
+    };
+    assert.equal(item.before.length + item.after.length, 1);
+    const { frames } = (await (await get(`/v1/video/items/${hits[0]?.item.id}/frames`)).json()) as {
+      frames: { hash: string }[];
+    };
+    const pixels = await get(`/v1/blobs/${frames[0]?.hash}`);
+    assert.equal(pixels.headers.get("content-type"), "image/jpeg");
+    const other = await fetch(`${server.url}/v1/video/entities`, {
+      headers: { "x-cairn-tenant": "globex", "x-cairn-user": "ana" },
+    });
+    assert.deepEqual(((await other.json()) as { entities: unknown[] }).entities, [], "another tenant sees none");
   });
 });
