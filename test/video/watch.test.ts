@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { startServer } from "../../src/surfaces/http/server.ts";
+import { createMcpServer } from "../../src/surfaces/mcp/server.ts";
 import type { Frame } from "../../src/video/gateway.ts";
 import type { Detector, FrameDetections } from "../../src/video/perception/detector.ts";
 import { VideoSourceError } from "../../src/video/video-errors.ts";
@@ -237,5 +240,37 @@ describe("Memory.watch", { skip: noFfmpegReason }, () => {
       headers: { "x-cairn-tenant": "globex", "x-cairn-user": "ana" },
     });
     assert.deepEqual(((await other.json()) as { entities: unknown[] }).entities, [], "another tenant sees none");
+  });
+
+  it("MCP: the agent's three tools — entities, a level search, an item with its frames", async (t) => {
+    const clip = makeClip(tempDir(t), "two.mp4", { scenes: ["testsrc", "testsrc2"], sceneSeconds: 3 });
+    const memory = await openMemory(t, sceneDetector([5, 6]));
+    t.after(() => memory.close());
+    await (await memory.watch(scope, clip, { stream: "two" })).done;
+    const server = createMcpServer(memory, scope);
+    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "video-test", version: "1.0.0" });
+    await client.connect(clientSide);
+    t.after(() => client.close());
+    const entities = (await client.callTool({ name: "cairn_video_entities", arguments: {} })) as {
+      structuredContent?: { entities: unknown[] };
+    };
+    assert.equal(entities.structuredContent?.entities.length, 2);
+    const search = (await client.callTool({
+      name: "cairn_video_search",
+      arguments: { query: "person", level: "trace" },
+    })) as {
+      structuredContent?: { hits: { item: { id: string } }[] };
+    };
+    const id = search.structuredContent?.hits[0]?.item.id;
+    assert.ok(id);
+    const opened = (await client.callTool({ name: "cairn_video_item", arguments: { id } })) as {
+      content: { type: string; mimeType?: string }[];
+    };
+    assert.ok(
+      opened.content.some((block) => block.type === "image" && block.mimeType === "image/webp"),
+      "thumbnails attached",
+    );
   });
 });
