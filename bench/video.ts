@@ -133,15 +133,19 @@ async function identityRun(_models: Models) {
     const closeUps = [
       ...new Set(identified.filter((hit) => seenIn(hit, performerCloseUps)).map((hit) => hit.item.entityId)),
     ];
-    const performerEntities = [...new Set([...wide, ...closeUps])];
+    // The wide shot also shows the backs of audience heads (other people); the performer is the one with a face there.
+    const portraitSeen = identified.filter((hit) => hit.item.entityId === lin.entityId);
+    const portraitCoversBoth =
+      portraitSeen.some((hit) => seenIn(hit, performerWide)) &&
+      portraitSeen.some((hit) => seenIn(hit, performerCloseUps));
     return {
       wideShotEntities: wide,
       closeUpEntities: closeUps,
       result: summary(result),
       entities: entities.map((entity) => ({ id: entity.id, name: entity.name, observations: entity.observations })),
-      performerEntities,
-      performerIsOneEntity: performerEntities.length === 1 && wide.length === 1 && closeUps.length === 1,
-      performerMatchesPortrait: performerEntities.length === 1 && performerEntities[0] === lin.entityId,
+      performerIsOneEntity: portraitCoversBoth && closeUps.length === 1,
+      performerMatchesPortrait: portraitCoversBoth && closeUps[0] === lin.entityId,
+      otherEntitiesInWideShot: wide.filter((id) => id !== lin.entityId).length,
       distractorObservations: entities.find((entity) => entity.id === distractor.entityId)?.observations ?? 0,
       decisions: reports.flatMap((report) => report.decisions.map((decision) => ({ at: report.startMs, ...decision }))),
     };
@@ -337,7 +341,8 @@ function render(data: Record<string, unknown>): string {
   if (identity) {
     lines.push(
       "**Stage clip, portraits enrolled first** (performer's and distractor's photos):",
-      `performer one entity: ${identity.performerIsOneEntity}; matches his portrait: ${identity.performerMatchesPortrait}; ` +
+      `performer one entity across the wide shot and the close-ups: ${identity.performerIsOneEntity}; it is his enrolled portrait's entity: ${identity.performerMatchesPortrait}; ` +
+        `other people identified in the wide shot (audience seen from behind): ${identity.otherEntitiesInWideShot}; ` +
         `distractor's observations: ${identity.distractorObservations}; entities: ${JSON.stringify(identity.entities)}`,
       "",
     );

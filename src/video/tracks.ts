@@ -112,7 +112,44 @@ export function linkTracks(frames: readonly (readonly PersonSighting[])[], confi
       if (!placed.has(index)) tracks.push({ id: `t${tracks.length}`, sightings: [sighting] });
     });
   }
-  return tracks;
+  return joinDisjointTracks(tracks, config);
+}
+
+/**
+ * Frames a few seconds apart can break a track (someone walks in, then stands still: the boxes no
+ * longer overlap). Two tracks of one segment that never share a frame are joined when their faces
+ * match, or, without faces, when their looks agree at the weak appearance threshold.
+ */
+function joinDisjointTracks(tracks: { id: string; sightings: PersonSighting[] }[], config: IdentityConfig) {
+  const joined = [...tracks];
+  for (let i = 0; i < joined.length; i++) {
+    for (let j = i + 1; j < joined.length; j++) {
+      const a = joined[i];
+      const b = joined[j];
+      if (!a || !b) continue;
+      const framesA = new Set(a.sightings.map((sighting) => sighting.frame));
+      if (b.sightings.some((sighting) => framesA.has(sighting.frame))) continue;
+      const faceA = meanVector(a.sightings.flatMap((sighting) => (sighting.face ? [sighting.face.descriptor] : [])));
+      const faceB = meanVector(b.sightings.flatMap((sighting) => (sighting.face ? [sighting.face.descriptor] : [])));
+      const lookA = meanVector(
+        a.sightings.flatMap((sighting) => (sighting.appearance ? [sighting.appearance.vector] : [])),
+      );
+      const lookB = meanVector(
+        b.sightings.flatMap((sighting) => (sighting.appearance ? [sighting.appearance.vector] : [])),
+      );
+      const same =
+        faceA && faceB
+          ? cosine(faceA, faceB) >= config.faceMatch
+          : lookA && lookB
+            ? cosine(lookA, lookB) >= config.appearanceWeak
+            : false;
+      if (!same) continue;
+      a.sightings = [...a.sightings, ...b.sightings].sort((x, y) => x.frame - y.frame);
+      joined.splice(j, 1);
+      j -= 1;
+    }
+  }
+  return joined;
 }
 
 /** What a track offers the resolver: its safe face and appearance vectors, and why the rest was unsafe. */
