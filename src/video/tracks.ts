@@ -33,8 +33,22 @@ export function faceProblems(face: FaceDetection, sharpnessValue: number, config
   return problems;
 }
 
-export function personProblems(box: Box, score: number | null, config: IdentityConfig): string[] {
+/**
+ * Why a person box is not safe to identify by appearance (empty: safe). A box cut off by the left,
+ * right or bottom edge of the frame shows part of someone (walking in or out): their look is partial.
+ */
+export function personProblems(
+  box: Box,
+  score: number | null,
+  config: IdentityConfig,
+  frame?: { readonly width: number; readonly height: number },
+): string[] {
   const problems: string[] = [];
+  if (frame) {
+    const margin = 2;
+    const cut = box[0] <= margin || box[0] + box[2] >= frame.width - margin || box[1] + box[3] >= frame.height - margin;
+    if (cut) problems.push("person cut off by the frame edge");
+  }
   const side = Math.min(box[2], box[3]);
   if (side < config.minPersonPixels) problems.push(`person ${Math.round(side)} px < ${config.minPersonPixels}`);
   if (score !== null && score < config.minPersonScore)

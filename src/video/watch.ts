@@ -477,7 +477,9 @@ class StreamPipeline {
       });
     }
     // Pending evidence settled in this segment: its observation gets its entity.
-    put.push(...(await this.#settle(resolution.resolved, span)));
+    const settled = await this.#settle(resolution.resolved, span);
+    put.push(...settled.put);
+    audits.push(...settled.audits);
 
     // Trace level: one summary per segment, linking its observations.
     const people = [...perEntity.keys()].map(names);
@@ -509,7 +511,7 @@ class StreamPipeline {
       vector: vectors[observationTexts.length] ?? null,
       sources: [...rawNodeIds],
     });
-    await this.#context.scoped.commitVideo({ put, remove: [], audits });
+    await this.#context.scoped.commitVideo({ put, remove: [...settled.remove], audits });
     this.#galleries.commit(put);
 
     // Working memory: bounded, updated only after the write succeeded.
@@ -544,28 +546,52 @@ class StreamPipeline {
     return { decisions };
   }
 
-  /** Writes the outcome of settled pending evidence: a new entity if needed, and the observation's entity. */
+  /**
+   * What settled pending evidence changes: a new entity if needed, and the pending observation gets its
+   * entity — or, when that entity already has an observation of the same segment (another track of
+   * the same person there), joins it, so each entity keeps one observation per segment.
+   */
   async #settle(
     resolved: readonly PendingResolution[],
     span: { startMs: number; endMs: number },
-  ): Promise<VideoItem[]> {
-    if (resolved.length === 0) return [];
+  ): Promise<Pick<VideoWrite, "put" | "remove" | "audits">> {
+    if (resolved.length === 0) return { put: [], remove: [], audits: [] };
     const put: VideoItem[] = [];
+    const remove: string[] = [];
+    const audits: VideoWrite["audits"][number][] = [];
     const observations = await this.#context.scoped.readVideoItems({
       ids: resolved.map((resolution) => `vobs_${resolution.pendingId}`),
     });
-    const audits: VideoWrite["audits"][number][] = [];
     for (const resolution of resolved) {
       this.#outcomes[`pending→${resolution.outcome}`] = (this.#outcomes[`pending→${resolution.outcome}`] ?? 0) + 1;
       if (resolution.outcome === "new")
         put.push(this.#galleries.newEntity(resolution.entityId, span.startMs, resolution.reason));
       const observation = observations.find((item) => item.id === `vobs_${resolution.pendingId}`);
       if (observation) {
-        put.push({
-          ...observation,
-          entityId: resolution.entityId,
-          data: { ...observation.data, outcome: resolution.outcome, settled: resolution.reason },
-        });
+        const sibling =
+          resolution.outcome === "match"
+            ? (
+                await this.#context.scoped.readVideoItems({
+                  kinds: ["observation"],
+                  entityIds: [resolution.entityId],
+                  stream: this.#stream,
+                })
+              ).find((item) => item.data.segment === observation.data.segment)
+            : undefined;
+        if (sibling) {
+          put.push({
+            ...sibling,
+            sources: [...new Set([...sibling.sources, ...observation.sources])],
+            data: { ...sibling.data, joined: [...stringsOf(sibling.data.joined), observation.id] },
+          });
+          remove.push(observation.id);
+        } else {
+          put.push({
+            ...observation,
+            entityId: resolution.entityId,
+            data: { ...observation.data, outcome: resolution.outcome, settled: resolution.reason },
+          });
+        }
       }
       this.#entities.add(resolution.entityId);
       audits.push({
@@ -574,9 +600,7 @@ class StreamPipeline {
         details: { stream: this.#stream, pending: resolution.pendingId, ...resolution },
       });
     }
-    // Audits of settlements ride on the segment's write via the entity items; recorded here.
-    await this.#context.scoped.commitVideo({ put: [], remove: [], audits });
-    return put;
+    return { put, remove, audits };
   }
 
   async #readKeyFrames(frames: readonly Frame[]): Promise<string[]> {
@@ -623,12 +647,12 @@ class StreamPipeline {
         newId: (kind) => this.#context.newId(kind === "entity" ? "vent" : "vpend"),
         final: true,
       });
-      const put = await this.#settle(resolution.resolved, {
+      const settled = await this.#settle(resolution.resolved, {
         startMs: this.#startMs + this.#mediaMs,
         endMs: this.#startMs + this.#mediaMs,
       });
-      await this.#context.scoped.commitVideo({ put, remove: [], audits: [] });
-      this.#galleries.commit(put);
+      await this.#context.scoped.commitVideo(settled);
+      this.#galleries.commit(settled.put);
       this.#state = { ...this.#state, pending: [] };
     }
     this.#state = closeEvent(this.#state);
@@ -700,6 +724,10 @@ function objectCounts(objects: readonly (readonly ObjectDetection[])[]): Map<str
     for (const [label, count] of inFrame) counts.set(label, Math.max(counts.get(label) ?? 0, count));
   }
   return counts;
+}
+
+function stringsOf(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((entry): entry is string => typeof entry === "string") : [];
 }
 
 function isFrame(frame: Frame | undefined): frame is Frame {

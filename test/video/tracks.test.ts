@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { normalise } from "../../src/core/vectors.ts";
-import { linkTracks, type PersonSighting, pairFacesWithPeople, trackEvidence } from "../../src/video/tracks.ts";
+import {
+  linkTracks,
+  type PersonSighting,
+  pairFacesWithPeople,
+  personProblems,
+  trackEvidence,
+} from "../../src/video/tracks.ts";
 import { defaultIdentityConfig } from "../../src/video/video-config.ts";
 
 const look = (x: number, y: number) => normalise(new Float32Array([x, y, 0]));
@@ -68,5 +74,17 @@ describe("tracks within a segment", () => {
     assert.equal(evidence.face, null);
     assert.equal(evidence.appearance, null);
     assert.deepEqual(evidence.unsafe, ["face 10 px < 40", "person 20 px < 60"]);
+  });
+
+  it("a person cut off by the frame edge is partial evidence", () => {
+    const frame = { width: 640, height: 360 };
+    assert.deepEqual(personProblems([200, 20, 100, 300], 0.9, defaultIdentityConfig, frame), []);
+    assert.deepEqual(personProblems([200, 100, 100, 260], 0.9, defaultIdentityConfig, frame), [
+      "person cut off by the frame edge",
+    ]);
+    assert.deepEqual(personProblems([0, 20, 100, 300], 0.3, defaultIdentityConfig, frame), [
+      "person cut off by the frame edge",
+      "person score 0.30 < 0.4",
+    ]);
   });
 });

@@ -68,7 +68,7 @@ export async function perceive(
             }
           : null,
         appearance: appearance
-          ? { vector: appearance, unsafe: personProblems(sighting.box, sighting.personScore, context.identity) }
+          ? { vector: appearance, unsafe: personProblems(sighting.box, sighting.personScore, context.identity, frame) }
           : null,
       };
     });
