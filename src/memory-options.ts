@@ -9,6 +9,8 @@ import type { RelationJudge } from "./maintain/judge.ts";
 import type { Models } from "./models/provider.ts";
 import type { SearchConfig } from "./route/search-config.ts";
 import type { Store } from "./store/store.ts";
+import type { Detector } from "./video/perception/detector.ts";
+import type { VideoConfigInput } from "./video/video-config.ts";
 
 /** The options and results of the `Memory` facade (src/memory.ts), kept apart so the facade reads as its operations. */
 
@@ -50,11 +52,21 @@ export interface MemoryOptions {
   readonly onModelMismatch?: "error" | "warn";
   /** Milliseconds since the epoch: stamps appended turns and notes given no time. `Date.now` by default. */
   readonly now?: () => number;
+  /**
+   * Video streams (`watch`): the face/object detector (by default `@vladmandic/human`, loaded on
+   * first use and closed with the memory) and the pipeline's settings.
+   */
+  readonly video?: { readonly detector?: Detector; readonly config?: VideoConfigInput };
 }
 
 export interface AddSessionOptions {
   /** Folder that image `path`s are relative to (the JSONL file's folder for the CLI). */
   readonly baseDir?: string;
+  /**
+   * Run the image readers (OCR) on new images; on by default. The video pipeline turns it off for
+   * person crops and reads its key frames itself.
+   */
+  readonly readImages?: boolean;
 }
 
 export interface AppendTurnsOptions extends AddSessionOptions {

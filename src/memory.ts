@@ -54,11 +54,30 @@ import type {
   SessionRecord,
 } from "./store/records.ts";
 import type { ScopedStore, Store } from "./store/store.ts";
+import type { VideoItem } from "./store/video-records.ts";
+import { type EnrolPhoto, enrolEntity } from "./video/enrol.ts";
+import { parseVideoSource, type VideoSource } from "./video/gateway.ts";
+import type { Detector } from "./video/perception/detector.ts";
+import { createLocalDetector } from "./video/perception/local-detector.ts";
+import { type VideoConfig, videoConfig } from "./video/video-config.ts";
+import { type EntitySummary, listEntities, mergeEntities, nameEntity, splitEntity } from "./video/video-entities.ts";
+import {
+  type EpisodicLevel,
+  getWithNeighbours,
+  type KeyFrame,
+  keyFramesOf,
+  searchLevel,
+  type VideoHit,
+} from "./video/video-queries.ts";
+import { startWatch, type VideoWatch, type WatchOptions } from "./video/watch.ts";
 
 export type { BankedReport } from "./compile/compile-bank.ts";
 export type { IndexCheck, IndexRepair } from "./maintain/scope-index.ts";
 export type { AddSessionOptions, AddSessionResult, AppendTurnsOptions, MemoryOptions } from "./memory-options.ts";
 export type { SearchOptions, SearchQuery } from "./route/search.ts";
+export type { EntitySummary } from "./video/video-entities.ts";
+export type { EpisodicLevel, KeyFrame, VideoHit } from "./video/video-queries.ts";
+export type { SegmentReport, VideoWatch, WatchOptions, WatchResult } from "./video/watch.ts";
 
 /** Query embeddings kept per memory: agents and benchmarks repeat questions; the embedder is a search's slowest step. */
 const queryEmbeddingCacheSize = 256;
@@ -110,6 +129,9 @@ export class Memory {
   readonly #now: () => number;
   readonly #reader: SearchContext;
   readonly #compiler: CompilerContext;
+  /** Settings of the video pipeline (`watch`). */
+  readonly video: VideoConfig;
+  #detector: Detector | undefined;
   #closed = false;
 
   private constructor(store: Store, options: MemoryOptions) {
@@ -143,6 +165,8 @@ export class Memory {
       unit: Object.freeze({ ...defaultCompileConfig.unit, ...unit }),
     });
     this.#options = options;
+    this.video = videoConfig(options.video?.config);
+    this.#detector = options.video?.detector;
     const activeEntries = new ActiveEntriesCache(activeIndexCacheSize);
     this.#reader = Object.freeze({
       models: this.models,
@@ -192,6 +216,7 @@ export class Memory {
       models: this.models,
       spaces: this.spaces,
       intake: this.#intake(options),
+      readImages: options.readImages,
     });
     return this.#commit(scoped, prepared.write, prepared.warnings);
   }
@@ -492,9 +517,108 @@ export class Memory {
     return this.#scoped(scope).stats();
   }
 
+  // ── Video streams (ReflectWorld-MM) ─────────────────────────────────────────────────────────
+
+  /**
+   * Watches a video source — a file path, an `rtsp://` or `http(s)://` URL, or `-` for stdin — and
+   * writes what it sees into this scope: key frames and crops as raw nodes, identities through one
+   * resolver, observations, traces and chapters. A bad source is a typed error before anything is
+   * written; `stop()` ends a live stream and commits what was seen.
+   *
+   * @example
+   * const watch = await memory.watch(scope, "cam.mp4");
+   * const result = await watch.done; // or: await watch.stop()
+   */
+  async watch(scope: Scope, source: string | VideoSource, options: WatchOptions = {}): Promise<VideoWatch> {
+    const scoped = this.#scoped(scope);
+    return startWatch(
+      {
+        scoped,
+        models: this.models,
+        detector: this.#videoDetector(),
+        config: this.video,
+        addSession: (input, addOptions) => this.addSession(scope, input, addOptions),
+        newId: newVideoId,
+        now: Date.now,
+      },
+      typeof source === "string" ? parseVideoSource(source) : source,
+      options,
+    );
+  }
+
+  /** Entities seen in this scope's streams (or enrolled), with their sightings per stream. */
+  async listEntities(scope: Scope, options: { includeMerged?: boolean } = {}): Promise<EntitySummary[]> {
+    return listEntities(this.#scoped(scope), options);
+  }
+
+  /** Names an entity (an audited user decision). */
+  async nameEntity(scope: Scope, entityId: string, name: string): Promise<VideoItem> {
+    return nameEntity(this.#scoped(scope), entityId, name);
+  }
+
+  /** Enrols face slots from portrait photos, for an existing entity or a new named one (audited). */
+  async enrolEntity(
+    scope: Scope,
+    target: { entityId?: string; name?: string },
+    photos: readonly EnrolPhoto[],
+  ): Promise<{ entityId: string; slots: number }> {
+    return enrolEntity(
+      {
+        scoped: this.#scoped(scope),
+        detector: this.#videoDetector(),
+        identity: this.video.identity,
+        addSession: (input) => this.addSession(scope, input, { readImages: false }),
+        newId: newVideoId,
+        now: Date.now,
+      },
+      target,
+      photos,
+    );
+  }
+
+  /** Merges one entity into another (audited): its slots and observations move. */
+  async mergeEntities(scope: Scope, from: string, into: string): Promise<void> {
+    return mergeEntities(this.#scoped(scope), from, into);
+  }
+
+  /** Splits observations off an entity into a new one (audited); returns the new entity's id. */
+  async splitEntity(scope: Scope, entityId: string, observationIds: readonly string[]): Promise<string> {
+    return splitEntity(this.#scoped(scope), entityId, observationIds, () => newVideoId("vent"));
+  }
+
+  /** Searches one episodic level (observation, trace or chapter) of this scope's video memory. */
+  async searchVideo(
+    scope: Scope,
+    query: string,
+    options: { level?: EpisodicLevel; limit?: number; stream?: string; entityId?: string } = {},
+  ): Promise<VideoHit[]> {
+    return searchLevel(this.#scoped(scope), this.models, query, { level: options.level ?? "trace", ...options });
+  }
+
+  /** A video item (entity, observation, trace, chapter) with its time-ordered neighbours at the same level. */
+  async getVideoItem(
+    scope: Scope,
+    id: string,
+    options: { neighbours?: number } = {},
+  ): Promise<{ item: VideoItem; before: VideoItem[]; after: VideoItem[] }> {
+    return getWithNeighbours(this.#scoped(scope), id, options.neighbours ?? 2);
+  }
+
+  /** The key frames and crops behind a video item; their original pixels come from `getBlob`. */
+  async videoKeyFrames(scope: Scope, id: string): Promise<KeyFrame[]> {
+    return keyFramesOf(this.#scoped(scope), id);
+  }
+
+  #videoDetector(): Detector {
+    this.#detector ??= createLocalDetector();
+    return this.#detector;
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // A detector the memory started is the memory's to close; one passed in belongs to the caller.
+    if (this.#detector && this.#detector !== this.#options.video?.detector) await this.#detector.close();
     await this.#store.close();
     if (this.#options.ownsModels) await this.models.close();
   }
@@ -536,6 +660,10 @@ function resolveRoles(roles: "rules" | "chat" | CompileRoles, models: Models): C
     return new ChatRoles(models.chat);
   }
   return roles;
+}
+
+function newVideoId(prefix: string): string {
+  return `${prefix}_${randomBytes(12).toString("base64url")}`;
 }
 
 function newEntryId(): string {

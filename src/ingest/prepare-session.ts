@@ -22,6 +22,8 @@ export interface PrepareContext {
   readonly models: Models;
   readonly spaces: VectorSpaces;
   readonly intake: IntakeOptions;
+  /** Run the image readers on new images (default true). */
+  readonly readImages?: boolean;
 }
 
 /**
@@ -39,7 +41,10 @@ export async function prepareSession(
   const images = await intakeSessionImages(session, context.intake);
   const { models, spaces } = context;
   const known = await scoped.knownImages([...images.unique.keys()], spaces.image?.name ?? null);
-  const unread = [...images.unique.values()].filter((image) => !known.get(image.hash)?.derivedText);
+  const unread =
+    context.readImages === false
+      ? []
+      : [...images.unique.values()].filter((image) => !known.get(image.hash)?.derivedText);
   const derivedText = await readImages(models, unread, warnings);
   for (const [hash, { derivedText: text }] of known) if (text) derivedText.set(hash, text);
 

@@ -15,6 +15,7 @@ import type {
   SessionWrite,
   VectorSpace,
 } from "./records.ts";
+import type { VideoItem, VideoItemQuery, VideoWrite } from "./video-records.ts";
 
 /**
  * The storage seam. Data is reachable only through a `ScopedStore`, whose every method is
@@ -159,6 +160,14 @@ export interface ScopedStore {
   readBank(options?: { readonly limit?: number; readonly offset?: number }): Promise<BankProgram[]>;
   /** Removes programs by id (unknown ids are ignored) with one audit event; returns how many went. */
   retirePrograms(ids: readonly string[], audit: BankAudit): Promise<number>;
+  // ── Video memory: entities, galleries, episodic levels (ReflectWorld-MM) ─────────────────────
+  /**
+   * Puts and removes video items and appends audit events, atomically. Every source must name a raw
+   * node of the scope (an `InputError` otherwise, nothing written), so a forget can always find what
+   * derives from what it deletes.
+   */
+  commitVideo(write: VideoWrite): Promise<void>;
+  readVideoItems(query: VideoItemQuery): Promise<VideoItem[]>;
 
   // ── Transfer: a scope copied between stores (`cairn migrate`), ids and times kept ──────────────
   /**

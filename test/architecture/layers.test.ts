@@ -18,6 +18,7 @@ const layers: readonly (readonly string[])[] = [
   ["ingest"],
   ["route"],
   ["compile"],
+  ["video"],
   ["memory.ts", "memory-options.ts"],
   ["surfaces", "auth", "bench"],
   ["index.ts"],

@@ -59,6 +59,9 @@ export const toolNames = [
   "cairn_list_sessions",
   "cairn_remember",
   "cairn_search",
+  "cairn_video_entities",
+  "cairn_video_item",
+  "cairn_video_search",
 ];
 
 const inspectorPackage = createRequire(import.meta.url).resolve("@modelcontextprotocol/inspector-cli/package.json");

@@ -285,7 +285,7 @@ export function assertNoRawText(audit: readonly unknown[], words: readonly strin
 // ── The case registry ──────────────────────────────────────────────────────────────────────────
 
 /** The seam's three groups, each with its own conformance file. */
-export type SeamGroup = "cold store" | "channel index" | "active index" | "question bank" | "transfer";
+export type SeamGroup = "cold store" | "channel index" | "active index" | "question bank" | "video memory" | "transfer";
 
 /**
  * One case: it gets a fresh store, which the suite closes, its test context, and a way to open
@@ -339,6 +339,8 @@ export const seamMethods = {
   admitPrograms: "question bank",
   readBank: "question bank",
   retirePrograms: "question bank",
+  commitVideo: "video memory",
+  readVideoItems: "video memory",
   importSession: "transfer",
   restoreIndexAndAudit: "transfer",
 } as const satisfies Record<Exclude<keyof ScopedStore, "scope">, SeamGroup>;

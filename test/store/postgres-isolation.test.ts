@@ -83,6 +83,37 @@ if (skip) {
       turns: [{ speaker: "Ana", text: "okapi postscript" }],
     });
     await a.commitSession({ ...appended, append: { partKey: "okapi-part" } });
+    // Video memory (an entity with a gallery slot from A's first frame), so its tables are checked too.
+    await a.commitVideo({
+      put: [
+        {
+          id: "vent_a",
+          kind: "entity",
+          stream: null,
+          entityId: null,
+          startMs: 0,
+          endMs: 0,
+          text: "",
+          data: {},
+          vector: null,
+          sources: [],
+        },
+        {
+          id: "vslot_a",
+          kind: "slot",
+          stream: "cam",
+          entityId: "vent_a",
+          startMs: 0,
+          endMs: 0,
+          text: "",
+          data: { modality: "face" },
+          vector: new Float32Array([1, 0]),
+          sources: [mine.rawNodeIds[0] as string],
+        },
+      ],
+      remove: [],
+      audits: [],
+    });
     const theirs = await b.commitSession(
       await buildSessionWrite({
         key: "shared-key",

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import BetterSqlite3 from "better-sqlite3";
 import { StoreError } from "../../src/core/errors.ts";
-import { migrate } from "../../src/store/sqlite/migrations.ts";
+import { knownSchemaVersions, migrate } from "../../src/store/sqlite/migrations.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { tenantStorage } from "../../src/store/sqlite/tenants.ts";
 import { drawPng, tempDir } from "../support/fixtures.ts";
@@ -96,8 +96,13 @@ describe("SqliteStore", () => {
     assert.ok(rows.length >= 1);
     assert.deepEqual(
       rows.map((row) => row.version),
-      rows.map((_, index) => index + 1),
-      "versions 1..N, each once",
+      knownSchemaVersions,
+      "every known version, each once",
+    );
+    assert.deepEqual(
+      knownSchemaVersions,
+      knownSchemaVersions.map((_, index) => index + 1),
+      "versions 1..N",
     );
     assert.ok(
       rows.every((row) => row.name.length > 0 && row.applied_ms === 1_000),

@@ -14,6 +14,7 @@ import {
 } from "./conformance-support.ts";
 import { questionBankConformance } from "./question-bank-conformance.ts";
 import { transferConformance } from "./transfer-conformance.ts";
+import { videoMemoryConformance } from "./video-memory-conformance.ts";
 
 export { buildSessionWrite, spaces } from "./conformance-support.ts";
 export type { MakeStore, StoreConformanceOptions };
@@ -35,6 +36,7 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
     channelIndexConformance,
     activeIndexConformance,
     questionBankConformance,
+    videoMemoryConformance,
     transferConformance,
   ];
   const caseNames = groups.flatMap((group) => group.cases.map((testCase) => testCase.name));

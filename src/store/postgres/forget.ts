@@ -9,6 +9,7 @@ import { removeLexicalStatistics } from "./lexical-statistics.ts";
 import { retireProgramsOn } from "./question-bank.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
+import { forgetVideoItems } from "./video-items.ts";
 
 /** The rows a forget removes, resolved from its target inside the scope. */
 interface ForgetRows {
@@ -53,6 +54,7 @@ export async function forget(context: ScopeContext, sql: Sql, request: ForgetReq
   ]);
   const forgottenNames = await namesOf(context, sql, target, nodeRowids, sessionRowids);
   await applyForgetOps(context, sql, plan, nodes);
+  const videoItems = await forgetVideoItems(context, sql, [...nodes.keys()], "all" in target);
   await removeLexicalStatistics(context, sql, nodeRowids);
   // Programs whose evidence goes are retired with it: the bank never points at forgotten raw nodes.
   const programs = await retireProgramsOn(context, sql, nodeRowids);
@@ -90,6 +92,7 @@ export async function forget(context: ScopeContext, sql: Sql, request: ForgetReq
     orphansHosted: repairs.orphansHosted.length,
     blobsDeleted: unseen.length,
     programs,
+    videoItems,
   });
   return {
     sessions: sessionRowids.length,

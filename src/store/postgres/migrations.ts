@@ -43,6 +43,9 @@ const wall = (table: string) => `
     USING (tenant = current_setting('cairn.tenant', true))
     WITH CHECK (tenant = current_setting('cairn.tenant', true));`;
 
+/** Tenant tables added after migration 1, each walled by the migration that creates it. */
+export const videoTenantTables = ["video_items", "video_sources"] as const;
+
 const migrations: readonly { version: number; name: string; sql: string }[] = [
   {
     version: 1,
@@ -316,6 +319,39 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
       );
       CREATE INDEX bank_evidence_by_node ON bank_evidence (raw_node_rowid);
       ${bankTables.map(wall).join("\n")}
+    `,
+  },
+  {
+    version: 5,
+    name: "video memory: entities, gallery slots and episodic levels, with the raw nodes each derives from",
+    // Sources have no foreign key: a forget deletes derived items itself.
+    sql: `
+      CREATE TABLE video_items (
+        tenant text NOT NULL,
+        scope_key text NOT NULL,
+        id text NOT NULL,
+        kind text NOT NULL CHECK (kind IN ('entity', 'slot', 'observation', 'trace', 'chapter')),
+        stream text,
+        entity_id text,
+        start_ms bigint NOT NULL,
+        end_ms bigint NOT NULL,
+        text text NOT NULL,
+        data text NOT NULL,
+        vector bytea,
+        PRIMARY KEY (scope_key, id)
+      );
+      CREATE INDEX video_items_by_kind ON video_items (scope_key, kind, start_ms);
+      CREATE INDEX video_items_by_entity ON video_items (scope_key, entity_id);
+      CREATE TABLE video_sources (
+        tenant text NOT NULL,
+        scope_key text NOT NULL,
+        item_id text NOT NULL,
+        raw_node_id text NOT NULL,
+        PRIMARY KEY (scope_key, item_id, raw_node_id),
+        FOREIGN KEY (scope_key, item_id) REFERENCES video_items (scope_key, id) ON DELETE CASCADE
+      );
+      CREATE INDEX video_sources_by_node ON video_sources (scope_key, raw_node_id);
+      ${videoTenantTables.map(wall).join("\n")}
     `,
   },
 ];

@@ -23,6 +23,7 @@ import type {
   SessionIdentity,
   SessionQuery,
 } from "../store.ts";
+import type { VideoItem, VideoItemQuery, VideoWrite } from "../video-records.ts";
 import { readAudit } from "./audit-events.ts";
 import { commitSession, importSession } from "./commit-session.ts";
 import { forget } from "./forget.ts";
@@ -38,6 +39,7 @@ import { scopeStats } from "./scope-stats.ts";
 import { searchLexical } from "./search-lexical.ts";
 import { searchVectors } from "./search-vectors.ts";
 import { inTenant, type Sql } from "./tenant-transaction.ts";
+import { commitVideo, readVideoItems } from "./video-items.ts";
 
 /**
  * One scope's handle on the Postgres store. Each method is one transaction walled to the scope's
@@ -177,6 +179,15 @@ export class PostgresScopedStore implements ScopedStore {
 
   async retirePrograms(ids: readonly string[], audit: BankAudit): Promise<number> {
     return this.#write("retirePrograms", (sql) => retirePrograms(this.#context, sql, ids, audit));
+  }
+
+  // ── Video memory ────────────────────────────────────────────────────────────────────────────
+  async commitVideo(write: VideoWrite): Promise<void> {
+    return this.#write("commitVideo", (sql) => commitVideo(this.#context, sql, write));
+  }
+
+  async readVideoItems(query: VideoItemQuery): Promise<VideoItem[]> {
+    return this.#read("readVideoItems", (sql) => readVideoItems(this.#context, sql, query));
   }
 
   // ── Transfer ────────────────────────────────────────────────────────────────────────────────

@@ -11,6 +11,7 @@ import { type ImageSlotRow, numbers, type RowidIdRow, strings } from "./record-r
 import type { ScopeContext } from "./scope-context.ts";
 import { type TenantStorage, tenantExists, tenantKeyRange } from "./tenants.ts";
 import { imageSlots, type SpaceRow, vectorTableOf } from "./vector-rows.ts";
+import { forgetVideoItems } from "./video-items.ts";
 
 /** The rows a forget removes, resolved from its target inside the scope. */
 interface ForgetRows {
@@ -89,6 +90,7 @@ function forgetRows(
   deleteDerivedRows(context, tenant, nodeRowids, spaces, removedVectors);
   // Programs whose evidence goes are retired with it: the bank never points at forgotten raw nodes.
   const programs = retireProgramsOn(context, nodeRowids);
+  const videoItems = forgetVideoItems(context, [...nodeRowidById.keys()], "all" in target);
   applyForgetOps(context.db, context.key, plan, (id) => nodeRowidById.get(id));
   deleteRawNodesAndSessions(context, nodeRowids, sessionRowids);
   const removedBlobs = tenant ? releaseBlobs(context, tenant, blobHashes) : [];
@@ -112,6 +114,7 @@ function forgetRows(
     orphansHosted: repairs.orphansHosted.length,
     blobsDeleted: removedBlobs.length,
     programs,
+    videoItems,
   });
   return {
     sessions: sessionRowids.length,

@@ -299,7 +299,40 @@ const migrations: readonly { version: number; name: string; sql: string; run?: (
       CREATE INDEX bank_evidence_by_node ON bank_evidence (raw_node_rowid);
     `,
   },
+  {
+    version: 7,
+    name: "video memory: entities, gallery slots and episodic levels, with the raw nodes each derives from",
+    // No foreign keys to raw nodes: a forget deletes the derived items itself (forgetVideoItems),
+    // inside its transaction.
+    sql: `
+      CREATE TABLE video_items (
+        scope_key TEXT NOT NULL,
+        id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('entity', 'slot', 'observation', 'trace', 'chapter')),
+        stream TEXT,
+        entity_id TEXT,
+        start_ms INTEGER NOT NULL,
+        end_ms INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        data TEXT NOT NULL,
+        vector BLOB,
+        PRIMARY KEY (scope_key, id)
+      ) WITHOUT ROWID;
+      CREATE INDEX video_items_by_kind ON video_items (scope_key, kind, start_ms);
+      CREATE INDEX video_items_by_entity ON video_items (scope_key, entity_id);
+      CREATE TABLE video_sources (
+        scope_key TEXT NOT NULL,
+        item_id TEXT NOT NULL,
+        raw_node_id TEXT NOT NULL,
+        PRIMARY KEY (scope_key, item_id, raw_node_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX video_sources_by_node ON video_sources (scope_key, raw_node_id);
+    `,
+  },
 ];
+
+/** Every schema version this Cairn knows, ascending. */
+export const knownSchemaVersions: readonly number[] = migrations.map((migration) => migration.version);
 
 /** Applies every migration not yet applied, up to `upTo` (the latest by default); returns the latest known. */
 export function migrate(db: Database, now: () => number, upTo = Number.POSITIVE_INFINITY): number {

@@ -23,6 +23,7 @@ import type {
   SessionIdentity,
   SessionQuery,
 } from "../store.ts";
+import type { VideoItem, VideoItemQuery, VideoWrite } from "../video-records.ts";
 import { readAudit } from "./audit-events.ts";
 import { commitSession, importSession } from "./commit-session.ts";
 import { linkedEntries, textVectors } from "./derived-lookups.ts";
@@ -37,6 +38,7 @@ import { applyIndexPlan, indexStatus, restoreIndexAndAudit } from "./scope-index
 import { scopeStats } from "./scope-stats.ts";
 import { searchLexical } from "./search-lexical.ts";
 import { searchVectors } from "./search-vectors.ts";
+import { commitVideo, readVideoItems } from "./video-items.ts";
 
 /**
  * One scope's handle on the SQLite store. Each method delegates to the module of its job; every
@@ -160,6 +162,15 @@ export class SqliteScopedStore implements ScopedStore {
 
   async retirePrograms(ids: readonly string[], audit: BankAudit): Promise<number> {
     return retirePrograms(this.#context, ids, audit);
+  }
+
+  // ── Video memory ────────────────────────────────────────────────────────────────────────────
+  async commitVideo(write: VideoWrite): Promise<void> {
+    commitVideo(this.#context, write);
+  }
+
+  async readVideoItems(query: VideoItemQuery): Promise<VideoItem[]> {
+    return readVideoItems(this.#context, query);
   }
 
   // ── Transfer ───────────────────────────────────────────────────────────────────────────────

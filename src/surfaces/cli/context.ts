@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { InputError } from "../../core/errors.ts";
 import type { Scope } from "../../core/scope.ts";
-import { Memory } from "../../memory.ts";
+import { Memory, type MemoryOptions } from "../../memory.ts";
 import { createModels } from "../../models/profiles.ts";
 import { isPostgresUrl, openStore } from "../../store/open-store.ts";
 import { missingTenantMessage, resolveSettings } from "./settings.ts";
@@ -78,7 +78,10 @@ export function requireTenant(options: CommonOptions): string {
  * there with a NotFoundError (exit 3) instead of creating an empty one: a mistyped `--db` would
  * otherwise answer "nothing found" from a fresh store and leave it behind.
  */
-export async function openMemory(options: CommonOptions, { mustExist = false } = {}): Promise<Memory> {
+export async function openMemory(
+  options: CommonOptions,
+  { mustExist = false, video }: { mustExist?: boolean; video?: MemoryOptions["video"] } = {},
+): Promise<Memory> {
   const store = await openStore(options.db, { mustExist });
   let models: Awaited<ReturnType<typeof createModels>>;
   try {
@@ -93,6 +96,7 @@ export async function openMemory(options: CommonOptions, { mustExist = false } =
       models,
       ownsModels: true,
       allowRemoteImages: options.allowRemoteImages,
+      ...(video ? { video } : {}),
     });
   } catch (error) {
     await models.close();

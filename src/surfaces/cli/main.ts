@@ -4,6 +4,7 @@ import { appendCommand, appendHelp } from "./commands/append.ts";
 import { bench, benchHelp } from "./commands/bench.ts";
 import { check, checkHelp } from "./commands/check.ts";
 import { demo } from "./commands/demo.ts";
+import { entities, entitiesHelp, video } from "./commands/entities.ts";
 import { forget, forgetHelp } from "./commands/forget.ts";
 import { ingest, ingestHelp } from "./commands/ingest.ts";
 import { keys, keysHelp } from "./commands/keys.ts";
@@ -13,6 +14,7 @@ import { rememberCommand, rememberHelp } from "./commands/remember.ts";
 import { search, searchHelp } from "./commands/search.ts";
 import { serve, serveHelp } from "./commands/serve.ts";
 import { show, showHelp } from "./commands/show.ts";
+import { watch, watchHelp } from "./commands/watch.ts";
 import { type CommonOptions, commonOptionSpec, commonOptions, requireTenant, scopeOptionSpec } from "./context.ts";
 
 type Flags = NonNullable<ParseArgsConfig["options"]>;
@@ -171,6 +173,47 @@ const commands: Record<string, CliCommand> = {
     },
     positionals: 0,
     run: (options, values, _positionals, argv) => bench(options, values, argv),
+  },
+  watch: {
+    help: watchHelp,
+    scope: "required",
+    flags: {
+      fps: { type: "string" },
+      stream: { type: "string" },
+      start: { type: "string" },
+      "max-seconds": { type: "string" },
+    },
+    positionals: 1,
+    run: (options, values, positionals) =>
+      watch(options, positionals[0], {
+        fps: values.fps as string | undefined,
+        stream: values.stream as string | undefined,
+        start: values.start as string | undefined,
+        maxSeconds: values["max-seconds"] as string | undefined,
+      }),
+  },
+  entities: {
+    help: entitiesHelp.split("\ncairn video")[0] ?? entitiesHelp,
+    scope: "required",
+    flags: { name: { type: "string" }, entity: { type: "string" } },
+    positionals: Number.POSITIVE_INFINITY,
+    run: (options, values, positionals) =>
+      entities(options, positionals, {
+        name: values.name as string | undefined,
+        entity: values.entity as string | undefined,
+      }),
+  },
+  video: {
+    help: `cairn video${entitiesHelp.split("\ncairn video")[1] ?? ""}`,
+    scope: "required",
+    flags: { level: { type: "string" }, k: { type: "string" }, "save-images": { type: "string" } },
+    positionals: Number.POSITIVE_INFINITY,
+    run: (options, values, positionals) =>
+      video(options, positionals, {
+        level: values.level as string | undefined,
+        k: values.k as string | undefined,
+        saveImages: values["save-images"] as string | undefined,
+      }),
   },
   demo: {
     help: "cairn demo   build the example memory from examples/ (tenant demo, user ana) and run a few searches",

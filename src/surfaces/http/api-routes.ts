@@ -13,6 +13,7 @@ import {
   responses,
   searchBody,
   sessionBody,
+  videoSearchQuery,
 } from "./schemas.ts";
 import { toSessionInput, toTurnInputs } from "./session-upload.ts";
 
@@ -226,6 +227,65 @@ export function apiRoutes(info: { version: string }): Route[] {
       },
       async ({ c, memory, scope, params }) =>
         blobResponse(c, await memory.getBlob(scope, params.hash, { thumbnail: true }), `${params.hash}.thumbnail`),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        operationId: "listVideoEntities",
+        path: "/v1/video/entities",
+        summary: "Entities seen in watched video (or enrolled), with their sightings",
+        tag: "video",
+        scoped: true,
+        responses: { 200: { description: "the entities", schema: responses.videoEntities }, ...errors },
+      },
+      async ({ c, memory, scope }) => c.json({ entities: await memory.listEntities(scope) }),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        operationId: "searchVideo",
+        path: "/v1/video/search",
+        summary: "Search one episodic level of the video memory (observation, trace or chapter)",
+        tag: "video",
+        scoped: true,
+        query: videoSearchQuery,
+        responses: { 200: { description: "hits, best first", schema: responses.videoHits }, ...errors },
+      },
+      async ({ c, memory, scope, query }) =>
+        c.json({
+          hits: await memory.searchVideo(scope, query.q, {
+            level: query.level,
+            limit: query.limit,
+            stream: query.stream,
+            entityId: query.entity,
+          }),
+        }),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        operationId: "getVideoItem",
+        path: "/v1/video/items/:id",
+        summary: "A video item with its time-ordered neighbours",
+        tag: "video",
+        scoped: true,
+        params: idParam,
+        responses: { 200: { description: "the item", schema: responses.videoItem }, ...errors, ...notFound },
+      },
+      async ({ c, memory, scope, params }) => c.json(await memory.getVideoItem(scope, params.id)),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        operationId: "getVideoFrames",
+        path: "/v1/video/items/:id/frames",
+        summary: "The key frames and crops behind a video item (pixels at /v1/blobs/{hash})",
+        tag: "video",
+        scoped: true,
+        params: idParam,
+        responses: { 200: { description: "the frames", schema: responses.videoFrames }, ...errors, ...notFound },
+      },
+      async ({ c, memory, scope, params }) => c.json({ frames: await memory.videoKeyFrames(scope, params.id) }),
     ),
     defineRoute(
       {

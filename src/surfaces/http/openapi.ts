@@ -159,6 +159,7 @@ const tags = [
   { name: "search", description: "Budgeted evidence packs" },
   { name: "evidence", description: "Raw nodes and original images" },
   { name: "entries", description: "The maintained active index" },
+  { name: "video", description: "Watched video: entities, episodic levels, key frames" },
   { name: "mcp", description: "The Model Context Protocol over streamable HTTP" },
 ];
 

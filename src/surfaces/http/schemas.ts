@@ -158,6 +158,16 @@ export const pageQuery = z
   .strict();
 
 export const idParam = z.object({ id: z.string().min(1).max(256) });
+
+export const videoSearchQuery = z
+  .object({
+    q: z.string().min(1).max(2000).describe("what to look for"),
+    level: z.enum(["observation", "trace", "chapter"]).optional().describe("the episodic level (default trace)"),
+    limit: z.coerce.number().int().min(1).max(100).optional(),
+    stream: z.string().min(1).max(512).optional(),
+    entity: z.string().min(1).max(256).optional(),
+  })
+  .strict();
 export const hashParam = z.object({ hash: z.string().regex(/^[0-9a-f]{64}$/, "a blob hash is 64 hex characters") });
 
 // Responses: documented for clients, not re-validated (the SDK's types are the source; the type
@@ -522,6 +532,62 @@ export const responses = {
             action: z.string(),
             subject: z.string(),
             details: z.record(z.string(), z.unknown()).describe("the action's inputs and result; shape per action"),
+          })
+          .strict(),
+      ),
+    })
+    .strict(),
+  videoEntities: z
+    .object({
+      entities: z.array(
+        z
+          .object({
+            id: z.string(),
+            name: z.string().nullable(),
+            status: z.string(),
+            observations: z.number().int(),
+            sightings: z.array(
+              z
+                .object({ stream: z.string(), from: z.string(), to: z.string(), observations: z.number().int() })
+                .passthrough(),
+            ),
+          })
+          .passthrough(),
+      ),
+    })
+    .strict()
+    .describe("Entities seen in watched video (or enrolled), with their sightings per stream"),
+  videoHits: z
+    .object({
+      hits: z.array(
+        z
+          .object({
+            score: z.number(),
+            item: z.object({ id: z.string(), kind: z.string(), text: z.string() }).passthrough(),
+          })
+          .strict(),
+      ),
+    })
+    .strict()
+    .describe("Items of one episodic level, best first"),
+  videoItem: z
+    .object({
+      item: z.object({ id: z.string(), kind: z.string(), text: z.string() }).passthrough(),
+      before: z.array(z.object({ id: z.string() }).passthrough()),
+      after: z.array(z.object({ id: z.string() }).passthrough()),
+    })
+    .strict()
+    .describe("An item with its time-ordered neighbours at the same level"),
+  videoFrames: z
+    .object({
+      frames: z.array(
+        z
+          .object({
+            rawNodeId: z.string(),
+            time: z.string(),
+            hash: z.string().describe("fetch the original pixels at /v1/blobs/{hash}"),
+            mediaType: z.string(),
+            caption: z.string().nullable(),
           })
           .strict(),
       ),

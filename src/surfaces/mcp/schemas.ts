@@ -148,6 +148,24 @@ export const forgetInput = {
   rawNode: z.string().optional().describe("A single raw node (turn) to forget"),
 };
 
+export const videoSearchInput = {
+  query: z.string().min(1).max(2000).describe("What to look for, e.g. a person's name, an object, an activity"),
+  level: z
+    .enum(["observation", "trace", "chapter"])
+    .optional()
+    .describe("observation: one entity in one segment; trace (default): one segment; chapter: a storyline of events"),
+  limit: z.number().int().min(1).max(50).optional().describe("Default 10"),
+  entity: z.string().min(1).max(256).optional().describe("Only this entity's observations"),
+};
+
+export const videoItemInput = {
+  id: z.string().min(1).max(256).describe("An id from cairn_video_search or cairn_video_entities"),
+  frames: z
+    .enum(["none", "thumbnail", "original"])
+    .optional()
+    .describe("Attach the key frames and crops behind the item (default thumbnail)"),
+};
+
 export const listSessionsInput = {
   limit: z.number().int().min(1).max(1000).optional().describe("Default 50"),
   offset: z.number().int().min(0).optional(),

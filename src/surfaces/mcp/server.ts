@@ -28,6 +28,8 @@ import {
   rememberOutput,
   searchInput,
   searchOutput,
+  videoItemInput,
+  videoSearchInput,
 } from "./schemas.ts";
 import { jsonResult, logToStderr, type McpLogEvent, resourceResult, toolResult } from "./tool-result.ts";
 
@@ -196,6 +198,75 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
         return {
           content: [{ type: "image", data: Buffer.from(blob.data).toString("base64"), mimeType: blob.mediaType }],
         };
+      }),
+  );
+
+  server.registerTool(
+    "cairn_video_entities",
+    {
+      title: "People seen on video",
+      description:
+        "The entities (people) seen in watched video or enrolled from photos, with their names and sightings: per " +
+        "stream, from when to when, how many observations, and key-frame raw-node ids.",
+      inputSchema: {},
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    () =>
+      toolResult("cairn_video_entities", log, async () => jsonResult({ entities: await memory.listEntities(scope) })),
+  );
+
+  server.registerTool(
+    "cairn_video_search",
+    {
+      title: "Search video memory",
+      description:
+        "Similarity search over one level of the video memory: observations (one entity in one segment), traces " +
+        "(one segment: who, what objects, text read) or chapters (closed events). Open a hit with cairn_video_item.",
+      inputSchema: videoSearchInput,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    ({ query, level, limit, entity }) =>
+      toolResult("cairn_video_search", log, async () => {
+        const hits = await memory.searchVideo(scope, query, { level, limit, entityId: entity });
+        return jsonResult(
+          { hits },
+          hits
+            .map((hit) => `${hit.item.id} (${new Date(hit.item.startMs).toISOString()}): ${hit.item.text}`)
+            .join("\n") || "nothing found",
+        );
+      }),
+  );
+
+  server.registerTool(
+    "cairn_video_item",
+    {
+      title: "Open a video item",
+      description:
+        "One video item with its time-ordered neighbours at the same level, and the key frames and crops behind it " +
+        "(the stored pixels), to check a detail visually.",
+      inputSchema: videoItemInput,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    ({ id, frames }) =>
+      toolResult("cairn_video_item", log, async () => {
+        const found = await memory.getVideoItem(scope, id);
+        const keyFrames = await memory.videoKeyFrames(scope, id);
+        const mode = frames ?? "thumbnail";
+        const pictures =
+          mode === "none"
+            ? []
+            : await Promise.all(
+                keyFrames.slice(0, 4).map(async (frame) => {
+                  const blob = await memory.getBlob(scope, frame.hash, { thumbnail: mode === "thumbnail" });
+                  return {
+                    type: "image" as const,
+                    data: Buffer.from(blob.data).toString("base64"),
+                    mimeType: blob.mediaType,
+                  };
+                }),
+              );
+        const summary = jsonResult({ ...found, frames: keyFrames });
+        return { ...summary, content: [...summary.content, ...pictures] };
       }),
   );
 

@@ -1,0 +1,131 @@
+import { InputError } from "../../core/errors.ts";
+import { vectorBytes, vectorFromBytes } from "../../core/vectors.ts";
+import type { VideoItem, VideoItemKind, VideoItemQuery, VideoWrite } from "../video-records.ts";
+import { writeAudit } from "./audit-events.ts";
+import type { ScopeContext } from "./scope-context.ts";
+import type { Sql } from "./tenant-transaction.ts";
+
+/** Video memory rows (migration 4): items and the raw nodes each derives from, bound to the scope key. */
+interface ItemRow {
+  id: string;
+  kind: VideoItemKind;
+  stream: string | null;
+  entity_id: string | null;
+  start_ms: string;
+  end_ms: string;
+  text: string;
+  data: string;
+  vector: Buffer | null;
+  sources: string[];
+}
+
+/** The caller runs it in one transaction, under the scope's write lock. */
+export async function commitVideo(context: ScopeContext, sql: Sql, write: VideoWrite): Promise<void> {
+  const { key, tenant } = context;
+  const sources = [...new Set(write.put.flatMap((item) => item.sources))];
+  if (sources.length > 0) {
+    const known = new Set(
+      (
+        await sql.query<{ id: string }>("SELECT id FROM raw_nodes WHERE scope_key = $1 AND id = ANY($2::text[])", [
+          key,
+          sources,
+        ])
+      ).map((row) => row.id),
+    );
+    const unknown = sources.find((id) => !known.has(id));
+    if (unknown) throw new InputError("sources", `raw node ${unknown} not found`);
+  }
+  const replaced = [...write.remove, ...write.put.map((item) => item.id)];
+  await sql.query("DELETE FROM video_items WHERE scope_key = $1 AND id = ANY($2::text[])", [key, replaced]);
+  for (const item of write.put) {
+    await sql.query(
+      `INSERT INTO video_items (tenant, scope_key, id, kind, stream, entity_id, start_ms, end_ms, text, data, vector)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      [
+        tenant,
+        key,
+        item.id,
+        item.kind,
+        item.stream,
+        item.entityId,
+        item.startMs,
+        item.endMs,
+        item.text,
+        JSON.stringify(item.data),
+        item.vector ? Buffer.from(vectorBytes(item.vector)) : null,
+      ],
+    );
+    if (item.sources.length > 0) {
+      await sql.query(
+        `INSERT INTO video_sources (tenant, scope_key, item_id, raw_node_id)
+         SELECT $1, $2, $3, s FROM unnest($4::text[]) AS s ON CONFLICT DO NOTHING`,
+        [tenant, key, item.id, [...item.sources]],
+      );
+    }
+  }
+  for (const audit of write.audits) await writeAudit(context, sql, audit.action, audit.subject, audit.details);
+}
+
+export async function readVideoItems(context: ScopeContext, sql: Sql, query: VideoItemQuery): Promise<VideoItem[]> {
+  const where = ["i.scope_key = $1"];
+  const params: unknown[] = [context.key];
+  const add = (clause: (placeholder: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(clause(`$${params.length}`));
+  };
+  if (query.kinds) add((p) => `i.kind = ANY(${p}::text[])`, [...query.kinds]);
+  if (query.ids) add((p) => `i.id = ANY(${p}::text[])`, [...query.ids]);
+  if (query.entityIds) add((p) => `i.entity_id = ANY(${p}::text[])`, [...query.entityIds]);
+  if (query.stream !== undefined) add((p) => `i.stream = ${p}`, query.stream);
+  params.push(query.limit ?? null, query.offset ?? 0);
+  const rows = await sql.query<ItemRow>(
+    `SELECT i.id, i.kind, i.stream, i.entity_id, i.start_ms, i.end_ms, i.text, i.data, i.vector,
+            COALESCE((SELECT array_agg(s.raw_node_id ORDER BY s.raw_node_id) FROM video_sources s
+                      WHERE s.scope_key = i.scope_key AND s.item_id = i.id), '{}') AS sources
+     FROM video_items i WHERE ${where.join(" AND ")}
+     ORDER BY i.start_ms, i.id LIMIT $${params.length - 1} OFFSET $${params.length}`,
+    params,
+  );
+  return rows.map(toItem);
+}
+
+/**
+ * Inside a forget's transaction: removes every item derived from a forgotten raw node, then every
+ * unnamed entity left with no slot and no observation. Returns how many items went.
+ */
+export async function forgetVideoItems(
+  context: ScopeContext,
+  sql: Sql,
+  rawNodeIds: readonly string[],
+  all: boolean,
+): Promise<number> {
+  const { key } = context;
+  if (all) return (await sql.query("DELETE FROM video_items WHERE scope_key = $1 RETURNING id", [key])).length;
+  const removed = await sql.query(
+    `DELETE FROM video_items WHERE scope_key = $1 AND id IN
+       (SELECT item_id FROM video_sources WHERE scope_key = $1 AND raw_node_id = ANY($2::text[])) RETURNING id`,
+    [key, [...rawNodeIds]],
+  );
+  if (removed.length === 0) return 0;
+  const orphans = await sql.query(
+    `DELETE FROM video_items e WHERE e.scope_key = $1 AND e.kind = 'entity' AND e.text = ''
+     AND NOT EXISTS (SELECT 1 FROM video_items o WHERE o.scope_key = e.scope_key AND o.entity_id = e.id) RETURNING id`,
+    [key],
+  );
+  return removed.length + orphans.length;
+}
+
+function toItem(row: ItemRow): VideoItem {
+  return {
+    id: row.id,
+    kind: row.kind,
+    stream: row.stream,
+    entityId: row.entity_id,
+    startMs: Number(row.start_ms),
+    endMs: Number(row.end_ms),
+    text: row.text,
+    data: JSON.parse(row.data) as Record<string, unknown>,
+    vector: row.vector ? vectorFromBytes(new Uint8Array(row.vector)) : null,
+    sources: row.sources,
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * Video memory as plain records crossing the Store seam (ReflectWorld-MM): entities, the gallery
+ * slots that identify them, and the three episodic levels. Each item names the raw nodes it was
+ * derived from (`sources`); a forget of any of them removes the item, and an entity left with no
+ * slot and no observation goes too unless a user named it.
+ */
+export type VideoItemKind = "entity" | "slot" | "observation" | "trace" | "chapter";
+
+export const videoItemKinds: readonly VideoItemKind[] = ["entity", "slot", "observation", "trace", "chapter"];
+
+export interface VideoItem {
+  readonly id: string;
+  readonly kind: VideoItemKind;
+  /** The stream (watch) the item was seen in; null for an entity or an enrolled slot. */
+  readonly stream: string | null;
+  /** A slot's owner, an observation's entity; null otherwise. */
+  readonly entityId: string | null;
+  /** Media time span (epoch ms of the stream's clock). */
+  readonly startMs: number;
+  readonly endMs: number;
+  /** An entity's name (empty until named), or the item's summary text. */
+  readonly text: string;
+  readonly data: Readonly<Record<string, unknown>>;
+  /** A slot's face or appearance vector; an episode's text vector; null otherwise. */
+  readonly vector: Float32Array | null;
+  /** Raw nodes of the scope the item derives from. */
+  readonly sources: readonly string[];
+}
+
+/** One atomic change of the video memory: items put (insert or replace by id), removed, and audited. */
+export interface VideoWrite {
+  readonly put: readonly VideoItem[];
+  readonly remove: readonly string[];
+  readonly audits: readonly {
+    readonly action: string;
+    readonly subject: string;
+    readonly details: Record<string, unknown>;
+  }[];
+}
+
+/** Which items to read; every field narrows, none means all. Ordered by start time, then id. */
+export interface VideoItemQuery {
+  readonly kinds?: readonly VideoItemKind[];
+  readonly ids?: readonly string[];
+  readonly entityIds?: readonly string[];
+  readonly stream?: string;
+  readonly limit?: number;
+  readonly offset?: number;
+}

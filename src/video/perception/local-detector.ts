@@ -1,0 +1,77 @@
+import { Worker } from "node:worker_threads";
+import { ProviderError } from "../../core/errors.ts";
+import type { Frame } from "../gateway.ts";
+import type { Detector, FrameDetections } from "./detector.ts";
+import type { HumanRequest, HumanResponse } from "./human-worker.ts";
+
+const MODEL = "human-3.3.6-blazeface-faceres-centernet";
+
+/**
+ * Faces (BlazeFace boxes, FaceRes 1024-d descriptors) and COCO objects (CenterNet) from
+ * `@vladmandic/human` on tfjs WASM, offline, in one lazily started worker thread.
+ *
+ * @example
+ * const detector = createLocalDetector();
+ * const [detections] = await detector.detect([frame]);
+ * await detector.close();
+ */
+export function createLocalDetector(): Detector {
+  let worker: Worker | undefined;
+  let nextId = 1;
+  const pending = new Map<number, { resolve(results: FrameDetections[]): void; reject(error: Error): void }>();
+  const failAll = (message: string, cause?: unknown) => {
+    for (const request of pending.values()) request.reject(new ProviderError("local", MODEL, message, { cause }));
+    pending.clear();
+  };
+  const started = (): Worker => {
+    if (worker) return worker;
+    const spawned = spawnWorker();
+    spawned.unref();
+    spawned.on("message", (response: HumanResponse) => {
+      const request = pending.get(response.id);
+      if (!request) return;
+      pending.delete(response.id);
+      if (pending.size === 0) spawned.unref();
+      if (response.ok) request.resolve(response.results as FrameDetections[]);
+      else request.reject(new ProviderError("local", MODEL, response.message));
+    });
+    spawned.on("error", (error) => failAll(`worker failed: ${error.message}`, error));
+    spawned.on("exit", (code) => {
+      if (worker === spawned) worker = undefined;
+      failAll(`worker exited with code ${code}`);
+    });
+    worker = spawned;
+    return spawned;
+  };
+  return {
+    id: MODEL,
+    detect(frames: readonly Frame[]): Promise<FrameDetections[]> {
+      if (frames.length === 0) return Promise.resolve([]);
+      const target = started();
+      const id = nextId++;
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        target.ref();
+        const request: HumanRequest = {
+          id,
+          frames: frames.map((frame) => ({ width: frame.width, height: frame.height, rgb: frame.rgb })),
+        };
+        target.postMessage(request);
+      });
+    },
+    async close() {
+      const current = worker;
+      worker = undefined;
+      failAll("detector closed");
+      await current?.terminate();
+    },
+  };
+}
+
+/** As in models/local-provider.ts: under tsx the worker's TypeScript entry loads through tsImport. */
+function spawnWorker(): Worker {
+  if (!import.meta.url.endsWith(".ts")) return new Worker(new URL("./human-worker.js", import.meta.url));
+  const entry = JSON.stringify(new URL("./human-worker.ts", import.meta.url).href);
+  const tsx = JSON.stringify(import.meta.resolve("tsx/esm/api"));
+  return new Worker(`import(${tsx}).then((tsx) => tsx.tsImport(${entry}, ${entry}));`, { eval: true });
+}

@@ -1,0 +1,109 @@
+import { InputError, NotFoundError } from "../core/errors.ts";
+import { contentWords } from "../core/text.ts";
+import { cosine } from "../core/vectors.ts";
+import { embedTexts } from "../models/model-calls.ts";
+import type { Models } from "../models/provider.ts";
+import type { ScopedStore } from "../store/store.ts";
+import type { VideoItem, VideoItemKind } from "../store/video-records.ts";
+
+/** The episodic levels a query can search (ReflectWorld-MM §3.3). */
+export type EpisodicLevel = "observation" | "trace" | "chapter";
+export const episodicLevels: readonly EpisodicLevel[] = ["observation", "trace", "chapter"];
+
+export interface VideoHit {
+  readonly item: VideoItem;
+  readonly score: number;
+}
+
+/**
+ * Similarity search over one episodic level: cosine of the query's text vector to each item's,
+ * plus the share of the query's content words the item's text contains (the offline text model is
+ * weak on short texts; names and object labels carry the query).
+ */
+export async function searchLevel(
+  scoped: ScopedStore,
+  models: Models,
+  query: string,
+  options: {
+    readonly level: EpisodicLevel;
+    readonly limit?: number;
+    readonly stream?: string;
+    readonly entityId?: string;
+  },
+): Promise<VideoHit[]> {
+  if (!episodicLevels.includes(options.level))
+    throw new InputError("level", `must be one of ${episodicLevels.join(", ")}`);
+  if (!query.trim()) throw new InputError("query", "must not be empty");
+  const [vector] = await embedTexts(models.text, [query]);
+  const items = await scoped.readVideoItems({
+    kinds: [options.level],
+    ...(options.stream ? { stream: options.stream } : {}),
+    ...(options.entityId ? { entityIds: [options.entityId] } : {}),
+  });
+  const words = contentWords(query);
+  return items
+    .map((item) => {
+      const text = item.text.toLowerCase();
+      const lexical = words.length ? words.filter((word) => text.includes(word)).length / words.length : 0;
+      const dense = vector && item.vector ? cosine(vector, item.vector) : 0;
+      return { item: withoutVector(item), score: Math.round((dense + lexical) * 1000) / 1000 };
+    })
+    .sort((a, b) => b.score - a.score || a.item.startMs - b.item.startMs)
+    .slice(0, options.limit ?? 10);
+}
+
+/** An item with its time-ordered neighbours at the same level of the same stream. */
+export async function getWithNeighbours(
+  scoped: ScopedStore,
+  id: string,
+  window = 2,
+): Promise<{ item: VideoItem; before: VideoItem[]; after: VideoItem[] }> {
+  const [item] = await scoped.readVideoItems({ ids: [id] });
+  if (!item) throw new NotFoundError("video item", id);
+  const level = await scoped.readVideoItems({
+    kinds: [item.kind as VideoItemKind],
+    ...(item.stream ? { stream: item.stream } : {}),
+    ...(item.kind === "observation" && item.entityId ? { entityIds: [item.entityId] } : {}),
+  });
+  const index = level.findIndex((candidate) => candidate.id === id);
+  return {
+    item: withoutVector(item),
+    before: level.slice(Math.max(0, index - window), index).map(withoutVector),
+    after: level.slice(index + 1, index + 1 + window).map(withoutVector),
+  };
+}
+
+export interface KeyFrame {
+  readonly rawNodeId: string;
+  readonly time: string;
+  readonly hash: string;
+  readonly mediaType: string;
+  readonly caption: string | null;
+}
+
+/** The stored images behind an item (its key frames and crops): fetch their pixels with `Memory.getBlob`. */
+export async function keyFramesOf(scoped: ScopedStore, id: string): Promise<KeyFrame[]> {
+  const [item] = await scoped.readVideoItems({ ids: [id] });
+  if (!item) throw new NotFoundError("video item", id);
+  const nodes = await scoped.readRawNodes({ ids: [...item.sources] });
+  return nodes.flatMap((node) =>
+    node.images.flatMap((image) =>
+      image.hash
+        ? [
+            {
+              rawNodeId: node.id,
+              time: node.time,
+              hash: image.hash,
+              mediaType: image.mediaType ?? "image/jpeg",
+              caption: image.caption,
+            },
+          ]
+        : [],
+    ),
+  );
+}
+
+/** Vectors are internal: callers get the text, time, links and sources. */
+function withoutVector(item: VideoItem): VideoItem {
+  return { ...item, vector: null };
+}

@@ -1,0 +1,149 @@
+import assert from "node:assert/strict";
+import { InputError } from "../../src/core/errors.ts";
+import type { ScopedStore } from "../../src/store/store.ts";
+import type { VideoItem } from "../../src/store/video-records.ts";
+import { base, buildSessionWrite, defineGroup, scopeA, scopeC, spaces } from "./conformance-support.ts";
+import { forget } from "./scoped-reads.ts";
+
+/** Two frames of a stream, stored as raw nodes: the evidence video items derive from. */
+async function frames(scoped: ScopedStore, key = "seg-0"): Promise<string[]> {
+  const result = await scoped.commitSession(
+    await buildSessionWrite({
+      key,
+      timeMs: base,
+      turns: [
+        { speaker: "camera", text: "key frame: a person at the table" },
+        { speaker: "camera", text: "face crop" },
+      ],
+    }),
+  );
+  return [...result.rawNodeIds];
+}
+
+function item(overrides: Partial<VideoItem> & Pick<VideoItem, "id" | "kind">): VideoItem {
+  return {
+    stream: null,
+    entityId: null,
+    startMs: base,
+    endMs: base + 1000,
+    text: "",
+    data: {},
+    vector: null,
+    sources: [],
+    ...overrides,
+  };
+}
+
+/** Conformance of the video memory: entities, gallery slots and episodes with the raw nodes they derive from. */
+export const videoMemoryConformance = defineGroup("video memory", (test) => {
+  test("video items round-trip with their vectors and sources, filtered by kind, entity and stream", async (store) => {
+    const scoped = store.forScope(scopeA);
+    const [frame, crop] = await frames(scoped);
+    assert.ok(frame && crop);
+    const vector = new Float32Array([0.6, 0.8, 0]);
+    await scoped.commitVideo({
+      put: [
+        item({ id: "vent_1", kind: "entity", data: { kind: "person" } }),
+        item({ id: "vslot_1", kind: "slot", entityId: "vent_1", vector, sources: [crop], data: { modality: "face" } }),
+        item({
+          id: "vobs_1",
+          kind: "observation",
+          entityId: "vent_1",
+          stream: "cam",
+          text: "at the table",
+          sources: [crop, frame],
+        }),
+        item({
+          id: "vtrace_1",
+          kind: "trace",
+          stream: "cam",
+          startMs: base + 5,
+          text: "one person",
+          sources: [frame, crop],
+        }),
+      ],
+      remove: [],
+      audits: [{ action: "video.entity.new", subject: "vent_1", details: { reason: "no candidate" } }],
+    });
+    const slots = await scoped.readVideoItems({ kinds: ["slot"] });
+    assert.equal(slots.length, 1);
+    assert.deepEqual(
+      [...(slots[0]?.vector ?? [])].map((x) => Math.round(x * 10) / 10),
+      [0.6, 0.8, 0],
+    );
+    assert.deepEqual(slots[0]?.sources, [crop]);
+    assert.deepEqual(
+      (await scoped.readVideoItems({ entityIds: ["vent_1"] })).map((found) => found.id),
+      ["vobs_1", "vslot_1"],
+    );
+    assert.deepEqual(
+      (await scoped.readVideoItems({ stream: "cam", kinds: ["trace", "observation"] })).map((found) => found.id),
+      ["vobs_1", "vtrace_1"],
+    );
+    const [observation] = await scoped.readVideoItems({ ids: ["vobs_1"] });
+    assert.deepEqual([...(observation?.sources ?? [])].sort(), [crop, frame].sort());
+    assert.equal((await scoped.readAudit({ limit: 1 }))[0]?.action, "video.entity.new");
+    assert.deepEqual(await store.forScope(scopeC).readVideoItems({}), [], "another tenant sees none of it");
+  });
+
+  test("a put replaces an item by id; a remove deletes it; an unknown source is refused and changes nothing", async (store) => {
+    const scoped = store.forScope(scopeA);
+    const [frame] = await frames(scoped);
+    assert.ok(frame);
+    await scoped.commitVideo({ put: [item({ id: "vent_1", kind: "entity" })], remove: [], audits: [] });
+    await scoped.commitVideo({ put: [item({ id: "vent_1", kind: "entity", text: "Ana" })], remove: [], audits: [] });
+    assert.deepEqual(
+      (await scoped.readVideoItems({})).map((found) => [found.id, found.text]),
+      [["vent_1", "Ana"]],
+    );
+    await assert.rejects(
+      scoped.commitVideo({
+        put: [item({ id: "vobs_9", kind: "observation", sources: [frame, "raw_from_elsewhere"] })],
+        remove: ["vent_1"],
+        audits: [{ action: "video.observation", subject: "vobs_9", details: {} }],
+      }),
+      InputError,
+    );
+    assert.equal((await scoped.readVideoItems({})).length, 1, "the rejected write removed nothing");
+    const otherTenant = store.forScope(scopeC);
+    await assert.rejects(
+      otherTenant.commitVideo({ put: [item({ id: "x", kind: "trace", sources: [frame] })], remove: [], audits: [] }),
+      InputError,
+      "a raw node of another scope is not a source",
+    );
+    await scoped.commitVideo({ put: [], remove: ["vent_1"], audits: [] });
+    assert.deepEqual(await scoped.readVideoItems({}), []);
+  });
+
+  test("forget cascades to video items derived from the forgotten raw nodes and to entities left bare", async (store) => {
+    const scoped = store.forScope(scopeA);
+    const [frame, crop] = await frames(scoped);
+    const [laterFrame] = await frames(scoped, "seg-1");
+    assert.ok(frame && crop && laterFrame);
+    await scoped.commitVideo({
+      put: [
+        item({ id: "vent_1", kind: "entity" }),
+        item({ id: "vent_2", kind: "entity", text: "Named by a user" }),
+        item({ id: "vslot_1", kind: "slot", entityId: "vent_1", vector: new Float32Array([1, 0]), sources: [crop] }),
+        item({ id: "vslot_2", kind: "slot", entityId: "vent_2", vector: new Float32Array([0, 1]), sources: [crop] }),
+        item({ id: "vobs_1", kind: "observation", entityId: "vent_1", sources: [crop] }),
+        item({ id: "vtrace_1", kind: "trace", sources: [frame, crop] }),
+        item({ id: "vtrace_2", kind: "trace", sources: [laterFrame] }),
+      ],
+      remove: [],
+      audits: [],
+    });
+    const [session] = await scoped.readSessions({ keys: ["seg-0"] });
+    assert.ok(session);
+    await forget(scoped, { session: session.id }, spaces);
+    assert.deepEqual(
+      (await scoped.readVideoItems({})).map((found) => found.id),
+      ["vent_2", "vtrace_2"],
+      "the slots, the observation and the trace of the forgotten frames went, and the entity left with nothing; the named entity stays",
+    );
+    const [event] = await scoped.readAudit({ limit: 1 });
+    assert.equal(event?.details.videoItems, 5);
+    await forget(scoped, { all: true }, spaces);
+    assert.deepEqual(await scoped.readVideoItems({}), []);
+  });
+});

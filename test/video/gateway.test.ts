@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { createReadStream } from "node:fs";
+import { describe, it } from "node:test";
+import { defaultGatewayOptions, openVideoStream, parseVideoSource } from "../../src/video/gateway.ts";
+import { FfmpegMissingError, VideoSourceError } from "../../src/video/video-errors.ts";
+import { tempDir, writeFile } from "../support/fixtures.ts";
+import { makeClip, noFfmpegReason } from "../support/video-fixtures.ts";
+
+const options = { ...defaultGatewayOptions, fps: 2 };
+
+async function collect(stream: Awaited<ReturnType<typeof openVideoStream>>) {
+  const frames = [];
+  for await (const frame of stream.frames()) frames.push(frame);
+  return frames;
+}
+
+describe("video gateway", { skip: noFfmpegReason }, () => {
+  it("decodes a file into frames at the configured rate, with 16 kHz mono audio", async (t) => {
+    const dir = tempDir(t);
+    const clip = makeClip(dir, "tone.mp4", { sceneSeconds: 3, audio: "tone" });
+    const stream = await openVideoStream(parseVideoSource(clip), options);
+    assert.equal(stream.probe.hasAudio, true);
+    assert.deepEqual([stream.width, stream.height], [320, 180]);
+    const frames = await collect(stream);
+    assert.equal(frames.length, 6, "3 s at 2 frames/s");
+    assert.deepEqual(
+      frames.map((frame) => frame.timeMs),
+      [0, 500, 1000, 1500, 2000, 2500],
+    );
+    assert.equal(frames[0]?.rgb.length, 320 * 180 * 3);
+    const audio = await stream.audio(1000, 2000);
+    assert.equal(audio.status, "ok");
+    assert.equal(audio.samples.length, 16_000, "one second of 16 kHz mono");
+    assert.ok(Math.max(...audio.samples) > 1000, "the tone is audible");
+  });
+
+  it("scales wide frames down to maxWidth, keeping the aspect ratio", async (t) => {
+    const clip = makeClip(tempDir(t), "wide.mp4", { sceneSeconds: 1 });
+    const stream = await openVideoStream(parseVideoSource(clip), { ...options, maxWidth: 160 });
+    assert.deepEqual([stream.width, stream.height], [160, 90]);
+    const frames = await collect(stream);
+    assert.equal(frames[0]?.rgb.length, 160 * 90 * 3);
+  });
+
+  it("reads a stream from stdin", async (t) => {
+    const clip = makeClip(tempDir(t), "clip.ts", { sceneSeconds: 2, format: "mpegts" });
+    const stream = await openVideoStream(parseVideoSource("-", createReadStream(clip)), options);
+    assert.equal(stream.probe.hasAudio, false);
+    const frames = await collect(stream);
+    assert.equal(frames.length, 4);
+    assert.equal((await stream.audio(0, 1000)).status, "absent");
+  });
+
+  it("stops a stream that has not ended; frames already read stay", async (t) => {
+    const clip = makeClip(tempDir(t), "long.mp4", { sceneSeconds: 20 });
+    const stream = await openVideoStream(parseVideoSource(clip), { ...options, fps: 10 });
+    const frames = [];
+    for await (const frame of stream.frames()) {
+      frames.push(frame);
+      if (frames.length === 5) stream.stop();
+    }
+    assert.ok(frames.length >= 5 && frames.length < 200, `stopped early (${frames.length} frames)`);
+  });
+
+  it("refuses a missing file, a file that is not a video, an unreachable stream, and a missing ffmpeg", async (t) => {
+    const dir = tempDir(t);
+    await assert.rejects(openVideoStream(parseVideoSource(`${dir}/nope.mp4`), options), (error: unknown) => {
+      assert.ok(error instanceof VideoSourceError);
+      assert.equal(error.problem, "missing");
+      return true;
+    });
+    const text = writeFile(dir, "notes.mp4", "these are not frames\n");
+    await assert.rejects(openVideoStream(parseVideoSource(text), options), (error: unknown) => {
+      assert.ok(error instanceof VideoSourceError);
+      assert.equal(error.problem, "not-video");
+      return true;
+    });
+    await assert.rejects(
+      openVideoStream(parseVideoSource("http://127.0.0.1:9/stream.ts"), { ...options, connectTimeoutMs: 2000 }),
+      (error: unknown) => {
+        assert.ok(error instanceof VideoSourceError);
+        assert.equal(error.problem, "unreachable");
+        return true;
+      },
+    );
+    const clip = makeClip(dir, "ok.mp4", { sceneSeconds: 1 });
+    await assert.rejects(
+      openVideoStream(parseVideoSource(clip), { ...options, ffprobePath: `${dir}/no-ffprobe` }),
+      FfmpegMissingError,
+    );
+  });
+});
