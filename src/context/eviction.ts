@@ -1,14 +1,17 @@
 import { createHash } from "node:crypto";
+import { NotFoundError } from "../core/errors.ts";
 import type { Scope } from "../core/scope.ts";
-import type { SessionInput, TurnInput } from "../ingest/session-input.ts";
+import type { TurnInput } from "../ingest/session-input.ts";
 import type { DroppedContent } from "./context-manager.ts";
 import { messageText, type TrajectoryMessage } from "./trajectory.ts";
 
 /** Where a manager's evictions are kept, and how the working context points at them. */
 export interface EvictionPointer {
-  /** The memory session that holds the evicted messages. */
-  readonly session: string;
+  /** Every evicted message is the memory session `<prefix><message id>:<content hash>`. */
+  readonly prefix: string;
   readonly messages: number;
+  /** Sessions written by this call (the others were already stored by an earlier one). */
+  readonly written: number;
   readonly images: number;
 }
 
@@ -20,6 +23,8 @@ export interface EvictionStore {
 /** The part of `Memory` eviction uses (declared here so the context layer needs nothing above it). */
 export interface SessionWriter {
   addSession(scope: Scope, input: unknown): Promise<{ readonly sessionId: string }>;
+  /** Rejects (NotFoundError) when no session has this id or key. */
+  getSession(scope: Scope, idOrKey: string): Promise<unknown>;
 }
 
 /** A memory session's turn text is capped (100,000 characters by default); longer messages become several turns. */
@@ -28,9 +33,10 @@ const turnTextChars = 90_000;
 const turnImages = 32;
 
 /**
- * Evicts into Cairn's memory: the dropped messages become one session (one or more turns per message, with
- * the message id and role in metadata and the original images as pixels), searchable like any other.
- * Writing the same messages again is acknowledged as a duplicate, so a replay may call it repeatedly.
+ * Evicts into Cairn's memory: each dropped message becomes one session keyed by the trajectory, the message id
+ * and a hash of its content (text as turns, original images as pixels, the message id and role in metadata),
+ * searchable like any other. A message already stored is not written again, so every call of a long-running
+ * agent may evict what it drops without duplicating what an earlier call kept.
  *
  * @example const store = memoryEvictionStore(memory, { tenant: "t", user: "u" });
  */
@@ -41,27 +47,48 @@ export function memoryEvictionStore(
 ): EvictionStore {
   return {
     async store(trajectoryId, messages) {
-      const hash = createHash("sha256");
-      for (const message of messages) hash.update(message.id).update("\u0000");
-      const first = messages[0]?.id ?? "";
-      const last = messages[messages.length - 1]?.id ?? "";
-      const session = `context:${trajectoryId.slice(0, 120)}:${first.slice(0, 40)}..${last.slice(0, 40)}:${hash.digest("hex").slice(0, 12)}`;
-      const now = clock().toISOString();
-      const turns: TurnInput[] = messages.flatMap((message) => turnsOf(message, trajectoryId));
-      const input: SessionInput = {
-        session,
-        time: validTime(messages[0]?.time) ?? now,
-        source: "context-eviction",
-        turns,
-      };
-      await memory.addSession(scope, input);
+      const prefix = `context:${trajectoryId.slice(0, 120)}:`;
+      let written = 0;
+      for (const message of messages) {
+        const key = `${prefix}${message.id.slice(0, 100)}:${contentHash(message)}`;
+        if (await exists(memory, scope, key)) continue;
+        const turns = turnsOf(message, trajectoryId);
+        if (turns.length === 0) continue;
+        await memory.addSession(scope, {
+          session: key,
+          time: validTime(message.time) ?? clock().toISOString(),
+          source: "context-eviction",
+          turns,
+        });
+        written++;
+      }
       return {
-        session,
+        prefix,
         messages: messages.length,
+        written,
         images: messages.reduce((sum, message) => sum + message.images.length, 0),
       };
     },
   };
+}
+
+async function exists(memory: SessionWriter, scope: Scope, key: string): Promise<boolean> {
+  try {
+    await memory.getSession(scope, key);
+    return true;
+  } catch (error) {
+    if (error instanceof NotFoundError) return false;
+    throw error;
+  }
+}
+
+function contentHash(message: TrajectoryMessage): string {
+  const hash = createHash("sha256")
+    .update(message.role)
+    .update("\u0000")
+    .update(messageText(message, { captions: true }));
+  for (const image of message.images) hash.update("\u0000").update(image.data);
+  return hash.digest("hex").slice(0, 12);
 }
 
 function turnsOf(message: TrajectoryMessage, trajectoryId: string): TurnInput[] {

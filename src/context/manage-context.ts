@@ -1,4 +1,5 @@
 import { InputError, InvariantError } from "../core/errors.ts";
+import type { Scope } from "../core/scope.ts";
 import { fitTokens } from "../core/tokens.ts";
 import {
   type ContextBudget,
@@ -8,13 +9,20 @@ import {
   type ManagerName,
   type ManagerState,
 } from "./context-manager.ts";
-import { droppedMessages, type EvictionPointer, type EvictionStore } from "./eviction.ts";
+import {
+  droppedMessages,
+  type EvictionPointer,
+  type EvictionStore,
+  memoryEvictionStore,
+  type SessionWriter,
+} from "./eviction.ts";
 import { defaultImageTokenRule, type ImageTokenRule } from "./image-tokens.ts";
 import { managerNamed } from "./managers/index.ts";
 import { nativeItems } from "./native-items.ts";
 import { defaultRenderSettings, type RenderSettings } from "./render/page-layout.ts";
 import { Renderer } from "./render/renderer.ts";
 import type { Trajectory, TrajectoryMessage } from "./trajectory.ts";
+import { loadTrajectory } from "./trajectory-input.ts";
 import { type ContextCost, type ContextItem, type ContextMessage, contextItem, costOf } from "./working-context.ts";
 
 export interface ManageContextOptions {
@@ -168,7 +176,7 @@ export async function buildWorkingContext(
     else if (options.evict === undefined) warnings.push("dropped content was not kept: no eviction store was given");
     const text =
       options.evict !== undefined
-        ? `[context note: ${dropped.length} parts of ${new Set(dropped.map((entry) => entry.messageId)).size} earlier messages are not shown in full; their original content is in memory${evicted ? ` (session ${evicted.session})` : ""}; search memory to recall them]`
+        ? `[context note: ${dropped.length} parts of ${new Set(dropped.map((entry) => entry.messageId)).size} earlier messages are not shown in full; their original content is in memory (one session per message, keyed ${evicted?.prefix ?? `context:${trajectory.id}:`}<message id>); search memory to recall them]`
         : `[context note: ${new Set(dropped.map((entry) => entry.messageId)).size} earlier messages are not shown in full and were not kept]`;
     pointerItems.push(contextItem({ role: "user", content: text }, { form: "pointer", sources: [] }, imageRule));
   }
@@ -221,4 +229,40 @@ class InvalidBudget extends InputError {
   constructor(field: string, reason: string) {
     super(`budget.${field}`, `must be ${reason}`);
   }
+}
+
+export interface ManageContextCallOptions extends ManageContextOptions {
+  /** With `scope`: dropped content is written to this memory (cold store) and the context points at it. */
+  readonly memory?: SessionWriter;
+  readonly scope?: Scope;
+  /** Id of a raw trajectory (messages); it names the eviction sessions. */
+  readonly trajectoryId?: string;
+  /** Folder relative image paths of raw messages are read from; without it, paths are refused. */
+  readonly baseDir?: string;
+}
+
+/**
+ * The SDK entry point: a trajectory (or raw messages, validated) in, a bounded working context in OpenAI chat
+ * format out, with its cost, what was dropped and where that went.
+ *
+ * @example
+ * const context = await manageContext(messages, { manager: "vera", budget: { window: 128_000, trigger: 64_000 }, memory, scope });
+ * await openai.chat.completions.create({ model, messages: context.messages });
+ */
+export async function manageContext(
+  trajectory: Trajectory | readonly unknown[],
+  options: ManageContextCallOptions = {},
+): Promise<WorkingContext> {
+  const loaded = Array.isArray(trajectory)
+    ? await loadTrajectory(trajectory, {
+        ...(options.trajectoryId ? { id: options.trajectoryId } : {}),
+        ...(options.baseDir ? { baseDir: options.baseDir } : {}),
+      })
+    : (trajectory as Trajectory);
+  if ((options.memory === undefined) !== (options.scope === undefined)) {
+    throw new InputError("memory", "memory and scope go together: eviction needs both");
+  }
+  const evict =
+    options.evict ?? (options.memory && options.scope ? memoryEvictionStore(options.memory, options.scope) : undefined);
+  return buildWorkingContext(loaded, { ...options, ...(evict ? { evict } : {}) });
 }
