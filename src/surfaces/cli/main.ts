@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { CairnError } from "../../core/errors.ts";
 import { bench, benchHelp } from "./commands/bench.ts";
 import { check, checkHelp } from "./commands/check.ts";
+import { contextCommand, contextHelp } from "./commands/context.ts";
 import { demo } from "./commands/demo.ts";
 import { forget, forgetHelp } from "./commands/forget.ts";
 import { ingest, ingestHelp } from "./commands/ingest.ts";
@@ -23,6 +24,7 @@ Commands:
   ${checkHelp.replaceAll("\n", "\n  ")}
   ${migrateHelp.replaceAll("\n", "\n  ")}
   ${benchHelp.replaceAll("\n", "\n  ")}
+  ${contextHelp.replaceAll("\n", "\n  ")}
   ${mcpHelp.replaceAll("\n", "\n  ")}
   ${serveHelp.replaceAll("\n", "\n  ")}
   ${keysHelp.replaceAll("\n", "\n  ")}
@@ -89,6 +91,13 @@ export async function main(argv: string[]): Promise<number> {
       "max-body-mb": { type: "string" },
       demo: { type: "boolean" },
       repair: { type: "boolean" },
+      manager: { type: "string" },
+      trigger: { type: "string" },
+      "keep-recent": { type: "string" },
+      scale: { type: "string" },
+      "image-tokens": { type: "string" },
+      summariser: { type: "string" },
+      "no-evict": { type: "boolean" },
     },
   });
   if (values.help) {
@@ -128,6 +137,18 @@ export async function main(argv: string[]): Promise<number> {
       return migrate(options, values.to);
     case "bench":
       return bench(options, values, argv);
+    case "context":
+      return contextCommand(options, positionals[0], {
+        out: values.out,
+        manager: values.manager,
+        budget: values.budget,
+        trigger: values.trigger,
+        keepRecent: values["keep-recent"],
+        scale: values.scale,
+        imageTokens: values["image-tokens"],
+        summariser: values.summariser,
+        noEvict: values["no-evict"],
+      });
     case "demo":
       return demo(options);
     case "mcp":
