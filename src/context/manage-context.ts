@@ -41,6 +41,8 @@ export interface ManageContextOptions {
   readonly previous?: ManagerState;
   /** Manage even when the history is below the trigger. */
   readonly force?: boolean;
+  /** Native items by message id, reused across calls on a growing history (a replay passes one map). */
+  readonly nativeCache?: Map<string, ContextItem[]>;
 }
 
 export interface WorkingContext {
@@ -59,6 +61,8 @@ export interface WorkingContext {
   readonly fits: boolean;
   /** Index of the first message kept in its original form. */
   readonly recentFrom: number;
+  /** Index of the first item of the recent part in `items` (before it: system, pointer, managed history). */
+  readonly recentItemsFrom: number;
   readonly dropped: readonly DroppedContent[];
   /** Where the dropped messages went, when an eviction store was given and something was dropped. */
   readonly evicted?: EvictionPointer;
@@ -88,8 +92,9 @@ export async function buildWorkingContext(
   const renderer = options.renderer ?? new Renderer();
   const native = { imageRule, render, renderer };
   const messages = trajectory.messages;
-  const nativeOf = new Map<string, ContextItem[]>();
-  for (const message of messages) nativeOf.set(message.id, await nativeItems(message, native));
+  const nativeOf = options.nativeCache ?? new Map<string, ContextItem[]>();
+  for (const message of messages)
+    if (!nativeOf.has(message.id)) nativeOf.set(message.id, await nativeItems(message, native));
   const all = messages.flatMap((message) => nativeOf.get(message.id) ?? []);
   const rawCost = costOf(all);
   const warnings: string[] = [];
@@ -103,6 +108,7 @@ export async function buildWorkingContext(
       cost: rawCost,
       fits: rawCost.total <= budget.window,
       recentFrom: 0,
+      recentItemsFrom: 0,
       dropped: [],
       warnings,
     };
@@ -198,6 +204,7 @@ export async function buildWorkingContext(
     cost,
     fits: cost.total <= budget.window,
     recentFrom,
+    recentItemsFrom: items.length - recentItems.length,
     dropped,
     ...(evicted ? { evicted } : {}),
     ...(result.state ? { state: result.state } : {}),
