@@ -3,11 +3,11 @@ import type { LaidLine, LaidPage, RenderSettings } from "./page-layout.ts";
 
 /** Role colours of the label lines: who said what stays visible on the page (provenance). */
 const roleColours: Readonly<Record<LaidLine["role"], string>> = {
-  system: "#6b3fa0",
-  user: "#0b5394",
-  assistant: "#1b6e20",
-  tool: "#a14d00",
-  page: "#666666",
+  system: "#4a2370",
+  user: "#083a6b",
+  assistant: "#134d17",
+  tool: "#6e3500",
+  page: "#444444",
 };
 
 export function escapeXml(text: string): string {
