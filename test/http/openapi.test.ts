@@ -71,6 +71,7 @@ describe("the OpenAPI document as a client sees it", () => {
       "listEntries",
       "listSessions",
       "listUsers",
+      "manageContext",
       "mcpDelete",
       "mcpGet",
       "mcpPost",
