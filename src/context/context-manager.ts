@@ -24,9 +24,19 @@ export interface ContextBudget {
   readonly trigger: number;
   /** Newest messages always kept in their original form. */
   readonly keepRecent: number;
+  /**
+   * Most of the trigger a manager's representation of the older history may fill (0.5), so the working context
+   * lands well below the trigger and the agent runs a while before the next management step.
+   */
+  readonly managedShare: number;
 }
 
-export const defaultContextBudget: ContextBudget = Object.freeze({ window: 128_000, trigger: 64_000, keepRecent: 8 });
+export const defaultContextBudget: ContextBudget = Object.freeze({
+  window: 128_000,
+  trigger: 64_000,
+  keepRecent: 8,
+  managedShare: 0.5,
+});
 
 /** What a manager took out of the working context (the orchestrator writes it to the cold store). */
 export interface DroppedContent {

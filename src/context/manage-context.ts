@@ -139,7 +139,10 @@ export async function buildWorkingContext(
     }
   }
   const managedMessages = messages.slice(systemCount, recentFrom);
-  let allowance = budget.window - fixedCost - costOf(recentItems).total - pointerReserve;
+  let allowance = Math.min(
+    budget.window - fixedCost - costOf(recentItems).total - pointerReserve,
+    Math.floor(budget.trigger * budget.managedShare),
+  );
   let result = await manager.manage({
     messages: managedMessages,
     allowance,
@@ -230,6 +233,8 @@ function checkBudget(budget: ContextBudget): void {
   if (!whole(budget.trigger) || budget.trigger > budget.window)
     throw new InvalidBudget("trigger", "a whole number of tokens, at most the window");
   if (!whole(budget.keepRecent)) throw new InvalidBudget("keepRecent", "a whole number of messages");
+  if (!(budget.managedShare > 0 && budget.managedShare <= 1))
+    throw new InvalidBudget("managedShare", "a share above 0, at most 1");
 }
 
 class InvalidBudget extends InputError {

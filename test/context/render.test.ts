@@ -42,7 +42,7 @@ describe("page layout", () => {
       assert.equal(page.lines[0]?.text, `— history page ${index + 1} of ${pages.length} —`);
     }
     const labels = pages.flatMap((page) =>
-      page.lines.filter((line) => line.style === "label").map((line) => line.text),
+      page.lines.filter((line) => (line.labelChars ?? 0) > 0).map((line) => line.text.slice(0, line.labelChars)),
     );
     assert.equal(labels.length, 30);
     assert.equal(labels[0], "[user · Ana]");

@@ -7,6 +7,9 @@ import { type BlockOptions, historyBlocks, type LaidPage, layOutPages } from "..
 export const defaultMaxPages = 10;
 
 export interface ChosenPages {
+  /** Every page of the managed history, oldest first. */
+  readonly all: readonly LaidPage[];
+  /** The kept (newest) pages, oldest first. */
   readonly pages: readonly LaidPage[];
   readonly total: number;
   readonly pageTokens: number;
@@ -33,7 +36,7 @@ export function chooseNewestPages(
   const pageTokens = imageTokens({ width, height, detail: "high" }, request.imageRule);
   const affordable = Math.max(0, Math.floor((allowance - renderedHeaderTokens) / pageTokens));
   const keep = Math.min(maxPages, affordable, pages.length);
-  return { pages: pages.slice(pages.length - keep), total: pages.length, pageTokens, width, height };
+  return { all: pages, pages: pages.slice(pages.length - keep), total: pages.length, pageTokens, width, height };
 }
 
 /** Messages with no line on a kept page are dropped whole; those cut by the window's first page, in part. */
@@ -56,7 +59,7 @@ function startsOnPage(messageId: string, page: LaidPage | undefined): boolean {
   if (page === undefined) return false;
   // Line 0 is the page header; a message whose first line here is its label starts on this page.
   const first = page.lines.slice(1).find((line) => line.text !== "");
-  return first?.style === "label" && page.messageIds[0] === messageId;
+  return (first?.style === "label" || (first?.labelChars ?? 0) > 0) && page.messageIds[0] === messageId;
 }
 
 export function headerText(request: ManageRequest, pages: number, total: number, extra: string): string {

@@ -33,6 +33,8 @@ export interface LaidLine {
   readonly text: string;
   readonly style: LineStyle;
   readonly role: TrajectoryRole | "page";
+  /** The line opens a message: its first `labelChars` characters are the message's label, drawn as one. */
+  readonly labelChars?: number;
 }
 
 export interface LaidPage {
@@ -52,16 +54,23 @@ export interface BlockOptions {
 interface Block {
   readonly messageId: string;
   readonly role: TrajectoryRole;
-  readonly lines: readonly { readonly text: string; readonly style: LineStyle; readonly anchor?: string }[];
+  readonly lines: readonly {
+    readonly text: string;
+    readonly style: LineStyle;
+    readonly anchor?: string;
+    readonly labelChars?: number;
+  }[];
 }
 
-/** One block per message: a label line (role, name, time: provenance) and its content. */
+/** One block per message: its label (role, name, time: provenance) opening its first line, then its content. */
 export function historyBlocks(messages: readonly TrajectoryMessage[], options: BlockOptions): Block[] {
   return messages.map((message) => {
-    const lines: { text: string; style: LineStyle; anchor?: string }[] = [
-      { text: `[${messageLabel(message)}]`, style: "label" },
+    const label = `[${messageLabel(message)}]`;
+    const lines: { text: string; style: LineStyle; anchor?: string; labelChars?: number }[] = [
+      message.text
+        ? { text: `${label} ${message.text}`, style: "body", labelChars: label.length }
+        : { text: label, style: "label" },
     ];
-    if (message.text) lines.push({ text: message.text, style: "body" });
     for (const call of message.toolCalls)
       lines.push({ text: `→ tool call ${call.id}: ${toolCallText(call)}`, style: "body" });
     for (const artifact of message.artifacts) {
@@ -100,20 +109,20 @@ export function linesPerPage(settings: RenderSettings): number {
 
 /**
  * Lays blocks out chronologically into pages: text wraps at word boundaries (long words are cut), leading
- * spaces and table rows are kept, a blank line separates messages, each page starts with its number.
+ * spaces and table rows are kept, each message starts on a new line with its label, each page starts with its number.
  */
 export function layOutPages(blocks: readonly Block[], settings: RenderSettings = defaultRenderSettings): LaidPage[] {
   const columns = columnsOf(settings);
   const perPage = linesPerPage(settings) - 1; // the first line of every page is its header
   const rows: { line: LaidLine; messageId: string; anchor?: string }[] = [];
   for (const block of blocks) {
-    if (rows.length > 0) rows.push({ line: { text: "", style: "body", role: block.role }, messageId: block.messageId });
     for (const part of block.lines) {
       const wrapped = wrapText(part.text, columns);
       wrapped.forEach((text, index) => {
         const anchor = index === wrapped.length - 1 ? part.anchor : undefined;
+        const labelChars = index === 0 && part.labelChars ? Math.min(part.labelChars, text.length) : 0;
         rows.push({
-          line: { text, style: part.style, role: block.role },
+          line: { text, style: part.style, role: block.role, ...(labelChars > 0 ? { labelChars } : {}) },
           messageId: block.messageId,
           ...(anchor ? { anchor } : {}),
         });

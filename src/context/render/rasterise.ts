@@ -35,13 +35,19 @@ export function pageSvg(page: LaidPage, settings: RenderSettings): string {
   const lines = page.lines.map((line, index) => {
     if (line.text === "") return "";
     const y = margin + index * lineHeight + baseline;
+    const labelStyle = ` font-weight="bold" fill="${roleColours[line.role]}"`;
     const style =
       line.style === "label"
-        ? ` font-weight="bold" fill="${roleColours[line.role]}"`
+        ? labelStyle
         : line.style === "note"
           ? ` fill="${roleColours[line.role === "page" ? "page" : line.role]}" font-style="oblique"`
           : "";
-    return `<text x="${margin}" y="${y.toFixed(2)}"${style}>${escapeXml(line.text)}</text>`;
+    const labelChars = line.labelChars ?? 0;
+    const content =
+      labelChars > 0
+        ? `<tspan${labelStyle}>${escapeXml(line.text.slice(0, labelChars))}</tspan>${escapeXml(line.text.slice(labelChars))}`
+        : escapeXml(line.text);
+    return `<text x="${margin}" y="${y.toFixed(2)}"${style}>${content}</text>`;
   });
   return svgDocument(pageWidth, pageHeight, scale, fontSize, lines.join(""));
 }
