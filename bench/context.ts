@@ -20,7 +20,7 @@ import { datasetTrajectory } from "../src/bench/context/dataset-trajectory.ts";
 import { type FidelityRow, measureFidelity } from "../src/bench/context/fidelity.ts";
 import { type DatasetName, datasetNames, loadDataset, resolveDataDir } from "../src/bench/datasets/index.ts";
 import { renderSvg } from "../src/bench/report/plots.ts";
-import { defaultContextBudget, managerNames } from "../src/context/context-manager.ts";
+import { type ContextBudget, defaultContextBudget, managerNames } from "../src/context/context-manager.ts";
 import { imageTokenRuleNamed } from "../src/context/image-tokens.ts";
 import { managerNamed } from "../src/context/managers/index.ts";
 import { defaultRenderSettings } from "../src/context/render/page-layout.ts";
@@ -36,8 +36,18 @@ const { values } = parseArgs({
     pages: { type: "string", default: "3" },
     "no-ocr": { type: "boolean", default: false },
     "image-tokens": { type: "string", default: "openai-tile" },
+    budgets: { type: "string", default: "paper,tight" },
   },
 });
+
+/**
+ * Two fixed budgets, the same for every dataset: VERA's (a 128k window managed from 64k) and a tight one (16k from 8k)
+ * under which every dataset's own histories outgrow the trigger, so the managers differ on what they keep.
+ */
+const budgetSettings: Readonly<Record<string, ContextBudget>> = {
+  paper: defaultContextBudget,
+  tight: { ...defaultContextBudget, window: 16_000, trigger: 8_000 },
+};
 
 const partial = values.limit !== undefined || values.out !== undefined;
 const out = values.out ?? "bench/results/context";
@@ -59,22 +69,24 @@ try {
   fidelity = await measureFidelity(first.trajectory.messages, ocrReader.reader, { pages: Number(values.pages) });
   for (const row of fidelity)
     log(`  scale ${row.scale}: recall ${row.wordRecall.toFixed(3)}, ${row.imageTokens.openaiTile} tile tokens/page`);
-  const retention: RetentionResult[] = [];
+  const retention: BudgetedResult[] = [];
   for (const name of datasets) {
     const dataset = await loadDataset(name, dataDir, limit === undefined ? {} : { limit });
     const replay = await datasetTrajectory(dataset);
     log(`${name}: ${replay.trajectory.messages.length} messages, ${replay.checkpoints.length} checkpoints`);
-    for (const managerName of managers) {
-      const result = await replayRetention(replay, managerNamed(managerName), {
-        budget: defaultContextBudget,
-        imageRule,
-        render: defaultRenderSettings,
-        ...(ocr ? { ocr } : {}),
-      });
-      retention.push(result);
-      log(
-        `  ${managerName}: retention ${result.turnRetention.toFixed(3)}, images native ${result.imageNative.toFixed(3)}, ${result.tokens.nonCache} non-cache tokens, ${result.triggers} triggers, ${result.pagesRead} pages OCR'd`,
-      );
+    for (const budgetName of (values.budgets ?? "").split(",").filter(Boolean)) {
+      const budget = budgetSettings[budgetName];
+      if (budget === undefined) {
+        throw new Error(`unknown budget ${budgetName}; expected ${Object.keys(budgetSettings).join(", ")}`);
+      }
+      for (const managerName of managers) {
+        const options = { budget, imageRule, render: defaultRenderSettings, ...(ocr ? { ocr } : {}) };
+        const result = { ...(await replayRetention(replay, managerNamed(managerName), options)), budgetName };
+        retention.push(result);
+        log(
+          `  ${budgetName} ${managerName}: retention ${result.turnRetention.toFixed(3)}, images native ${result.imageNative.toFixed(3)}, ${result.tokens.nonCache} non-cache tokens, ${result.triggers} triggers, ${result.pagesRead} pages OCR'd`,
+        );
+      }
     }
   }
   await mkdir(out, { recursive: true });
@@ -83,7 +95,7 @@ try {
     command,
     date: new Date().toISOString(),
     node: process.version,
-    budget: defaultContextBudget,
+    budgets: budgetSettings,
     imageRule,
     render: defaultRenderSettings,
     presentShare,
@@ -103,6 +115,8 @@ try {
 } finally {
   await ocrReader.close();
 }
+
+type BudgetedResult = RetentionResult & { readonly budgetName: string };
 
 const start = "<!-- context-managers:start (npm run bench:context rewrites this section) -->";
 const end = "<!-- context-managers:end -->";
@@ -127,14 +141,15 @@ function fixed(value: number, digits = 3): string {
 function renderMarkdown(
   run: { command: string; date: string; node: string; seconds: number },
   fidelity: readonly FidelityRow[],
-  retention: readonly RetentionResult[],
+  retention: readonly BudgetedResult[],
   plots: readonly string[],
 ): string {
   const lines = [
     "# Context managers (VERA)",
     "",
     `Measured without an LLM by \`${run.command}\` on ${run.date.slice(0, 10)} (Node ${run.node}, ${run.seconds} s, 2 shared cores).`,
-    "Budget: 128k-token window, managed from 64k, the 8 newest messages kept native; images costed by OpenAI tile rules;",
+    "Budgets: `paper` = 128k-token window managed from 64k, `tight` = 16k managed from 8k; both keep the 8 newest messages",
+    "native and let a manager's representation of older history fill at most half the trigger; images costed by OpenAI tile rules;",
     "pages at 0.75× (750×1050 px, 16 px DejaVu Sans Mono at scale 1), at most 10 per call. Each dataset is one long",
     "trajectory (its histories back to back); every assistant message is one model call whose input is the working context",
     "before it. A question is asked at the end of its history (LCMP: of its concept), and scored on the working context then.",
@@ -152,14 +167,17 @@ function renderMarkdown(
     "",
     "## Evidence retention and cumulative tokens",
     "",
-    "| dataset | manager | role | calls | triggers | non-cache tokens | vs none | mean / max context | gold turns present (text · rendered) | gold images native |",
-    "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| dataset | budget | manager | role | calls | triggers | non-cache tokens | vs none | mean / max context | gold turns present (text · rendered) | gold images native |",
+    "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   ];
   for (const row of retention) {
-    const none = retention.find((candidate) => candidate.dataset === row.dataset && candidate.manager === "none");
+    const none = retention.find(
+      (candidate) =>
+        candidate.dataset === row.dataset && candidate.budgetName === row.budgetName && candidate.manager === "none",
+    );
     const ratio = none ? fixed(row.tokens.nonCache / none.tokens.nonCache, 2) : "";
     lines.push(
-      `| ${row.dataset} | ${row.manager} | ${row.role} | ${row.tokens.calls} | ${row.triggers} | ${row.tokens.nonCache.toLocaleString("en")} | ${ratio} | ${row.meanContextTokens.toLocaleString("en")} / ${row.maxContextTokens.toLocaleString("en")} | ${fixed(row.turnRetention)} (${fixed(row.turnAsText)} · ${fixed(row.turnAsRendered)}) of ${row.turnQuestions} q | ${row.imageQuestions > 0 ? `${fixed(row.imageNative)} of ${row.imageQuestions} q` : "–"} |`,
+      `| ${row.dataset} | ${row.budgetName} | ${row.manager} | ${row.role} | ${row.tokens.calls} | ${row.triggers} | ${row.tokens.nonCache.toLocaleString("en")} | ${ratio} | ${row.meanContextTokens.toLocaleString("en")} / ${row.maxContextTokens.toLocaleString("en")} | ${fixed(row.turnRetention)} (${fixed(row.turnAsText)} · ${fixed(row.turnAsRendered)}) of ${row.turnQuestions} q | ${row.imageQuestions > 0 ? `${fixed(row.imageNative)} of ${row.imageQuestions} q` : "–"} |`,
     );
   }
   lines.push("", ...plots.map((plot) => `![${path.basename(plot, ".svg")}](${plot})`), "");
@@ -169,7 +187,7 @@ function renderMarkdown(
 async function writePlots(
   dir: string,
   fidelity: readonly FidelityRow[],
-  retention: readonly RetentionResult[],
+  retention: readonly BudgetedResult[],
 ): Promise<string[]> {
   const files: string[] = [];
   const fidelitySpec = {
@@ -205,11 +223,12 @@ async function writePlots(
   };
   await writeFile(path.join(dir, "context-fidelity.svg"), await renderSvg(fidelitySpec as never));
   files.push("context-fidelity.svg");
-  for (const dataset of [...new Set(retention.map((row) => row.dataset))]) {
-    const rows = retention.filter((row) => row.dataset === dataset);
+  for (const key of [...new Set(retention.map((row) => `${row.dataset}|${row.budgetName}`))]) {
+    const [dataset = "", budgetName = ""] = key.split("|");
+    const rows = retention.filter((row) => row.dataset === dataset && row.budgetName === budgetName);
     const spec = {
       $schema: "https://vega.github.io/schema/vega-lite/v5.json",
-      title: `${dataset}: gold evidence retained vs cumulative non-cache tokens`,
+      title: `${dataset} (${budgetName} budget): gold evidence retained vs cumulative non-cache tokens`,
       width: 420,
       height: 260,
       data: {
@@ -245,7 +264,7 @@ async function writePlots(
       ],
       config: { font: "sans-serif" },
     };
-    const file = `context-retention-${dataset}.svg`;
+    const file = `context-retention-${dataset}-${budgetName}.svg`;
     await writeFile(path.join(dir, file), await renderSvg(spec as never));
     files.push(file);
   }
