@@ -13,6 +13,7 @@ import {
   rawNodeContent,
   rawNodeUri,
 } from "./content.ts";
+import { registerContextTool } from "./context-tool.ts";
 import { remember } from "./remember.ts";
 import {
   addSessionInput,
@@ -92,6 +93,8 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
         return jsonResult(result, `remembered as ${result.sessionKey} (raw node ${result.rawNodeId})`);
       }),
   );
+
+  registerContextTool(server, memory, scope, log);
 
   server.registerTool(
     "cairn_add_session",
