@@ -143,7 +143,7 @@ export async function replayRetention(
           let text = 0;
           let rendered = 0;
           for (const ids of goldTurns) {
-            const forms = ids.map((id) => view.presence(messageById(messages, id)));
+            const forms = await Promise.all(ids.map((id) => view.presence(messageById(messages, id))));
             if (forms.some((form) => form.text)) text++;
             if (forms.some((form) => form.rendered)) rendered++;
             if (forms.some((form) => form.text || form.rendered)) any++;
@@ -196,7 +196,7 @@ function messageById(messages: readonly TrajectoryMessage[], id: string): Trajec
 
 interface ContextView {
   readonly nativeImages: ReadonlySet<string>;
-  presence(message: TrajectoryMessage | undefined): { text: boolean; rendered: boolean };
+  presence(message: TrajectoryMessage | undefined): Promise<{ text: boolean; rendered: boolean }>;
 }
 
 /** What a working context holds: native messages, summary words, OCR'd (or merely rendered) page words, native images. */
@@ -210,34 +210,44 @@ async function inspect(
   const nativeImages = new Set<string>();
   const summaryWords = new Set<string>();
   const renderedIds = new Set<string>();
-  const pageWords = new Set<string>();
+  const pageImages: string[] = [];
   const pageWidth = Math.round(options.render.pageWidth * options.render.scale);
   const pageHeight = Math.round(options.render.pageHeight * options.render.scale);
   for (const item of items) {
     for (const id of item.nativeImages) nativeImages.add(id);
     if (item.form === "native") for (const id of item.sources) nativeIds.add(id);
     const content = item.message.content;
-    if (item.form === "summary" && typeof content === "string")
+    if (item.form === "summary" && typeof content === "string") {
       for (const word of contentWords(content)) summaryWords.add(word);
+    }
     if (item.form !== "rendered" || typeof content === "string") continue;
     for (const id of item.sources) renderedIds.add(id);
-    if (options.ocr === undefined) continue;
     let imageIndex = 0;
     for (const part of content) {
       if (part.type !== "image_url") continue;
       const size = item.images[imageIndex++];
-      if (size?.width !== pageWidth || size.height !== pageHeight) continue;
-      const key = createHash("sha256").update(part.image_url.url).digest("hex");
-      let words = ocrCache.get(key);
-      if (words === undefined) {
-        const png = Buffer.from(part.image_url.url.slice(part.image_url.url.indexOf(",") + 1), "base64");
-        words = new Set(contentWords(await options.ocr.readImage(png)));
-        ocrCache.set(key, words);
-        onPage();
-      }
-      for (const word of words) pageWords.add(word);
+      if (size?.width === pageWidth && size.height === pageHeight) pageImages.push(part.image_url.url);
     }
   }
+  // Pages are read only when a gold turn sits on one: most checkpoints need no OCR at all.
+  let pageWords: Promise<Set<string>> | undefined;
+  const readPages = (ocr: ImageReader) => {
+    pageWords ??= (async () => {
+      const words = new Set<string>();
+      for (const url of pageImages) {
+        const key = createHash("sha256").update(url).digest("hex");
+        let read = ocrCache.get(key);
+        if (read === undefined) {
+          read = new Set(contentWords(await ocr.readImage(Buffer.from(url.slice(url.indexOf(",") + 1), "base64"))));
+          ocrCache.set(key, read);
+          onPage();
+        }
+        for (const word of read) words.add(word);
+      }
+      return words;
+    })();
+    return pageWords;
+  };
   const share = (message: TrajectoryMessage, words: ReadonlySet<string>) => {
     const wanted = [...new Set(contentWords(message.text))];
     if (wanted.length === 0) return false;
@@ -245,13 +255,12 @@ async function inspect(
   };
   return {
     nativeImages,
-    presence(message) {
+    async presence(message) {
       if (message === undefined) return { text: false, rendered: false };
       const text = nativeIds.has(message.id) || (summaryWords.size > 0 && share(message, summaryWords));
-      const onPage = renderedIds.has(message.id);
-      const rendered =
-        onPage && (options.ocr === undefined || share(message, pageWords) || contentWords(message.text).length === 0);
-      return { text, rendered };
+      if (!renderedIds.has(message.id)) return { text, rendered: false };
+      if (options.ocr === undefined || contentWords(message.text).length === 0) return { text, rendered: true };
+      return { text, rendered: share(message, await readPages(options.ocr)) };
     },
   };
 }
