@@ -431,6 +431,7 @@ describe("OpenAPI document", () => {
       "get /v1/users",
       "get /v1/audit",
       "get /v1/stats",
+      "post /v1/context",
       "post /v1/forget",
       "get /openapi.json",
       "post /mcp",
