@@ -153,8 +153,10 @@ function renderMarkdown(
     "pages at 0.75× (750×1050 px, 16 px DejaVu Sans Mono at scale 1), at most 10 per call. Each dataset is one long",
     "trajectory (its histories back to back); every assistant message is one model call whose input is the working context",
     "before it. A question is asked at the end of its history (LCMP: of its concept), and scored on the working context then.",
-    `A gold turn is present if its message is native, or if ≥ ${presentShare} of its content words are in the summary or in`,
-    "the OCR'd text of the rendered pages that hold it; a gold image counts only as a native image.",
+    `A gold turn is present if its message is native, or if ≥ ${presentShare} of its content words are in the summary or on`,
+    retention.every((row) => row.ocrVerified)
+      ? "a kept rendered page whose OCR'd text holds them; a gold image counts only as a native image."
+      : "a kept rendered page (this run did not OCR the retention pages (`--no-ocr`): the fidelity table is the evidence that they read back); a gold image counts only as a native image.",
     "",
     "## Fidelity (OCR read-back of rendered pages, LoCoMo conversation 1)",
     "",
