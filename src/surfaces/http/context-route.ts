@@ -11,7 +11,12 @@ const budgetSchema = z
     window: z.number().int().min(1_000).optional().describe("tokens the working context may cost (128000)"),
     trigger: z.number().int().min(0).optional().describe("history cost from which the manager runs (64000)"),
     keepRecent: z.number().int().min(0).optional().describe("newest messages kept as they are (8)"),
-    managedShare: z.number().min(0.05).max(1).optional().describe("most of the trigger the managed history may fill (0.5)"),
+    managedShare: z
+      .number()
+      .min(0.05)
+      .max(1)
+      .optional()
+      .describe("most of the trigger the managed history may fill (0.5)"),
   })
   .strict();
 
