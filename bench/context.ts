@@ -26,6 +26,10 @@ import { managerNamed } from "../src/context/managers/index.ts";
 import { defaultRenderSettings } from "../src/context/render/page-layout.ts";
 import { createLocalOcrReader } from "../src/models/local-provider.ts";
 
+/** The section of BENCHMARKS.md a full run rewrites. */
+const start = "<!-- context-managers:start (npm run bench:context rewrites this section) -->";
+const end = "<!-- context-managers:end -->";
+
 const { values } = parseArgs({
   options: {
     dataset: { type: "string", default: datasetNames.join(",") },
@@ -117,9 +121,6 @@ try {
 }
 
 type BudgetedResult = RetentionResult & { readonly budgetName: string };
-
-const start = "<!-- context-managers:start (npm run bench:context rewrites this section) -->";
-const end = "<!-- context-managers:end -->";
 
 async function updateBenchmarks(section: string): Promise<void> {
   const file = "BENCHMARKS.md";
