@@ -15,11 +15,11 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { presentShare, type RetentionResult, replayRetention } from "../src/bench/context/context-replay.ts";
+import { presentShare, replayRetention } from "../src/bench/context/context-replay.ts";
+import { type BudgetedResult, renderMarkdown, writePlots } from "../src/bench/context/context-report.ts";
 import { datasetTrajectory } from "../src/bench/context/dataset-trajectory.ts";
 import { type FidelityRow, measureFidelity } from "../src/bench/context/fidelity.ts";
 import { type DatasetName, datasetNames, loadDataset, resolveDataDir } from "../src/bench/datasets/index.ts";
-import { renderSvg } from "../src/bench/report/plots.ts";
 import { type ContextBudget, defaultContextBudget, managerNames } from "../src/context/context-manager.ts";
 import { imageTokenRuleNamed } from "../src/context/image-tokens.ts";
 import { managerNamed } from "../src/context/managers/index.ts";
@@ -120,8 +120,6 @@ try {
   await ocrReader.close();
 }
 
-type BudgetedResult = RetentionResult & { readonly budgetName: string };
-
 async function updateBenchmarks(section: string): Promise<void> {
   const file = "BENCHMARKS.md";
   const existing = await readFile(file, "utf8");
@@ -133,143 +131,4 @@ async function updateBenchmarks(section: string): Promise<void> {
       ? `${existing.slice(0, from)}${block}${existing.slice(to + end.length)}`
       : `${existing.trimEnd()}\n\n${block}\n`;
   await writeFile(file, next);
-}
-
-function fixed(value: number, digits = 3): string {
-  return value.toFixed(digits);
-}
-
-function renderMarkdown(
-  run: { command: string; date: string; node: string; seconds: number },
-  fidelity: readonly FidelityRow[],
-  retention: readonly BudgetedResult[],
-  plots: readonly string[],
-): string {
-  const lines = [
-    "# Context managers (VERA)",
-    "",
-    `Measured without an LLM by \`${run.command}\` on ${run.date.slice(0, 10)} (Node ${run.node}, ${run.seconds} s, 2 shared cores).`,
-    "Budgets: `paper` = 128k-token window managed from 64k, `tight` = 16k managed from 8k; both keep the 8 newest messages",
-    "native and let a manager's representation of older history fill at most half the trigger; images costed by OpenAI tile rules;",
-    "pages at 0.75× (750×1050 px, 16 px DejaVu Sans Mono at scale 1), at most 10 per call. Each dataset is one long",
-    "trajectory (its histories back to back); every assistant message is one model call whose input is the working context",
-    "before it. A question is asked at the end of its history (LCMP: of its concept), and scored on the working context then.",
-    `A gold turn is present if its message is native, or if ≥ ${presentShare} of its content words are in the summary or on`,
-    retention.every((row) => row.ocrVerified)
-      ? "a kept rendered page whose OCR'd text holds them; a gold image counts only as a native image."
-      : "a kept rendered page (this run did not OCR the retention pages (`--no-ocr`): the fidelity table is the evidence that they read back); a gold image counts only as a native image.",
-    "",
-    "## Fidelity (OCR read-back of rendered pages, LoCoMo conversation 1)",
-    "",
-    "| scale | page px | pages | word recall | image tokens / page (OpenAI tile · 28-px patch · w·h/750) | text tokens / page |",
-    "| ---: | ---: | ---: | ---: | ---: | ---: |",
-    ...fidelity.map(
-      (row) =>
-        `| ${row.scale} | ${row.pageWidth}×${row.pageHeight} | ${row.pages} | ${fixed(row.wordRecall)} | ${row.imageTokens.openaiTile} · ${row.imageTokens.patch} · ${row.imageTokens.area} | ${row.textTokensPerPage} |`,
-    ),
-    "",
-    "## Evidence retention and cumulative tokens",
-    "",
-    "| dataset | budget | manager | role | calls | triggers | non-cache tokens | vs none | mean / max context | gold turns present (text · rendered) | gold images native |",
-    "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-  ];
-  for (const row of retention) {
-    const none = retention.find(
-      (candidate) =>
-        candidate.dataset === row.dataset && candidate.budgetName === row.budgetName && candidate.manager === "none",
-    );
-    const ratio = none ? fixed(row.tokens.nonCache / none.tokens.nonCache, 2) : "";
-    lines.push(
-      `| ${row.dataset} | ${row.budgetName} | ${row.manager} | ${row.role} | ${row.tokens.calls} | ${row.triggers} | ${row.tokens.nonCache.toLocaleString("en")} | ${ratio} | ${row.meanContextTokens.toLocaleString("en")} / ${row.maxContextTokens.toLocaleString("en")} | ${fixed(row.turnRetention)} (${fixed(row.turnAsText)} · ${fixed(row.turnAsRendered)}) of ${row.turnQuestions} q | ${row.imageQuestions > 0 ? `${fixed(row.imageNative)} of ${row.imageQuestions} q` : "–"} |`,
-    );
-  }
-  lines.push("", ...plots.map((plot) => `![${path.basename(plot, ".svg")}](${plot})`), "");
-  return lines.join("\n");
-}
-
-async function writePlots(
-  dir: string,
-  fidelity: readonly FidelityRow[],
-  retention: readonly BudgetedResult[],
-): Promise<string[]> {
-  const files: string[] = [];
-  const fidelitySpec = {
-    $schema: "https://vega.github.io/schema/vega-lite/v5.json",
-    title: "Rendered-page fidelity: OCR word recall vs image tokens per page",
-    width: 420,
-    height: 260,
-    data: {
-      values: fidelity.map((row) => ({
-        scale: `${row.scale}×`,
-        recall: row.wordRecall,
-        tokens: row.imageTokens.patch,
-      })),
-    },
-    layer: [
-      {
-        mark: { type: "line", point: true },
-        encoding: {
-          x: { field: "tokens", type: "quantitative", title: "image tokens per page (28-px patches)" },
-          y: { field: "recall", type: "quantitative", title: "OCR word recall", scale: { domain: [0, 1] } },
-        },
-      },
-      {
-        mark: { type: "text", dy: -10 },
-        encoding: {
-          x: { field: "tokens", type: "quantitative" },
-          y: { field: "recall", type: "quantitative" },
-          text: { field: "scale" },
-        },
-      },
-    ],
-    config: { font: "sans-serif" },
-  };
-  await writeFile(path.join(dir, "context-fidelity.svg"), await renderSvg(fidelitySpec as never));
-  files.push("context-fidelity.svg");
-  for (const key of [...new Set(retention.map((row) => `${row.dataset}|${row.budgetName}`))]) {
-    const [dataset = "", budgetName = ""] = key.split("|");
-    const rows = retention.filter((row) => row.dataset === dataset && row.budgetName === budgetName);
-    const spec = {
-      $schema: "https://vega.github.io/schema/vega-lite/v5.json",
-      title: `${dataset} (${budgetName} budget): gold evidence retained vs cumulative non-cache tokens`,
-      width: 420,
-      height: 260,
-      data: {
-        values: rows.map((row) => ({
-          manager: row.manager,
-          tokens: row.tokens.nonCache / 1e6,
-          turns: row.turnRetention,
-          images: row.imageQuestions > 0 ? row.imageNative : null,
-        })),
-      },
-      layer: [
-        {
-          mark: { type: "point", filled: true, size: 80 },
-          encoding: {
-            x: { field: "tokens", type: "quantitative", title: "cumulative non-cache tokens (millions)" },
-            y: {
-              field: "turns",
-              type: "quantitative",
-              title: "share of gold turns present",
-              scale: { domain: [0, 1] },
-            },
-            color: { field: "manager", type: "nominal" },
-          },
-        },
-        {
-          mark: { type: "text", dx: 8, align: "left" },
-          encoding: {
-            x: { field: "tokens", type: "quantitative" },
-            y: { field: "turns", type: "quantitative" },
-            text: { field: "manager" },
-          },
-        },
-      ],
-      config: { font: "sans-serif" },
-    };
-    const file = `context-retention-${dataset}-${budgetName}.svg`;
-    await writeFile(path.join(dir, file), await renderSvg(spec as never));
-    files.push(file);
-  }
-  return files;
 }
