@@ -1,3 +1,6 @@
+import type { UnitBudget } from "./compile/compilation-unit.ts";
+import type { CompileConfig } from "./compile/compile-config.ts";
+import type { CompileRoles } from "./compile/roles.ts";
 import type { Budget } from "./evidence/budget.ts";
 import type { RouteConfig } from "./evidence/route-trace.ts";
 import type { IngestLimits } from "./ingest/limits.ts";
@@ -27,14 +30,39 @@ export interface MemoryOptions {
   readonly maintenance?: Partial<Omit<MaintenanceConfig, "bounds">> & { readonly bounds?: Partial<IndexBounds> };
   /** The relation judge: the model-free comparator by default; `"chat"` uses `models.chat` (an LLM judge). */
   readonly judge?: "comparator" | "chat" | RelationJudge;
+  /**
+   * Prospective compilation (PMMC): when to compile, the routing gate (α_route 0.60, δ 0.05), r = 2
+   * repairs, and the roles: the model-free rules (default), `"chat"` (an LLM through `models.chat`),
+   * or roles given.
+   */
+  readonly compile?: Partial<Omit<CompileConfig, "unit">> & {
+    readonly unit?: Partial<UnitBudget>;
+    readonly roles?: "rules" | "chat" | CompileRoles;
+  };
   /** Let `addSession` fetch `url` images. Off by default. */
   readonly allowRemoteImages?: boolean;
   readonly fetch?: typeof fetch;
+  /**
+   * A scope whose vectors other models made (the store records each space's model): `"error"` (the
+   * default) refuses searches and writes with a `ModelMismatchError` naming both; `"warn"` goes on
+   * without those vectors and says so in the result's warnings.
+   */
+  readonly onModelMismatch?: "error" | "warn";
+  /** Milliseconds since the epoch: stamps appended turns and notes given no time. `Date.now` by default. */
+  readonly now?: () => number;
 }
 
 export interface AddSessionOptions {
   /** Folder that image `path`s are relative to (the JSONL file's folder for the CLI). */
   readonly baseDir?: string;
+}
+
+export interface AppendTurnsOptions extends AddSessionOptions {
+  /**
+   * Names this append: a part key the session already has makes the call a duplicate (a retry). By
+   * default the key is the hash of the turns, so appending the same turns again is one append.
+   */
+  readonly partKey?: string;
 }
 
 export interface AddSessionResult {

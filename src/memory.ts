@@ -1,12 +1,20 @@
 import { randomBytes } from "node:crypto";
-import { InputError, NotFoundError } from "./core/errors.ts";
+import { ChatRoles } from "./compile/chat-roles.ts";
+import { type BankedReport, type CompilerContext, compileIntoBank, compilePrograms } from "./compile/compile-bank.ts";
+import { type CompileConfig, defaultCompileConfig } from "./compile/compile-config.ts";
+import type { CompileReport } from "./compile/compile-session.ts";
+import { compiledSearch, textEmbedder } from "./compile/compiled-search.ts";
+import type { CompileRoles } from "./compile/roles.ts";
+import { ruleRoles } from "./compile/rule-roles.ts";
+import { ConfigError, InputError, ModelMismatchError, NotFoundError } from "./core/errors.ts";
 import { KeyedQueue } from "./core/keyed-queue.ts";
 import { type Scope, scopeKey, validateScope } from "./core/scope.ts";
 import { type Budget, defaultBudget } from "./evidence/budget.ts";
 import type { EvidencePack } from "./evidence/evidence-pack.ts";
 import type { IntakeOptions } from "./ingest/image-intake.ts";
 import { defaultIngestLimits, type IngestLimits } from "./ingest/limits.ts";
-import { prepareSession, validateSession } from "./ingest/prepare-session.ts";
+import { type PreparedSession, prepareSession, validateSession } from "./ingest/prepare-session.ts";
+import { type RememberOptions, type RememberResult, remember } from "./ingest/remember.ts";
 import { type CommitContext, commitWithMaintenance } from "./maintain/commit-session.ts";
 import { defaultMaintenanceConfig, type MaintenanceConfig } from "./maintain/config.ts";
 import { forgetWithRepair } from "./maintain/forget.ts";
@@ -20,7 +28,7 @@ import {
   rebuildScopeIndex,
   repairScopeIndex,
 } from "./maintain/scope-index.ts";
-import type { AddSessionOptions, AddSessionResult, MemoryOptions } from "./memory-options.ts";
+import type { AddSessionOptions, AddSessionResult, AppendTurnsOptions, MemoryOptions } from "./memory-options.ts";
 import { EmbeddingCache } from "./models/embedding-cache.ts";
 import type { Models } from "./models/provider.ts";
 import { type VectorSpaces, vectorSpaces } from "./models/vector-spaces.ts";
@@ -32,6 +40,7 @@ import {
   search,
 } from "./route/search.ts";
 import { defaultSearchConfig, type SearchConfig } from "./route/search-config.ts";
+import type { BankProgram } from "./store/bank-records.ts";
 import type { IndexState } from "./store/index-records.ts";
 import { openStore } from "./store/open-store.ts";
 import type {
@@ -46,8 +55,9 @@ import type {
 } from "./store/records.ts";
 import type { ScopedStore, Store } from "./store/store.ts";
 
+export type { BankedReport } from "./compile/compile-bank.ts";
 export type { IndexCheck, IndexRepair } from "./maintain/scope-index.ts";
-export type { AddSessionOptions, AddSessionResult, MemoryOptions } from "./memory-options.ts";
+export type { AddSessionOptions, AddSessionResult, AppendTurnsOptions, MemoryOptions } from "./memory-options.ts";
 export type { SearchOptions, SearchQuery } from "./route/search.ts";
 
 /** Query embeddings kept per memory: agents and benchmarks repeat questions; the embedder is a search's slowest step. */
@@ -60,6 +70,10 @@ const defaultAuditPage = 100;
 
 /** The harness's way to read through another index than the stored one (not part of the public SDK). */
 export const searchThroughIndex = Symbol("cairn.searchThroughIndex");
+/** The harness's way to search through a bank held in memory instead of the stored one (not public). */
+export const searchThroughBank = Symbol("cairn.searchThroughBank");
+/** The harness's way to compile a session with other settings or roles, without banking it (not public). */
+export const compileWithout = Symbol("cairn.compileWithout");
 /** The harness's way to reach a scope's store handle (not part of the public SDK). */
 export const scopedStore = Symbol("cairn.scopedStore");
 
@@ -81,6 +95,8 @@ export class Memory {
   readonly searchConfig: SearchConfig;
   readonly limits: IngestLimits;
   readonly maintenance: MaintenanceConfig;
+  /** Prospective compilation's settings (PMMC; docs/decisions/010). */
+  readonly compileConfig: CompileConfig;
   /** The vector spaces this memory's models write and read (names carry the model ids). */
   readonly spaces: VectorSpaces;
   readonly #store: Store;
@@ -88,11 +104,17 @@ export class Memory {
   readonly #maintainer: CommitContext;
   readonly #options: MemoryOptions;
   readonly #writeLocks = new KeyedQueue();
+  /** Scopes whose stored vectors these models made (see `#checkModels`). */
+  readonly #modelsChecked = new Set<string>();
+  /** The clock that stamps appended turns and notes given no time, and maintenance's decisions. */
+  readonly #now: () => number;
   readonly #reader: SearchContext;
+  readonly #compiler: CompilerContext;
   #closed = false;
 
   private constructor(store: Store, options: MemoryOptions) {
     this.#store = store;
+    this.#now = options.now ?? Date.now;
     this.models = options.models;
     this.spaces = vectorSpaces(options.models);
     this.budget = Object.freeze({ ...defaultBudget, ...options.budget });
@@ -112,7 +134,13 @@ export class Memory {
       config: this.maintenance,
       spaces: this.spaces,
       newId: newEntryId,
-      now: Date.now,
+      now: this.#now,
+    });
+    const { roles, unit, ...compile } = options.compile ?? {};
+    this.compileConfig = Object.freeze({
+      ...defaultCompileConfig,
+      ...compile,
+      unit: Object.freeze({ ...defaultCompileConfig.unit, ...unit }),
     });
     this.#options = options;
     const activeEntries = new ActiveEntriesCache(activeIndexCacheSize);
@@ -124,6 +152,16 @@ export class Memory {
       limits: this.limits,
       queryEmbeddings: new EmbeddingCache(queryEmbeddingCacheSize),
       activeEntries: async (scoped: ScopedStore) => activeEntries.get(scoped, await this.#ensureIndex(scoped)),
+    });
+    this.#compiler = Object.freeze({
+      models: this.models,
+      spaces: this.spaces,
+      config: this.compileConfig,
+      roles: resolveRoles(roles ?? "rules", options.models),
+      rrfK: this.searchConfig.rrfK,
+      window: this.budget.rawNodes,
+      embedText: textEmbedder(this.#reader),
+      now: Date.now,
     });
   }
 
@@ -155,12 +193,28 @@ export class Memory {
       spaces: this.spaces,
       intake: this.#intake(options),
     });
+    return this.#commit(scoped, prepared.write, prepared.warnings);
+  }
+
+  async #commit(
+    scoped: ScopedStore,
+    write: PreparedSession["write"],
+    prepared: readonly string[],
+  ): Promise<AddSessionResult> {
+    let warnings = prepared;
+    const mismatch = await this.#checkModels(scoped);
+    if (mismatch) warnings = [...warnings, mismatch];
     await this.#ensureIndex(scoped);
     // Writers of one scope in this process take turns to plan and commit (planning takes
     // milliseconds); across processes a stale plan is made again (commitWithMaintenance).
     const { result, plan } = await this.#writeLocks.run(scopeKey(scoped.scope), () =>
-      commitWithMaintenance(scoped, prepared.write, this.#maintainer),
+      commitWithMaintenance(scoped, write, this.#maintainer),
     );
+    const compileWarnings: string[] = [];
+    if (this.compileConfig.onCommit && !result.duplicate) {
+      const report = await this.#compile(scoped, result.session.key);
+      compileWarnings.push(...report.warnings);
+    }
     return {
       sessionId: result.session.id,
       sessionKey: result.session.key,
@@ -168,8 +222,56 @@ export class Memory {
       entryIds: result.entryIds,
       maintenance: { actions: plan.audits.map((audit) => audit.action), overflowRepairs: plan.overflowRepairs },
       duplicate: result.duplicate,
-      warnings: [...prepared.warnings, ...plan.warnings],
+      warnings: [...warnings, ...plan.warnings, ...compileWarnings],
     };
+  }
+
+  /**
+   * Appends turns to the session `sessionKey` (creating it when it is not stored yet): new immutable
+   * raw nodes after its last turn, earlier ones untouched, and maintenance plans for the new segment
+   * against the active index as it is now. `input` is `{ turns, time?, source? }` as in a session;
+   * `time` (default: now) stamps turns that carry none. A retry is acknowledged, not appended twice:
+   * the same turns appended to one session again are a duplicate (`partKey` names the part
+   * explicitly, e.g. to append the same words twice on purpose). Atomic like `addSession`.
+   * @example await memory.appendTurns(scope, "chat-7", { turns: [{ speaker: "Ana", text: "and a red helmet" }] });
+   */
+  async appendTurns(
+    scope: Scope,
+    sessionKey: string,
+    input: unknown,
+    options: AppendTurnsOptions = {},
+  ): Promise<AddSessionResult> {
+    if (typeof input !== "object" || input === null || Array.isArray(input)) {
+      throw new InputError("input", "give an object { turns, time?, source? }");
+    }
+    const given = input as Record<string, unknown>;
+    if (given.session !== undefined && given.session !== sessionKey) {
+      throw new InputError("session", `names another session than ${JSON.stringify(sessionKey)}`);
+    }
+    if (
+      options.partKey !== undefined &&
+      (typeof options.partKey !== "string" || !/^\S{1,256}$/.test(options.partKey))
+    ) {
+      throw new InputError("partKey", "1-256 characters without spaces");
+    }
+    const session = { ...given, session: sessionKey, time: given.time ?? new Date(this.#now()).toISOString() };
+    const scoped = this.#scoped(scope);
+    const prepared = await prepareSession(scoped, session, {
+      models: this.models,
+      spaces: this.spaces,
+      intake: this.#intake(options),
+    });
+    const write = { ...prepared.write, append: { partKey: options.partKey ?? `turns:${prepared.turnsHash}` } };
+    return this.#commit(scoped, write, prepared.warnings);
+  }
+
+  /**
+   * Files one note (text, images or both) at the current time as its own session keyed
+   * `remember/<conversation or "day">/<YYYY-MM-DD>/<n>`; validated and written like `addSession`.
+   * @example await memory.remember(scope, "Ana's bike has a 54 cm frame", { images: [{ path: "bike.png" }] });
+   */
+  async remember(scope: Scope, text: string, options: RememberOptions = {}): Promise<RememberResult> {
+    return remember(this, scope, text, options, () => new Date(this.#now()));
   }
 
   /**
@@ -178,7 +280,82 @@ export class Memory {
    * @example const pack = await memory.search(scope, "the red bicycle", { budget: { images: 2 } });
    */
   async search(scope: Scope, query: string | SearchQuery, options: SearchOptions = {}): Promise<EvidencePack> {
+    if ((options.mode ?? this.searchConfig.mode) === "compiled") return this[searchThroughBank](scope, query, options);
     return this[searchThroughIndex](scope, query, options);
+  }
+
+  async [searchThroughBank](
+    scope: Scope,
+    query: string | SearchQuery,
+    options: SearchOptions,
+    bank?: readonly BankProgram[],
+  ): Promise<EvidencePack> {
+    const scoped = this.#scoped(scope);
+    const mismatch = await this.#checkModels(scoped);
+    const pack = await compiledSearch(
+      scoped,
+      query,
+      options,
+      {
+        reader: this.#reader,
+        config: this.compileConfig,
+        fallback: (fallbackOptions) => search(scoped, query, fallbackOptions, this.#reader),
+      },
+      bank,
+    );
+    return mismatch ? { ...pack, warnings: [...pack.warnings, mismatch] } : pack;
+  }
+
+  /**
+   * Prospective compilation (PMMC), e.g. at consolidation time: for each session not compiled yet
+   * (in time order), predict questions about it, plan a retrieval program for each, prove it on the
+   * history as it stood, and bank the verified ones. Query-blind; audited (`bank.admit`). With
+   * `session`, that session is compiled again: its banked programs are retired (`bank.retire`) and
+   * replaced by the new ones, proved against the history as it stands now.
+   * @example const [report] = await memory.compile(scope, { session: "s1" }); report.banked.length
+   */
+  async compile(scope: Scope, options: { readonly session?: string } = {}): Promise<BankedReport[]> {
+    const scoped = this.#scoped(scope);
+    await this.#ensureIndex(scoped);
+    // A program's anchor is the last session of its unit: the session it was compiled for.
+    const anchored = new Map<string, string[]>();
+    for (const program of await scoped.readBank()) {
+      const anchor = program.sessions.at(-1);
+      if (anchor !== undefined) anchored.set(anchor, [...(anchored.get(anchor) ?? []), program.id]);
+    }
+    if (options.session !== undefined) {
+      const { key } = await this.getSession(scope, options.session);
+      const previous = anchored.get(key) ?? [];
+      if (previous.length > 0) {
+        await scoped.retirePrograms(previous, {
+          action: "bank.retire",
+          subject: key,
+          details: { reason: "recompiled" },
+        });
+      }
+      return [await this.#compile(scoped, key)];
+    }
+    const reports: BankedReport[] = [];
+    for (const session of await scoped.readSessions({})) {
+      if (!anchored.has(session.key)) reports.push(await this.#compile(scoped, session.key));
+    }
+    return reports;
+  }
+
+  async [compileWithout](
+    scope: Scope,
+    session: string,
+    overrides: { readonly config?: Partial<CompileConfig>; readonly roles?: CompileRoles },
+  ): Promise<{ report: CompileReport; programs: BankProgram[] }> {
+    const scoped = this.#scoped(scope);
+    const config = { ...this.compileConfig, ...overrides.config };
+    const context = { ...this.#compiler, config, roles: overrides.roles ?? this.#compiler.roles };
+    return compilePrograms(scoped, session, context);
+  }
+
+  /** The scope's question bank: predicted questions, their programs and verification, oldest first. */
+  async listPrograms(scope: Scope, options?: { limit?: number; offset?: number }): Promise<BankProgram[]> {
+    return this.#scoped(scope).readBank(options ?? {});
   }
 
   async [searchThroughIndex](
@@ -187,7 +364,31 @@ export class Memory {
     options: SearchOptions,
     index?: IndexState,
   ): Promise<EvidencePack> {
-    return search(this.#scoped(scope), query, options, this.#reader, index);
+    const scoped = this.#scoped(scope);
+    const mismatch = await this.#checkModels(scoped);
+    const pack = await search(scoped, query, options, this.#reader, index);
+    return mismatch ? { ...pack, warnings: [...pack.warnings, mismatch] } : pack;
+  }
+
+  /**
+   * Whether the scope's stored vectors were made by this memory's models (a space's name carries its
+   * model). A mismatch is a `ModelMismatchError`, or with `onModelMismatch: "warn"` the warning to
+   * report. A scope found to use these models stays checked; an empty one is asked again next time.
+   */
+  async #checkModels(scoped: ScopedStore): Promise<string | null> {
+    const key = scopeKey(scoped.scope);
+    if (this.#modelsChecked.has(key)) return null;
+    const ours = new Set([this.spaces.text.name, this.spaces.imageText.name, this.spaces.image?.name]);
+    const inUse = await scoped.vectorSpacesInUse();
+    const foreign = inUse.filter((space) => !ours.has(space.name));
+    if (foreign.length === 0) {
+      if (inUse.length > 0) this.#modelsChecked.add(key);
+      return null;
+    }
+    const stored = foreign.map((space) => `${space.name} (${space.dimensions}-d)`);
+    const current = [...ours].filter((name): name is string => name !== undefined);
+    if ((this.#options.onModelMismatch ?? "error") === "error") throw new ModelMismatchError(stored, current);
+    return `this scope's vectors in ${stored.join(", ")} were made by other models than those in use (${current.join(", ")}): they are not searched`;
   }
 
   [scopedStore](scope: Scope): ScopedStore {
@@ -298,6 +499,13 @@ export class Memory {
     if (this.#options.ownsModels) await this.models.close();
   }
 
+  /** In the scope's write queue: two compilations of one scope never bank the same session twice at once. */
+  async #compile(scoped: ScopedStore, sessionKey: string): Promise<BankedReport> {
+    return this.#writeLocks.run(`${scopeKey(scoped.scope)}#bank`, () =>
+      compileIntoBank(scoped, sessionKey, this.#compiler),
+    );
+  }
+
   #scoped(scope: Scope): ScopedStore {
     return this.#store.forScope(validateScope(scope));
   }
@@ -318,6 +526,16 @@ export class Memory {
     await this.rebuildIndex(scoped.scope);
     return (await scoped.indexStatus()).version;
   }
+}
+
+function resolveRoles(roles: "rules" | "chat" | CompileRoles, models: Models): CompileRoles {
+  if (roles === "rules") return ruleRoles;
+  if (roles === "chat") {
+    if (!models.chat)
+      throw new ConfigError(`compile roles "chat" need a chat model; the ${models.profile} profile has none`);
+    return new ChatRoles(models.chat);
+  }
+  return roles;
 }
 
 function newEntryId(): string {

@@ -27,6 +27,28 @@ export interface Retrieval {
   readonly warnings: readonly string[];
   /** Time spent embedding the query; latency is reported without it (the cache would favour later methods). */
   readonly embedMs: number;
+  /** For compiled methods (PMMC): whether a program ran, and the best bank matches with their evidence. */
+  readonly compiled?: CompiledRetrieval;
+}
+
+export interface CompiledRetrieval {
+  /** A program passed the gate (α_route, δ). */
+  readonly routed: boolean;
+  /** It ran and returned evidence (else the default search answered). */
+  readonly ran: boolean;
+  readonly reason: string | null;
+  /** The best bank matches, best first (at most 5): their scores, whether each passes α_route, their evidence. */
+  readonly top: readonly { readonly score: number; readonly passes: boolean; readonly evidence: readonly string[] }[];
+}
+
+/** What compiling one history's sessions cost and produced (PMMC). */
+export interface CompileFigures {
+  readonly sessions: number;
+  readonly opportunities: number;
+  readonly questions: number;
+  readonly rejected: number;
+  readonly bankSize: number;
+  readonly ms: number;
 }
 
 /**
@@ -39,6 +61,8 @@ export interface BenchMethod {
   retrieve(context: BenchContext, question: BenchQuestion, queryImage: Uint8Array | null): Promise<Retrieval>;
   /** For methods that read through an active index: what maintenance left in it for this history. */
   indexFigures?(context: BenchContext): Promise<IndexFigures>;
+  /** For compiled methods: compile the replayed history (before any question is read; query-blind). */
+  compile?(context: BenchContext): Promise<CompileFigures>;
 }
 
 /** One history's active index after replay, as C3M's resource audit reports it. */

@@ -30,6 +30,18 @@ export interface QuestionScore {
   /** The pack in dataset turn ids, best first (for paired comparisons between runs). */
   readonly retrievedTurns: readonly string[];
   readonly gold: BenchQuestion["gold"];
+  /**
+   * For compiled methods: whether a program passed the gate and ran, and PMMC's Cover@5 (a top-5
+   * bank match whose evidence holds gold) and Match@5 (such a match that also passes α_route).
+   */
+  readonly compiled?: {
+    readonly routed: boolean;
+    readonly ran: boolean;
+    /** The best bank match's normalised score (null for an empty bank). */
+    readonly best: number | null;
+    readonly cover5: number | null;
+    readonly match5: number | null;
+  };
 }
 
 /** Scores one question's retrieval against its gold. Pure. */
@@ -68,7 +80,96 @@ export function scoreQuestion(
     emptyGold: turns.length === 0 && sessions.length === 0 && images.length === 0,
     retrievedTurns: turnsRead,
     gold: question.gold,
+    ...(retrieval.compiled ? { compiled: compiledScore(question, retrieval.compiled, idsOf) } : {}),
   };
+}
+
+/** Gold at the finest level the question has it (turns, else images, else sessions), as a raw-node test. */
+function compiledScore(
+  question: BenchQuestion,
+  compiled: NonNullable<Retrieval["compiled"]>,
+  idsOf: (rawNodeId: string) => DatasetIds | undefined,
+): NonNullable<QuestionScore["compiled"]> {
+  const { turns, images, sessions } = question.gold;
+  const holdsGold = (rawNodeId: string) => {
+    const ids = idsOf(rawNodeId);
+    if (!ids) return false;
+    if (turns.length > 0) return ids.turn !== null && turns.includes(ids.turn);
+    if (images.length > 0) return ids.images.some((image) => images.includes(image));
+    return sessions.includes(ids.session);
+  };
+  const scored = turns.length + images.length + sessions.length > 0;
+  const covering = compiled.top.slice(0, 5).filter((match) => match.evidence.some(holdsGold));
+  return {
+    routed: compiled.routed,
+    ran: compiled.ran,
+    best: compiled.top[0]?.score ?? null,
+    cover5: scored ? (covering.length > 0 ? 1 : 0) : null,
+    match5: scored ? (covering.some((match) => match.passes) ? 1 : 0) : null,
+  };
+}
+
+/** PMMC's figures over a compiled method's questions and its histories' compilations. */
+export interface CompileSummary {
+  readonly histories: number;
+  readonly sessions: number;
+  readonly bankSizePerHistory: number;
+  readonly compileMsPerSession: number;
+  readonly opportunitiesPerSession: number;
+  /** Questions whose Doubter refused every plan, over questions planned. */
+  readonly rejectedShare: number;
+  /** Questions answered by the default search. */
+  readonly fallbackRate: number;
+  /** Programs that returned evidence, over programs that passed the gate. */
+  readonly programSuccessRate: number | null;
+  readonly cover5: number | null;
+  readonly match5: number | null;
+  /** Median and 95th percentile of the best bank match's score: where the gate α_route cuts. */
+  readonly bestScoreP50: number | null;
+  readonly bestScoreP95: number | null;
+}
+
+export function summariseCompiled(
+  scores: readonly QuestionScore[],
+  figures: readonly {
+    sessions: number;
+    opportunities: number;
+    questions: number;
+    rejected: number;
+    bankSize: number;
+    ms: number;
+  }[],
+): CompileSummary {
+  const compiled = scores.flatMap((score) => (score.compiled ? [score.compiled] : []));
+  const sum = (pick: (figure: (typeof figures)[number]) => number) =>
+    figures.reduce((total, figure) => total + pick(figure), 0);
+  const sessions = sum((figure) => figure.sessions);
+  const routed = compiled.filter((score) => score.routed);
+  const mean = (values: (number | null)[]) => {
+    const present = values.filter((value): value is number => value !== null);
+    return present.length === 0 ? null : present.reduce((total, value) => total + value, 0) / present.length;
+  };
+  return {
+    histories: figures.length,
+    sessions,
+    bankSizePerHistory: figures.length === 0 ? 0 : sum((figure) => figure.bankSize) / figures.length,
+    compileMsPerSession: sessions === 0 ? 0 : sum((figure) => figure.ms) / sessions,
+    opportunitiesPerSession: sessions === 0 ? 0 : sum((figure) => figure.opportunities) / sessions,
+    rejectedShare:
+      sum((figure) => figure.questions) === 0
+        ? 0
+        : sum((figure) => figure.rejected) / sum((figure) => figure.questions),
+    fallbackRate: compiled.length === 0 ? 1 : compiled.filter((score) => !score.ran).length / compiled.length,
+    programSuccessRate: routed.length === 0 ? null : routed.filter((score) => score.ran).length / routed.length,
+    cover5: mean(compiled.map((score) => score.cover5)),
+    match5: mean(compiled.map((score) => score.match5)),
+    ...bestScores(compiled.flatMap((score) => (score.best === null ? [] : [score.best]))),
+  };
+}
+
+function bestScores(best: readonly number[]): { bestScoreP50: number | null; bestScoreP95: number | null } {
+  if (best.length === 0) return { bestScoreP50: null, bestScoreP95: null };
+  return { bestScoreP50: percentile(best, 0.5), bestScoreP95: percentile(best, 0.95) };
 }
 
 function recall(gold: readonly string[], found: ReadonlySet<string | null>): number | null {

@@ -1,5 +1,5 @@
 import type { Scope } from "../core/scope.ts";
-import { Memory } from "../memory.ts";
+import { Memory, type MemoryOptions } from "../memory.ts";
 import type { Models } from "../models/provider.ts";
 import type { RawNode } from "../store/records.ts";
 import { type BenchStore, sqliteBenchStore } from "./bench-store.ts";
@@ -28,11 +28,13 @@ export async function replayHistory(
     readonly dir: string;
     /** The backend the history is written to (default: a SQLite folder under `dir`). */
     readonly store?: BenchStore;
+    /** Compilation settings (the compiled methods' gate); never compiles on commit in a replay. */
+    readonly compile?: MemoryOptions["compile"];
     readonly onSession?: () => void;
   },
 ): Promise<ReplayedHistory> {
   const store = await (options.store ?? sqliteBenchStore).open({ name: safeName(history.id), dir: options.dir });
-  const memory = await Memory.open({ store, models: options.models });
+  const memory = await Memory.open({ store, models: options.models, compile: { ...options.compile, onCommit: false } });
   const scope: Scope = { tenant: "bench", user: safeName(history.id) };
   const started = performance.now();
   const warnings: string[] = [];

@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
+import { defaultCompileConfig } from "../compile/compile-config.ts";
 import type { Budget } from "../evidence/budget.ts";
+import type { MemoryOptions } from "../memory.ts";
 import type { Models } from "../models/provider.ts";
 import type { SearchConfig } from "../route/search-config.ts";
 import {
@@ -13,8 +15,16 @@ import {
 } from "./answer/answer-judge.ts";
 import { type BenchStore, sqliteBenchStore } from "./bench-store.ts";
 import type { BenchDataset } from "./dataset.ts";
-import type { BenchMethod, IndexFigures } from "./method.ts";
-import { type MetricSummary, type QuestionScore, scoreQuestion, summarise, summariseByCategory } from "./metrics.ts";
+import type { BenchMethod, CompileFigures, IndexFigures } from "./method.ts";
+import {
+  type CompileSummary,
+  type MetricSummary,
+  type QuestionScore,
+  scoreQuestion,
+  summarise,
+  summariseByCategory,
+  summariseCompiled,
+} from "./metrics.ts";
 import { replayHistory } from "./replay.ts";
 
 export interface BenchResult {
@@ -28,6 +38,8 @@ export interface BenchResult {
     readonly models: { readonly text: string; readonly image: string | null; readonly imageReaders: readonly string[] };
     readonly budget: Budget;
     readonly search: Pick<SearchConfig, "rrfK" | "perChannel">;
+    /** The compiled methods' gate, when one ran (PMMC α_route and δ). */
+    readonly gate?: { readonly alphaRoute: number; readonly margin: number };
     readonly limit: number | null;
     readonly date: string;
     readonly machine: { readonly cpu: string; readonly cores: number; readonly node: string };
@@ -46,6 +58,8 @@ export interface BenchResult {
   readonly questions: readonly QuestionScore[];
   /** For methods that read through an active index: its figures, summed over histories (episodes). */
   readonly maintenance?: MaintenanceSummary;
+  /** For compiled methods (PMMC): compile cost, bank size, fallback rate, program success, Cover@5, Match@5. */
+  readonly compile?: CompileSummary;
   /** Present when an answerer and judge were configured (`--answer`). */
   readonly answers?: {
     readonly overall: AnswerSummary;
@@ -75,6 +89,8 @@ export interface RunBenchOptions {
   readonly models: Models;
   readonly budget: Budget;
   readonly search: SearchConfig;
+  /** Compilation settings of the replayed memories (the compiled methods' gate; DESIGN §4 defaults otherwise). */
+  readonly compile?: MemoryOptions["compile"];
   readonly limit?: number;
   /** Called once per unit of work: a session ingested or a question answered by one method. */
   readonly onProgress?: (event: { readonly total: number; readonly label: string }) => void;
@@ -97,6 +113,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
   const warnings = new Map(methods.map((method) => [method.name, [] as string[]]));
   const assessments = new Map(methods.map((method) => [method.name, [] as AnswerAssessment[]]));
   const indexFigures = new Map(methods.map((method) => [method.name, [] as IndexFigures[]]));
+  const compileFigures = new Map(methods.map((method) => [method.name, [] as CompileFigures[]]));
   const total = dataset.histories.reduce(
     (sum, history) => sum + history.sessions.length + history.questions.length * methods.length,
     0,
@@ -107,7 +124,13 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
     for (const history of dataset.histories) {
       const replayed = await replayHistory(
         { id: history.id, sessions: history.sessions, baseDir: history.baseDir },
-        { models: options.models, dir, store: options.store, onSession: () => tick(`${history.id}: ingest`) },
+        {
+          models: options.models,
+          dir,
+          store: options.store,
+          compile: options.compile,
+          onSession: () => tick(`${history.id}: ingest`),
+        },
       );
       ingest.histories++;
       ingest.sessions += history.sessions.length;
@@ -115,6 +138,10 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
       ingest.ms += replayed.ingestMs;
       try {
         const context = { ...replayed, budget: options.budget };
+        // Compilation, like the index, sees the sessions alone: it runs before any question is read.
+        for (const method of methods) {
+          if (method.compile) compileFigures.get(method.name)?.push(await method.compile(context));
+        }
         // The index is built from the sessions alone (query-blind); its figures come before any question.
         for (const method of methods) {
           if (method.indexFigures) indexFigures.get(method.name)?.push(await method.indexFigures(context));
@@ -166,6 +193,14 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
         },
         budget: options.budget,
         search: options.search,
+        ...(method.compile
+          ? {
+              gate: {
+                alphaRoute: options.compile?.alphaRoute ?? defaultCompileConfig.alphaRoute,
+                margin: options.compile?.margin ?? defaultCompileConfig.margin,
+              },
+            }
+          : {}),
         limit: options.limit ?? null,
         date: new Date().toISOString(),
         machine: { cpu: cpus()[0]?.model ?? "unknown", cores: cpus().length, node: process.version },
@@ -178,6 +213,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
       warnings: summariseWarnings(warnings.get(method.name) ?? []),
       questions,
       ...summariseIndex(indexFigures.get(method.name) ?? []),
+      ...(method.compile ? { compile: summariseCompiled(questions, compileFigures.get(method.name) ?? []) } : {}),
       ...(options.answerJudge ? { answers: answerSummary(assessments.get(method.name) ?? []) } : {}),
     };
   });

@@ -8,8 +8,35 @@ import type { RouteTrace, RouteVia } from "./route-trace.ts";
  * - `cairn` (default): routing through the active index fused with the direct channels over raw nodes.
  * - `route`: C3M BMER alone: only what routing reaches is read.
  * - `tri-path`: M2A's direct channels only, no index.
+ * - `compiled`: PMMC: the best-matching banked program runs on the current state when it passes the
+ *   gate (α_route, δ); otherwise `cairn` answers, and the pack's `compiled` trace says why.
  */
-export type SearchMode = "cairn" | "route" | "tri-path";
+export type SearchMode = "cairn" | "route" | "tri-path" | "compiled";
+
+/** What a compiled search did: the program it ran, or why it fell back to the default search. */
+export interface CompiledTrace {
+  readonly ran: boolean;
+  /** The best bank match (the program that ran, or the one that missed the gate); null for an empty bank. */
+  readonly program: {
+    readonly id: string;
+    readonly question: string;
+    readonly kind: string;
+    readonly score: number;
+    /** Its lead over the runner-up (its whole score when it has none). */
+    readonly margin: number;
+  } | null;
+  /** Why the default search answered instead; null when the program ran. */
+  readonly reason: string | null;
+  readonly fallback: SearchMode | null;
+  /** The program's steps and the raw nodes each yielded, when it ran. */
+  readonly steps: readonly { readonly id: string; readonly op: string; readonly nodes: number }[];
+  readonly gate: { readonly alphaRoute: number; readonly margin: number };
+  /** The best bank matches (at most 5), best first: what Cover@5 and Match@5 read. */
+  readonly candidates: readonly { readonly id: string; readonly score: number }[];
+  readonly bankSize: number;
+  readonly matchMs: number;
+  readonly executeMs: number;
+}
 
 export interface EvidenceImage {
   readonly hash: string;
@@ -77,6 +104,8 @@ export interface EvidencePack {
    * has no reachable entry), a routing miss (not expanded) and a budget cut (expanded, not packed) apart.
    */
   readonly route?: RouteTrace & { readonly selected: number };
+  /** For `compiled` mode: which banked program ran, or why the default search answered. */
+  readonly compiled?: CompiledTrace;
   readonly warnings: readonly string[];
   readonly timings: { readonly embedMs: number; readonly searchMs: number; readonly totalMs: number };
 }

@@ -97,6 +97,9 @@ export async function search(
   const budget = validateBudget({ ...context.budget, ...options.budget });
   const filters = toFilters(options.filters);
   const mode = options.mode ?? context.config.mode;
+  // A compiled search reads the question bank first (compile/), and comes here only to fall back.
+  if (mode === "compiled")
+    throw new InputError("mode", "compiled search runs through Memory.search, not the read pipeline");
   const channels = options.channels ?? allChannels;
   const warnings: string[] = [];
 
@@ -199,7 +202,7 @@ async function retrieveThroughIndex(
   scoped: ScopedStore,
   query: PreparedQuery,
   read: {
-    readonly mode: Exclude<SearchMode, "tri-path">;
+    readonly mode: Exclude<SearchMode, "tri-path" | "compiled">;
     readonly options: SearchOptions;
     readonly channels: readonly TopChannel[];
     readonly filters: SearchFilters | undefined;
@@ -259,7 +262,7 @@ function linkedFrom(index: IndexState): LinkedEntries {
   };
 }
 
-function validateBudget(budget: Budget): Budget {
+export function validateBudget(budget: Budget): Budget {
   for (const [dimension, value] of Object.entries(budget)) {
     if (!Number.isInteger(value) || value < 0)
       throw new InputError(`budget.${dimension}`, "must be a non-negative integer");

@@ -1,5 +1,6 @@
 import type { Ranked } from "../core/ranked.ts";
 import type { Scope } from "../core/scope.ts";
+import type { BankAudit, BankProgram } from "./bank-records.ts";
 import type { ForgetPlan, IndexEntry, IndexState, MaintenancePlan } from "./index-records.ts";
 import type {
   AuditEvent,
@@ -114,6 +115,12 @@ export interface ScopedStore {
   ): Promise<Ranked[]>;
   /** Stored text vectors of raw nodes in one space; missing ids are omitted. */
   readVectors(space: string, rawNodeIds: readonly string[]): Promise<Map<string, Float32Array>>;
+  /**
+   * The vector spaces holding at least one vector of this scope, by name. A space's name carries the
+   * model that made it, so this says which models built the scope's vectors (a search with other
+   * models would find nothing in them).
+   */
+  vectorSpacesInUse(): Promise<VectorSpace[]>;
 
   // ── Active index: entries, their pointers and links ──────────────────────────────────────────
   /** The maintained index: active entries only (what maintenance plans against), or every entry. */
@@ -140,6 +147,18 @@ export interface ScopedStore {
     plan: MaintenancePlan,
     options: { readonly spaces: { readonly text: string; readonly image: string | null }; readonly replace: boolean },
   ): Promise<void>;
+
+  // ── Question bank: verified retrieval programs (PMMC), never answers ────────────────────────
+  /**
+   * Adds verified programs and one audit event, atomically. Every program needs evidence, all of it
+   * raw nodes of this scope (else an `InputError` and nothing is written): a forget of any of them
+   * retires the program in the same transaction that deletes the raw node.
+   */
+  admitPrograms(programs: readonly BankProgram[], audit: BankAudit): Promise<void>;
+  /** The scope's programs, oldest first; no limit means all. */
+  readBank(options?: { readonly limit?: number; readonly offset?: number }): Promise<BankProgram[]>;
+  /** Removes programs by id (unknown ids are ignored) with one audit event; returns how many went. */
+  retirePrograms(ids: readonly string[], audit: BankAudit): Promise<number>;
 
   // ── Transfer: a scope copied between stores (`cairn migrate`), ids and times kept ──────────────
   /**

@@ -17,6 +17,7 @@ const layers: readonly (readonly string[])[] = [
   ["maintain"],
   ["ingest"],
   ["route"],
+  ["compile"],
   ["context"],
   ["memory.ts", "memory-options.ts"],
   ["surfaces", "auth", "bench"],

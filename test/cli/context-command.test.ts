@@ -42,6 +42,8 @@ describe("cairn context", () => {
       "3",
       "--db",
       db,
+      "--tenant",
+      "t1",
       "--profile",
       "hash",
       "--json",
@@ -56,7 +58,17 @@ describe("cairn context", () => {
     assert.equal(messages[0].role, "system");
     assert.equal(messages.at(-1).content, "Which harbour had the kayak?");
     assert.ok(existsSync(join(out, "image-01.png")), "rendered pages are written as files");
-    const search = await cairnProcess(["search", "harbour log Round 1", "--db", db, "--profile", "hash", "--json"]);
+    const search = await cairnProcess([
+      "search",
+      "harbour log Round 1",
+      "--db",
+      db,
+      "--tenant",
+      "t1",
+      "--profile",
+      "hash",
+      "--json",
+    ]);
     assert.equal(search.code, 0, search.stderr);
     assert.ok(JSON.parse(search.stdout).items.length > 0, "evicted messages can be searched");
   });

@@ -58,6 +58,7 @@ describe("the OpenAPI document as a client sees it", () => {
     );
     assert.deepEqual(operationIds.sort(), [
       "addSession",
+      "appendTurns",
       "forget",
       "getBlob",
       "getHealth",
@@ -75,6 +76,7 @@ describe("the OpenAPI document as a client sees it", () => {
       "mcpDelete",
       "mcpGet",
       "mcpPost",
+      "remember",
       "search",
     ]);
     assert.deepEqual(
@@ -126,7 +128,7 @@ describe("the OpenAPI document as a client sees it", () => {
       200,
       await (await server.request(`/v1/raw-nodes/${stored.rawNodeIds[1]}`, { key })).json(),
     );
-    for (const mode of ["cairn", "route", "tri-path"]) {
+    for (const mode of ["cairn", "route", "tri-path", "compiled"]) {
       const pack = await (await server.request("/v1/search", { key, json: { text: "kayak", mode } })).json();
       assert.ok(pack.items.length > 0);
       check("/v1/search", "post", 200, pack);

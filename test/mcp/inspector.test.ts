@@ -8,7 +8,7 @@ const bin = join(import.meta.dirname, "../../bin/cairn.js");
 
 /** The MCP Inspector CLI as an outside client of `cairn mcp`. */
 function inspect(db: string, args: string[]) {
-  return inspector([process.execPath, bin, "mcp", "--db", db, "--profile", "hash"], args);
+  return inspector([process.execPath, bin, "mcp", "--db", db, "--profile", "hash", "--tenant", "default"], args);
 }
 
 describe("cairn mcp with the MCP Inspector CLI", () => {

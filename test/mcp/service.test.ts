@@ -37,6 +37,11 @@ describe("MCP through the real HTTP service at /mcp", () => {
     await call(asAna.client, "cairn_add_session", { session });
     const found = await call(asAna.client, "cairn_search", { text: "kayak", images: "original" });
     assert.equal(images(found.content)[0]?.data, data);
+    // The mode passes through: with nothing compiled yet, a compiled search says it fell back.
+    const compiled = await call(asAna.client, "cairn_search", { text: "kayak", mode: "compiled" });
+    const trace = compiled.structuredContent as { mode: string; compiled?: { ran: boolean; reason: string } };
+    assert.equal(trace.mode, "compiled");
+    assert.deepEqual([trace.compiled?.ran, trace.compiled?.reason], [false, "the question bank is empty"]);
 
     const asBen = client(server.url, ben);
     await asBen.client.connect(asBen.transport);

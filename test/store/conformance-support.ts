@@ -285,7 +285,7 @@ export function assertNoRawText(audit: readonly unknown[], words: readonly strin
 // ── The case registry ──────────────────────────────────────────────────────────────────────────
 
 /** The seam's three groups, each with its own conformance file. */
-export type SeamGroup = "cold store" | "channel index" | "active index" | "transfer";
+export type SeamGroup = "cold store" | "channel index" | "active index" | "question bank" | "transfer";
 
 /**
  * One case: it gets a fresh store, which the suite closes, its test context, and a way to open
@@ -331,10 +331,14 @@ export const seamMethods = {
   searchLexical: "channel index",
   searchVectors: "channel index",
   readVectors: "channel index",
+  vectorSpacesInUse: "channel index",
   readIndex: "active index",
   indexStatus: "active index",
   readLinkedEntries: "active index",
   applyIndexPlan: "active index",
+  admitPrograms: "question bank",
+  readBank: "question bank",
+  retirePrograms: "question bank",
   importSession: "transfer",
   restoreIndexAndAudit: "transfer",
 } as const satisfies Record<Exclude<keyof ScopedStore, "scope">, SeamGroup>;

@@ -55,6 +55,34 @@ if (skip) {
     });
     const mine = await a.commitSession(aWrite);
     await forget(a, { rawNode: mine.rawNodeIds[2] as string }, spaces);
+    // A banked program (PMMC), so the question bank's tables hold A's rows too.
+    await a.admitPrograms(
+      [
+        {
+          id: "okapi-program",
+          question: "where does the okapi secret live?",
+          kind: "visual-attribute",
+          program: { version: 1, output: "a", steps: [{ id: "a", op: "lexical", query: "okapi", limit: 5 }] },
+          vector: null,
+          space: null,
+          imageVector: null,
+          imageSpace: null,
+          evidence: mine.rawNodeIds.slice(0, 1),
+          sessions: ["shared-key"],
+          coverFromMs: 0,
+          coverToMs: 0,
+          verification: {},
+          createdMs: 0,
+        },
+      ],
+      { action: "bank.admit", subject: "okapi", details: { programs: 1 } },
+    );
+    // Turns appended to A's session, so session_parts holds A's rows too.
+    const appended = await buildSessionWrite({
+      key: "shared-key",
+      turns: [{ speaker: "Ana", text: "okapi postscript" }],
+    });
+    await a.commitSession({ ...appended, append: { partKey: "okapi-part" } });
     const theirs = await b.commitSession(
       await buildSessionWrite({
         key: "shared-key",
@@ -118,6 +146,12 @@ if (skip) {
           "filtered vectors",
         );
         assert.deepEqual(await b.readVectors(textSpace.name, aIds), new Map());
+        assert.deepEqual(await b.readBank(), [], "A's question bank");
+        assert.equal(
+          await b.retirePrograms(["okapi-program"], { action: "bank.retire", subject: "x", details: {} }),
+          0,
+        );
+        assert.equal((await a.readBank()).length, 1, "B's retire did not reach A's program");
         const index = await b.readIndex({ activeOnly: false });
         assert.ok(aEntries.every((id) => !index.entries.has(id)));
         assert.deepEqual(await b.indexStatus(), { version: 1, needsRebuild: false }, "B's own version");

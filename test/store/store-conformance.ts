@@ -12,6 +12,7 @@ import {
   seamMethodNames,
   seamMethods,
 } from "./conformance-support.ts";
+import { questionBankConformance } from "./question-bank-conformance.ts";
 import { transferConformance } from "./transfer-conformance.ts";
 
 export { buildSessionWrite, spaces } from "./conformance-support.ts";
@@ -33,6 +34,7 @@ export function runStoreConformance(name: string, makeStore: MakeStore, options:
     coldStoreConformance,
     channelIndexConformance,
     activeIndexConformance,
+    questionBankConformance,
     transferConformance,
   ];
   const caseNames = groups.flatMap((group) => group.cases.map((testCase) => testCase.name));

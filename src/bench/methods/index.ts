@@ -1,6 +1,7 @@
 import { ConfigError } from "../../core/errors.ts";
 import type { BenchMethod } from "../method.ts";
 import { maintenanceBaselines, storedIndexMethod } from "./index-methods.ts";
+import { pmmcMethods } from "./pmmc-methods.ts";
 import { searchMethod } from "./search-method.ts";
 import { fullContext, recencyWindow } from "./timeline-methods.ts";
 
@@ -41,6 +42,7 @@ export const benchMethods: readonly BenchMethod[] = [
     "Cairn's default: candidates routed through the RAMU index plus the direct channels' hits, ranked by score fusion",
     {},
   ),
+  ...pmmcMethods,
 ];
 
 export function selectMethods(names: string): BenchMethod[] {

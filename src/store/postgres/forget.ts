@@ -6,6 +6,7 @@ import type { ForgetRequest } from "../store.ts";
 import { clearAudit, keyedHasher, redactAudit, writeAudit } from "./audit-events.ts";
 import { applyForgetOps, lockIndex } from "./index-rows.ts";
 import { removeLexicalStatistics } from "./lexical-statistics.ts";
+import { retireProgramsOn } from "./question-bank.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
 
@@ -53,6 +54,8 @@ export async function forget(context: ScopeContext, sql: Sql, request: ForgetReq
   const forgottenNames = await namesOf(context, sql, target, nodeRowids, sessionRowids);
   await applyForgetOps(context, sql, plan, nodes);
   await removeLexicalStatistics(context, sql, nodeRowids);
+  // Programs whose evidence goes are retired with it: the bank never points at forgotten raw nodes.
+  const programs = await retireProgramsOn(context, sql, nodeRowids);
   await deleteRawNodesAndSessions(context, sql, nodeRowids, sessionRowids);
   const unseen = await sql.query<{ hash: string }>(
     `SELECT h.hash FROM unnest($1::text[]) AS h (hash)
@@ -86,6 +89,7 @@ export async function forget(context: ScopeContext, sql: Sql, request: ForgetReq
     entriesRelinked: repairs.relinked.length,
     orphansHosted: repairs.orphansHosted.length,
     blobsDeleted: unseen.length,
+    programs,
   });
   return {
     sessions: sessionRowids.length,
@@ -160,6 +164,14 @@ async function deleteRawNodesAndSessions(
   nodeRowids: readonly number[],
   sessionRowids: readonly number[],
 ): Promise<void> {
+  // A part's key is a hash of its turns: it goes with any of them, and with its session.
+  await sql.query(
+    `DELETE FROM session_parts p USING raw_nodes r
+     WHERE r.scope_key = $1 AND r.rowid = ANY($2::bigint[]) AND r.session_rowid = p.session_rowid
+       AND r.turn >= p.first_turn AND r.turn < p.first_turn + p.turn_count`,
+    [context.key, nodeRowids],
+  );
+  await sql.query("DELETE FROM session_parts WHERE session_rowid = ANY($1::bigint[])", [sessionRowids]);
   const touched = await sql.query<{ session_rowid: number }>(
     "DELETE FROM raw_nodes WHERE scope_key = $1 AND rowid = ANY($2::bigint[]) RETURNING session_rowid",
     [context.key, nodeRowids],

@@ -13,7 +13,7 @@ import type pg from "pg";
  */
 
 /** The policy every tenant table gets; `tenant_wall()` reads the setting (NULL when unset: no row matches). */
-export const tenantTables = [
+const firstTenantTables = [
   "scopes",
   "sessions",
   "raw_nodes",
@@ -30,6 +30,11 @@ export const tenantTables = [
   "audit_events",
   "audit_keys",
 ] as const;
+
+/** Tables added after the first schema, each walled by the migration that creates it. */
+const bankTables = ["bank_programs", "bank_evidence"] as const;
+
+export const tenantTables = [...firstTenantTables, ...bankTables] as const;
 
 const wall = (table: string) => `
   ALTER TABLE ${table} ENABLE ROW LEVEL SECURITY;
@@ -238,7 +243,7 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
         table_name text NOT NULL UNIQUE
       );
 
-      ${tenantTables.map(wall).join("\n")}
+      ${firstTenantTables.map(wall).join("\n")}
       CREATE POLICY list_scopes ON scopes FOR SELECT USING (current_setting('cairn.list_scopes', true) = 'on');
     `,
   },
@@ -256,6 +261,61 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
         created_at bigint NOT NULL,
         revoked_at bigint
       );
+    `,
+  },
+  {
+    version: 3,
+    name: "session parts: turns appended to a stored session, each part once",
+    // As SQLite's migration 5: a part records the turns one append added, under the key that makes
+    // a retried append a no-op. Behind the tenant wall like every table holding tenant data.
+    sql: `
+      CREATE TABLE session_parts (
+        session_rowid bigint NOT NULL REFERENCES sessions (rowid),
+        tenant text NOT NULL,
+        part_key text NOT NULL,
+        first_turn integer NOT NULL,
+        turn_count integer NOT NULL,
+        created_ms bigint NOT NULL,
+        PRIMARY KEY (session_rowid, part_key)
+      );
+      ${wall("session_parts")}
+    `,
+  },
+  {
+    version: 4,
+    name: "question bank: verified retrieval programs (PMMC) and the raw nodes each rests on",
+    // A forget deletes the programs resting on its raw nodes before the raw nodes (no cascade from
+    // raw_nodes: a forget must retire them on purpose); evidence rows follow their program.
+    sql: `
+      CREATE TABLE bank_programs (
+        rowid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id text NOT NULL,
+        tenant text NOT NULL,
+        scope_key text NOT NULL,
+        question text NOT NULL,
+        kind text NOT NULL,
+        program text NOT NULL,
+        space text,
+        vector bytea,
+        image_space text,
+        image_vector bytea,
+        sessions text NOT NULL,
+        cover_from_ms bigint NOT NULL,
+        cover_to_ms bigint NOT NULL,
+        verification text NOT NULL,
+        created_ms bigint NOT NULL,
+        UNIQUE (scope_key, id)
+      );
+      CREATE INDEX bank_programs_by_scope ON bank_programs (scope_key, rowid);
+      CREATE TABLE bank_evidence (
+        program_rowid bigint NOT NULL REFERENCES bank_programs (rowid) ON DELETE CASCADE,
+        raw_node_rowid bigint NOT NULL REFERENCES raw_nodes (rowid),
+        tenant text NOT NULL,
+        ordinal integer NOT NULL,
+        PRIMARY KEY (program_rowid, raw_node_rowid)
+      );
+      CREATE INDEX bank_evidence_by_node ON bank_evidence (raw_node_rowid);
+      ${bankTables.map(wall).join("\n")}
     `,
   },
 ];

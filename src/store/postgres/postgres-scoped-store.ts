@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { Ranked } from "../../core/ranked.ts";
 import type { Scope } from "../../core/scope.ts";
+import type { BankAudit, BankProgram } from "../bank-records.ts";
 import type { IndexEntry, IndexState, MaintenancePlan } from "../index-records.ts";
 import type {
   AuditEvent,
@@ -12,6 +13,7 @@ import type {
   SearchFilters,
   SessionRecord,
   SessionWrite,
+  VectorSpace,
 } from "../records.ts";
 import type {
   ForgetRequest,
@@ -25,6 +27,7 @@ import { readAudit } from "./audit-events.ts";
 import { commitSession, importSession } from "./commit-session.ts";
 import { forget } from "./forget.ts";
 import { readIndex, readLinked } from "./index-rows.ts";
+import { admitPrograms, readBank, retirePrograms } from "./question-bank.ts";
 import { knownImages, readBlob } from "./read-blobs.ts";
 import { readRawNodes } from "./read-raw-nodes.ts";
 import { readSessions } from "./read-sessions.ts";
@@ -126,6 +129,19 @@ export class PostgresScopedStore implements ScopedStore {
     return this.#read("readVectors", (sql) => readVectors(this.#context, sql, known, rawNodeIds));
   }
 
+  async vectorSpacesInUse(): Promise<VectorSpace[]> {
+    return this.#read("vectorSpacesInUse", async (sql) => {
+      const inUse: VectorSpace[] = [];
+      for (const space of await this.#context.store.spaces.all(sql)) {
+        const [row] = await sql.query(`SELECT 1 FROM ${space.table_name} WHERE scope_key = $1 LIMIT 1`, [
+          this.#context.key,
+        ]);
+        if (row) inUse.push({ name: space.name, kind: space.kind, dimensions: space.dimensions });
+      }
+      return inUse.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
+    });
+  }
+
   // ── Active index ────────────────────────────────────────────────────────────────────────────
   async readIndex(options: { activeOnly: boolean }): Promise<IndexState> {
     return this.#read("readIndex", (sql) => readIndex(this.#context, sql, options));
@@ -148,6 +164,19 @@ export class PostgresScopedStore implements ScopedStore {
     options: { readonly spaces: { readonly text: string; readonly image: string | null }; readonly replace: boolean },
   ): Promise<void> {
     return this.#write("applyIndexPlan", (sql) => applyIndexPlan(this.#context, sql, plan, options));
+  }
+
+  // ── Question bank ──────────────────────────────────────────────────────────────────────────
+  async admitPrograms(programs: readonly BankProgram[], audit: BankAudit): Promise<void> {
+    return this.#write("admitPrograms", (sql) => admitPrograms(this.#context, sql, programs, audit));
+  }
+
+  async readBank(options: { limit?: number; offset?: number } = {}): Promise<BankProgram[]> {
+    return this.#read("readBank", (sql) => readBank(this.#context, sql, options));
+  }
+
+  async retirePrograms(ids: readonly string[], audit: BankAudit): Promise<number> {
+    return this.#write("retirePrograms", (sql) => retirePrograms(this.#context, sql, ids, audit));
   }
 
   // ── Transfer ────────────────────────────────────────────────────────────────────────────────

@@ -6,6 +6,7 @@ import type { ForgetRequest } from "../store.ts";
 import { clearAudit, redactAudit, writeAudit } from "./audit-events.ts";
 import { blobKey } from "./blob-files.ts";
 import { applyForgetOps, indexVersion } from "./index-rows.ts";
+import { retireProgramsOn } from "./question-bank.ts";
 import { type ImageSlotRow, numbers, type RowidIdRow, strings } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import { type TenantStorage, tenantExists, tenantKeyRange } from "./tenants.ts";
@@ -86,6 +87,8 @@ function forgetRows(
   const blobHashes = referencedBlobs(context, nodeRowids);
   const forgottenNames = namesOf(context, target, nodeRowids, sessionRowids);
   deleteDerivedRows(context, tenant, nodeRowids, spaces, removedVectors);
+  // Programs whose evidence goes are retired with it: the bank never points at forgotten raw nodes.
+  const programs = retireProgramsOn(context, nodeRowids);
   applyForgetOps(context.db, context.key, plan, (id) => nodeRowidById.get(id));
   deleteRawNodesAndSessions(context, nodeRowids, sessionRowids);
   const removedBlobs = tenant ? releaseBlobs(context, tenant, blobHashes) : [];
@@ -108,6 +111,7 @@ function forgetRows(
     entriesRelinked: repairs.relinked.length,
     orphansHosted: repairs.orphansHosted.length,
     blobsDeleted: removedBlobs.length,
+    programs,
   });
   return {
     sessions: sessionRowids.length,
@@ -241,6 +245,13 @@ function deleteRawNodesAndSessions(
         .all(nodes),
     ),
   );
+  // A part's key is a hash of its turns: it goes with any of them.
+  db.prepare(
+    `DELETE FROM session_parts WHERE EXISTS (
+       SELECT 1 FROM raw_nodes r WHERE r.rowid IN (SELECT value FROM json_each(?))
+         AND r.session_rowid = session_parts.session_rowid
+         AND r.turn >= session_parts.first_turn AND r.turn < session_parts.first_turn + session_parts.turn_count)`,
+  ).run(nodes);
   db.prepare("DELETE FROM raw_nodes WHERE rowid IN (SELECT value FROM json_each(?))").run(nodes);
   db.prepare(
     `UPDATE sessions SET
@@ -249,6 +260,9 @@ function deleteRawNodesAndSessions(
                       WHERE r.session_rowid = sessions.rowid)
      WHERE rowid IN (SELECT value FROM json_each(?))`,
   ).run(touchedSessions);
+  db.prepare("DELETE FROM session_parts WHERE session_rowid IN (SELECT value FROM json_each(?))").run(
+    JSON.stringify(sessionRowids),
+  );
   db.prepare("DELETE FROM sessions WHERE rowid IN (SELECT value FROM json_each(?))").run(JSON.stringify(sessionRowids));
 }
 

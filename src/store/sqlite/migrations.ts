@@ -250,6 +250,55 @@ const migrations: readonly { version: number; name: string; sql: string; run?: (
       `);
     },
   },
+  {
+    version: 5,
+    name: "session parts: turns appended to a stored session, each part once",
+    // A session grew only by being written whole; appending a turn was a ConflictError. A part
+    // records the turns one append added, under the key that makes a retried append a no-op.
+    sql: `
+      CREATE TABLE session_parts (
+        session_rowid INTEGER NOT NULL REFERENCES sessions (rowid),
+        part_key TEXT NOT NULL,
+        first_turn INTEGER NOT NULL,
+        turn_count INTEGER NOT NULL,
+        created_ms INTEGER NOT NULL,
+        PRIMARY KEY (session_rowid, part_key)
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 6,
+    name: "question bank: verified retrieval programs (PMMC) and the raw nodes each rests on",
+    // A program is retired by the forget that deletes any raw node in bank_evidence, in the same
+    // transaction; the program row goes first and its evidence rows follow by cascade.
+    sql: `
+      CREATE TABLE bank_programs (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        scope_key TEXT NOT NULL,
+        question TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        program TEXT NOT NULL,
+        space TEXT,
+        vector BLOB,
+        image_space TEXT,
+        image_vector BLOB,
+        sessions TEXT NOT NULL,
+        cover_from_ms INTEGER NOT NULL,
+        cover_to_ms INTEGER NOT NULL,
+        verification TEXT NOT NULL,
+        created_ms INTEGER NOT NULL
+      );
+      CREATE INDEX bank_programs_by_scope ON bank_programs (scope_key, rowid);
+      CREATE TABLE bank_evidence (
+        program_rowid INTEGER NOT NULL REFERENCES bank_programs (rowid) ON DELETE CASCADE,
+        raw_node_rowid INTEGER NOT NULL REFERENCES raw_nodes (rowid),
+        ordinal INTEGER NOT NULL,
+        PRIMARY KEY (program_rowid, raw_node_rowid)
+      ) WITHOUT ROWID;
+      CREATE INDEX bank_evidence_by_node ON bank_evidence (raw_node_rowid);
+    `,
+  },
 ];
 
 /** Applies every migration not yet applied, up to `upTo` (the latest by default); returns the latest known. */

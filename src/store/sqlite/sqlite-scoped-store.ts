@@ -1,6 +1,7 @@
 import type { Database } from "better-sqlite3";
 import type { Ranked } from "../../core/ranked.ts";
 import type { Scope } from "../../core/scope.ts";
+import type { BankAudit, BankProgram } from "../bank-records.ts";
 import type { IndexEntry, IndexState, MaintenancePlan } from "../index-records.ts";
 import type {
   AuditEvent,
@@ -12,6 +13,7 @@ import type {
   SearchFilters,
   SessionRecord,
   SessionWrite,
+  VectorSpace,
 } from "../records.ts";
 import type {
   ForgetRequest,
@@ -26,6 +28,7 @@ import { commitSession, importSession } from "./commit-session.ts";
 import { linkedEntries, textVectors } from "./derived-lookups.ts";
 import { forget } from "./forget.ts";
 import { readIndex } from "./index-rows.ts";
+import { admitPrograms, readBank, retirePrograms } from "./question-bank.ts";
 import { knownImages, readBlob } from "./read-blobs.ts";
 import { readRawNodes } from "./read-raw-nodes.ts";
 import { readSessions } from "./read-sessions.ts";
@@ -108,6 +111,20 @@ export class SqliteScopedStore implements ScopedStore {
     return textVectors(this.#context, space, rawNodeIds);
   }
 
+  async vectorSpacesInUse(): Promise<VectorSpace[]> {
+    const { db, key } = this.#context;
+    const spaces = db.prepare("SELECT name, kind, dimensions, table_name FROM vector_spaces ORDER BY name").all() as {
+      name: string;
+      kind: "text" | "image";
+      dimensions: number;
+      table_name: string;
+    }[];
+    // The scope is each vec0 table's partition key: one probe per space reads one partition.
+    return spaces
+      .filter((space) => db.prepare(`SELECT 1 FROM ${space.table_name} WHERE scope_key = ? LIMIT 1`).get(key))
+      .map(({ name, kind, dimensions }) => ({ name, kind, dimensions }));
+  }
+
   // ── Active index ────────────────────────────────────────────────────────────────────────────
   async readIndex(options: { activeOnly: boolean }): Promise<IndexState> {
     return readIndex(this.#context.db, this.#context.key, options);
@@ -130,6 +147,19 @@ export class SqliteScopedStore implements ScopedStore {
     options: { readonly spaces: { readonly text: string; readonly image: string | null }; readonly replace: boolean },
   ): Promise<void> {
     applyIndexPlan(this.#context, plan, options);
+  }
+
+  // ── Question bank ──────────────────────────────────────────────────────────────────────────
+  async admitPrograms(programs: readonly BankProgram[], audit: BankAudit): Promise<void> {
+    admitPrograms(this.#context, programs, audit);
+  }
+
+  async readBank(options: { limit?: number; offset?: number } = {}): Promise<BankProgram[]> {
+    return readBank(this.#context, options);
+  }
+
+  async retirePrograms(ids: readonly string[], audit: BankAudit): Promise<number> {
+    return retirePrograms(this.#context, ids, audit);
   }
 
   // ── Transfer ───────────────────────────────────────────────────────────────────────────────

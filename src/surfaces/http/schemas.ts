@@ -61,6 +61,32 @@ export const sessionBody = z
   .strict();
 export type SessionBody = z.infer<typeof sessionBody>;
 
+export const appendTurnsBody = z
+  .object({
+    time: isoTime.optional().describe("stamps turns that carry no time of their own; default: now"),
+    source: z.string().optional(),
+    turns: z.array(turnInput).min(1),
+    partKey: z
+      .string()
+      .regex(/^\S{1,256}$/)
+      .optional()
+      .describe(
+        "names this append: a key the session already has makes the call a duplicate (a retry); default: the turns' hash",
+      ),
+  })
+  .strict();
+
+export const rememberBody = z
+  .object({
+    text: z.string().max(100_000).optional().describe("what to remember, in plain words"),
+    images: z.array(imageInput).max(8).optional(),
+    conversation: z.string().optional().describe("groups notes: remember/<conversation>/<day>/<n>"),
+    time: isoTime.optional().describe("default: now"),
+    speaker: z.string().optional(),
+    role: z.string().optional(),
+  })
+  .strict();
+
 export const multipartSessionBody = z.object({
   session: z.string().describe("the session JSON; images reference file parts as { file: <part name> }"),
 });
@@ -73,10 +99,10 @@ export const searchBody = z
       .strict()
       .optional(),
     mode: z
-      .enum(["cairn", "route", "tri-path"])
+      .enum(["cairn", "route", "tri-path", "compiled"])
       .optional()
       .describe(
-        "cairn (default): the active index and the direct channels; route: the index only; tri-path: direct channels only",
+        "cairn (default): the active index and the direct channels; route: the index only; tri-path: direct channels only; compiled: a banked program when one matches (PMMC), else cairn",
       ),
     routing: z
       .object({
@@ -316,6 +342,34 @@ const routeTrace = z
   .strict()
   .describe("Routing's trace: pages scored and read, entries chosen and reached through links");
 
+const compiledTrace = z
+  .object({
+    ran: z.boolean(),
+    program: z
+      .object({
+        id: z.string(),
+        question: z.string(),
+        kind: z.string(),
+        score: z.number(),
+        margin: z.number(),
+      })
+      .strict()
+      .nullable()
+      .describe("the best bank match: the program that ran, or the one that missed the gate"),
+    reason: z.string().nullable().describe("why the default search answered instead"),
+    fallback: z.enum(["cairn", "route", "tri-path", "compiled"]).nullable(),
+    steps: z.array(z.object({ id: z.string(), op: z.string(), nodes: z.number().int() }).strict()),
+    gate: z.object({ alphaRoute: z.number(), margin: z.number() }).strict(),
+    candidates: z
+      .array(z.object({ id: z.string(), score: z.number() }).strict())
+      .describe("the best bank matches, at most 5, best first"),
+    bankSize: z.number().int(),
+    matchMs: z.number(),
+    executeMs: z.number(),
+  })
+  .strict()
+  .describe("A compiled search's trace: which banked program ran, or why it fell back");
+
 const evidencePack = z
   .object({
     query: z
@@ -324,8 +378,9 @@ const evidencePack = z
     items: z.array(evidenceItem),
     budget: budgetUse,
     channelsUsed: z.array(channelName),
-    mode: z.enum(["cairn", "route", "tri-path"]),
+    mode: z.enum(["cairn", "route", "tri-path", "compiled"]),
     route: routeTrace.optional().describe("absent for tri-path"),
+    compiled: compiledTrace.optional().describe("present for compiled"),
     warnings: z.array(z.string()),
     timings: z.object({ embedMs: z.number(), searchMs: z.number(), totalMs: z.number() }).strict(),
   })
@@ -409,6 +464,17 @@ export const responses = {
         .object({ actions: z.array(z.string()), overflowRepairs: z.number().int() })
         .strict()
         .describe("what maintenance did: one index action per segment, and capacity fallbacks taken"),
+      duplicate: z.boolean(),
+      warnings: z.array(z.string()),
+    })
+    .strict(),
+  remember: z
+    .object({
+      sessionId: z.string(),
+      sessionKey: z.string().describe("remember/<conversation or day>/<YYYY-MM-DD>/<n>"),
+      rawNodeId: z.string(),
+      time: z.string(),
+      conversation: z.string().nullable(),
       duplicate: z.boolean(),
       warnings: z.array(z.string()),
     })
@@ -549,6 +615,9 @@ export const componentSchemas: Readonly<Record<string, z.ZodTypeAny>> = {
   TurnInput: turnInput,
   ImageInput: imageInput,
   MultipartSessionInput: multipartSessionBody,
+  AppendTurnsInput: appendTurnsBody,
+  RememberInput: rememberBody,
+  RememberResult: responses.remember,
   SearchRequest: searchBody,
   ForgetRequest: forgetBody,
   Health: responses.health,

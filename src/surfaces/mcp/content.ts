@@ -102,6 +102,16 @@ export function compactPack(pack: EvidencePack) {
     }),
     budget: { limits: pack.budget.limits, used: pack.budget.used, cut: pack.budget.cut },
     mode: pack.mode,
+    // Which banked program answered, or why the default search did (compiled mode only).
+    ...(pack.compiled
+      ? {
+          compiled: {
+            ran: pack.compiled.ran,
+            question: pack.compiled.program?.question ?? null,
+            reason: pack.compiled.reason,
+          },
+        }
+      : {}),
     warnings: pack.warnings,
   };
 }

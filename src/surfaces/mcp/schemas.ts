@@ -70,6 +70,12 @@ export const searchInput = {
     .array(z.enum(["bm25", "dense", "image"]))
     .optional()
     .describe("Retrieval channels to use (default all three)"),
+  mode: z
+    .enum(["cairn", "route", "tri-path", "compiled"])
+    .optional()
+    .describe(
+      "How to read (default cairn); compiled runs a banked retrieval program when one matches the query, else cairn",
+    ),
   vision: z
     .boolean()
     .optional()

@@ -3,6 +3,7 @@ import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mc
 import type { Resource } from "@modelcontextprotocol/sdk/types.js";
 import { InputError } from "../../core/errors.ts";
 import type { Scope } from "../../core/scope.ts";
+import { remember } from "../../ingest/remember.ts";
 import type { Memory } from "../../memory.ts";
 import type { RawNode } from "../../store/records.ts";
 import {
@@ -14,7 +15,7 @@ import {
   rawNodeUri,
 } from "./content.ts";
 import { registerContextTool } from "./context-tool.ts";
-import { remember } from "./remember.ts";
+import { rememberImage } from "./remember-image.ts";
 import {
   addSessionInput,
   addSessionOutput,
@@ -85,11 +86,20 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
     },
     (input) =>
       toolResult("cairn_remember", log, async () => {
-        const result = await remember(memory, scope, input, {
-          imageFolder: options.imageFolder,
-          imageUrls: options.imageUrls === true,
-          now: options.now ?? (() => new Date()),
-        });
+        const { text, image, ...rest } = input;
+        const policy = { imageFolder: options.imageFolder, imageUrls: options.imageUrls === true };
+        const result = await remember(
+          memory,
+          scope,
+          text ?? "",
+          {
+            ...rest,
+            images: image === undefined ? [] : [rememberImage(image, policy)],
+            baseDir: options.imageFolder,
+            source: "mcp:remember",
+          },
+          options.now ?? (() => new Date()),
+        );
         return jsonResult(result, `remembered as ${result.sessionKey} (raw node ${result.rawNodeId})`);
       }),
   );
@@ -133,7 +143,7 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
       outputSchema: searchOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    ({ text, image, budget, filters, channels, vision, images, detail }) =>
+    ({ text, image, budget, filters, channels, mode: readMode, vision, images, detail }) =>
       toolResult("cairn_search", log, async () => {
         const pack = await memory.search(
           scope,
@@ -142,6 +152,7 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
             budget: { textTokens: mcpSearchTextTokens, ...definedOnly(budget ?? {}) },
             filters,
             channels,
+            mode: readMode,
             vision,
           },
         );

@@ -12,6 +12,7 @@ import { selectMethods } from "../../../bench/methods/index.ts";
 import type { MetricSummary } from "../../../bench/metrics.ts";
 import { writeReport } from "../../../bench/report/index.ts";
 import { type BenchResult, runBench } from "../../../bench/run-bench.ts";
+import { defaultCompileConfig } from "../../../compile/compile-config.ts";
 import { InputError } from "../../../core/errors.ts";
 import { type Budget, defaultBudget } from "../../../evidence/budget.ts";
 import { createEndpointChat, createModels } from "../../../models/profiles.ts";
@@ -21,7 +22,8 @@ import { type Progress, startProgress } from "../progress.ts";
 import { positiveInteger } from "./search.ts";
 
 export const benchHelp = `cairn bench --dataset locomo|mem-gallery|lcmp|all --method NAME[,NAME]|all [--limit N]
-  [--budget rawNodes=12,images=8,textTokens=12000] [--data DIR] [--out DIR] [--benchmarks FILE] [--answer]
+  [--budget rawNodes=12,images=8,textTokens=12000] [--gate alphaRoute=0.6,margin=0.05] [--data DIR] [--out DIR]
+  [--benchmarks FILE] [--answer]
   [--store sqlite|postgres]
   Replays a dataset query-blind and scores each method's evidence; writes JSON, JSONL, SVG plots and BENCHMARKS.md.
   Only a full SQLite run without --out rewrites bench/results and ./BENCHMARKS.md; with --limit the results go to
@@ -37,6 +39,8 @@ export interface BenchFlags {
   readonly method?: string;
   readonly limit?: string;
   readonly budget?: string;
+  /** The compiled methods' routing gate (PMMC α_route, δ); defaults from DESIGN §4. */
+  readonly gate?: string;
   readonly data?: string;
   readonly out?: string;
   readonly benchmarks?: string;
@@ -49,6 +53,7 @@ export async function bench(options: CommonOptions, flags: BenchFlags, argv: rea
   const storeName = parseStore(flags.store);
   const methods = selectMethods(flags.method ?? "all");
   const budget = parseBudget(flags.budget);
+  const gate = parseGate(flags.gate);
   const limit = flags.limit === undefined ? undefined : positiveInteger("--limit", flags.limit);
   const dataDir = resolveDataDir(flags.data);
   // Only a full SQLite run with the default output rewrites the committed results and BENCHMARKS.md; a
@@ -66,6 +71,7 @@ export async function bench(options: CommonOptions, flags: BenchFlags, argv: rea
     profile: options.profile,
     budget,
     search: defaultSearchConfig,
+    gate,
     limit: limit ?? null,
     dataDir,
   };
@@ -85,6 +91,7 @@ export async function bench(options: CommonOptions, flags: BenchFlags, argv: rea
           models,
           budget,
           search: defaultSearchConfig,
+          compile: gate,
           limit,
           store,
           answerJudge: chats?.judge,
@@ -143,6 +150,20 @@ function parseDatasets(value: string | undefined): DatasetName[] {
     }
     return name as DatasetName;
   });
+}
+
+/** `alphaRoute=0.6,margin=0.05`: the compiled methods' gate; a setting not named keeps its default. */
+function parseGate(value: string | undefined): { alphaRoute: number; margin: number } {
+  const gate = { alphaRoute: defaultCompileConfig.alphaRoute, margin: defaultCompileConfig.margin };
+  for (const part of value ? value.split(",") : []) {
+    const [key, text] = part.split("=");
+    const number = Number(text);
+    if ((key !== "alphaRoute" && key !== "margin") || text === undefined || !(number >= 0 && number <= 1)) {
+      throw new InputError("--gate", `expected alphaRoute=X,margin=Y with X and Y in [0, 1], got ${part}`);
+    }
+    gate[key] = number;
+  }
+  return gate;
 }
 
 /** `rawNodes=12,images=8,textTokens=12000`; dimensions not named keep their defaults. */

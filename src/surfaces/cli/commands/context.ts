@@ -54,7 +54,9 @@ export async function contextCommand(
     records.map((record) => record.value),
     { id: path.basename(file).replace(/\.jsonl?$/i, ""), baseDir: path.dirname(path.resolve(file)) },
   );
-  const memory = flags.noEvict ? undefined : await openMemory(options);
+  // The scope is checked before the store is opened: a missing --tenant must not leave a store behind.
+  const scope = flags.noEvict ? undefined : scopeOf(options);
+  const memory = scope === undefined ? undefined : await openMemory(options);
   let context: WorkingContext;
   try {
     context = await buildWorkingContext(trajectory, {
@@ -62,7 +64,7 @@ export async function contextCommand(
       budget: { window, trigger, keepRecent },
       imageRule,
       render: { scale },
-      ...(memory ? { evict: memoryEvictionStore(memory, scopeOf(options)) } : {}),
+      ...(memory && scope ? { evict: memoryEvictionStore(memory, scope) } : {}),
     });
   } finally {
     await memory?.close();

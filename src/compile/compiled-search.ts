@@ -1,0 +1,178 @@
+import type { ChannelName } from "../channels/rrf.ts";
+import { InputError } from "../core/errors.ts";
+import { assemblePack } from "../evidence/assemble-pack.ts";
+import type { CompiledTrace, EvidencePack } from "../evidence/evidence-pack.ts";
+import { intakeImage } from "../ingest/image-intake.ts";
+import { embedImages, embedTexts } from "../models/model-calls.ts";
+import { type SearchContext, type SearchOptions, type SearchQuery, validateBudget } from "../route/search.ts";
+import type { BankProgram } from "../store/bank-records.ts";
+import type { ScopedStore } from "../store/store.ts";
+import { matchBank } from "./bank-match.ts";
+import { executionContext } from "./compile-bank.ts";
+import type { CompileConfig } from "./compile-config.ts";
+import { executeProgram } from "./execute-program.ts";
+import type { Program } from "./program.ts";
+import { ProgramError } from "./program-error.ts";
+import { validateProgram } from "./validate-program.ts";
+
+/** Bank matches a pack's trace lists (PMMC's Cover@5 and Match@5 read the top 5). */
+const traceCandidates = 5;
+
+/** What a compiled search needs: the read pipeline's context, the gate, and the default search to fall back to. */
+export interface CompiledSearchContext {
+  readonly reader: SearchContext;
+  readonly config: CompileConfig;
+  /** The default search (`cairn`) with these options: what answers when no program passes the gate. */
+  readonly fallback: (options: SearchOptions) => Promise<EvidencePack>;
+}
+
+/**
+ * PMMC at query time: match the query against the bank's questions (`matchBank`), run the best
+ * program on the current state when its normalised score reaches α_route and leads the runner-up
+ * by δ, and pack its raw nodes under the joint budget; otherwise — an empty bank, a weak or
+ * ambiguous match, filters the programs do not take, a program that no longer validates or returns
+ * nothing — the default search answers. Either way the pack's `compiled` trace says what happened.
+ */
+export async function compiledSearch(
+  scoped: ScopedStore,
+  query: string | SearchQuery,
+  options: SearchOptions,
+  context: CompiledSearchContext,
+  /** Another bank than the stored one (the harness's ablations keep theirs in memory). */
+  given?: readonly BankProgram[],
+): Promise<EvidencePack> {
+  const started = performance.now();
+  const { reader, config } = context;
+  const { text, image } = typeof query === "string" ? { text: query, image: undefined } : query;
+  const queryText = text?.trim() ?? "";
+  if (!queryText && !image) throw new InputError("query", "give query text, a query image, or both");
+  if (queryText.length > reader.limits.maxTextChars)
+    throw new InputError("query.text", `must be at most ${reader.limits.maxTextChars} characters`);
+  const budget = validateBudget({ ...reader.budget, ...options.budget });
+  const gate = { alphaRoute: config.alphaRoute, margin: config.margin };
+  const fallback = async (reason: string, trace: Omit<CompiledTrace, "ran" | "reason" | "fallback" | "gate">) => {
+    const pack = await context.fallback({ ...options, mode: "cairn" });
+    const compiled: CompiledTrace = { ran: false, reason, fallback: "cairn", gate, ...trace };
+    return { ...pack, mode: "compiled" as const, compiled };
+  };
+
+  const matchStarted = performance.now();
+  const bank = given ?? (await scoped.readBank());
+  const none = { program: null, steps: [], candidates: [], bankSize: bank.length, matchMs: 0, executeMs: 0 };
+  if (bank.length === 0) return fallback("the question bank is empty", none);
+  if (options.filters) return fallback("filters were given; banked programs take none", none);
+  const embedStarted = performance.now();
+  const embedText = textEmbedder(reader);
+  const textVector = queryText ? await embedText(scoped.scope.tenant, queryText) : undefined;
+  const queryImage = image ? await queryImageVector(scoped.scope.tenant, image, reader) : undefined;
+  const imageVector = queryImage?.vector;
+  const embedMs = performance.now() - embedStarted;
+  const matches = matchBank(
+    { text: queryText, vector: textVector, imageVector },
+    bank.map((entry) => ({
+      id: entry.id,
+      question: entry.question,
+      vector: entry.space === reader.spaces.text.name ? entry.vector : null,
+      imageVector:
+        entry.imageSpace !== null && entry.imageSpace === reader.spaces.image?.name ? entry.imageVector : null,
+    })),
+    reader.config.rrfK,
+  );
+  const [best, second] = matches;
+  const matchMs = performance.now() - matchStarted - embedMs;
+  const banked = best ? bank.find((entry) => entry.id === best.id) : undefined;
+  if (!best || !banked)
+    return fallback("no banked question shares a word or a meaning with the query", { ...none, matchMs });
+  const margin = best.score - (second?.score ?? 0);
+  const program = {
+    id: banked.id,
+    question: banked.question,
+    kind: banked.kind,
+    score: round(best.score),
+    margin: round(margin),
+  };
+  const candidates = matches.slice(0, traceCandidates).map((match) => ({ id: match.id, score: round(match.score) }));
+  const matched = { program, steps: [], candidates, bankSize: bank.length, matchMs, executeMs: 0 };
+  if (best.score < config.alphaRoute) {
+    return fallback(`best match ${round(best.score)} is below α_route ${config.alphaRoute}`, matched);
+  }
+  if (margin < config.margin)
+    return fallback(`best match leads the next by ${round(margin)}, under δ ${config.margin}`, matched);
+
+  let valid: Program;
+  try {
+    // Entities were checked when the program was banked; a forget since then retired it if it lost evidence.
+    valid = validateProgram(banked.program, { entities: null });
+  } catch (error) {
+    if (error instanceof ProgramError)
+      return fallback(`the banked program no longer validates: ${error.message}`, matched);
+    throw error;
+  }
+  const execution = await executeProgram(
+    valid,
+    executionContext(scoped, { spaces: reader.spaces, rrfK: reader.config.rrfK, embedText }),
+  );
+  const ran = { ...matched, steps: execution.trace, executeMs: execution.ms };
+  if (execution.nodes.length === 0) return fallback("the program returned no evidence on the current state", ran);
+  const fused = execution.nodes.map((id, index) => ({ id, score: 1 / (reader.config.rrfK + index + 1), channels: {} }));
+  const packed = assemblePack(fused, execution.read, budget, {
+    vision: (options.vision ?? true) && execution.materialised,
+  });
+  const warnings: string[] = [];
+  const cuts = Object.entries(packed.budget.cut).filter(([, count]) => count > 0);
+  if (cuts.length > 0) {
+    warnings.push(
+      `budget cut ${cuts.map(([dimension, count]) => `${count} by ${dimension}`).join(", ")} (see budget.cutItems)`,
+    );
+  }
+  const totalMs = performance.now() - started;
+  return {
+    query: { text: queryText || null, image: queryImage ? { hash: queryImage.hash } : null },
+    mode: "compiled",
+    items: packed.items,
+    budget: packed.budget,
+    channelsUsed: channelsOf(valid),
+    compiled: { ran: true, reason: null, fallback: null, gate, ...ran },
+    warnings,
+    timings: { embedMs, searchMs: totalMs - embedMs, totalMs },
+  };
+}
+
+/** Query texts embedded through the reader's cache (the fallback search finds them there too). */
+export function textEmbedder(
+  reader: SearchContext,
+): (tenant: string, text: string) => Promise<Float32Array | undefined> {
+  return (tenant, text) =>
+    reader.queryEmbeddings.get(tenant, text, async (value) => (await embedTexts(reader.models.text, [value]))[0]);
+}
+
+/** The query image, checked as a search checks it, and its vector (cached under the key the read pipeline uses). */
+async function queryImageVector(
+  tenant: string,
+  image: NonNullable<SearchQuery["image"]>,
+  reader: SearchContext,
+): Promise<{ hash: string; vector: Float32Array | undefined }> {
+  const accepted = await intakeImage(image, "query.image", { limits: reader.limits });
+  const embedder = reader.models.image;
+  if (!embedder) return { hash: accepted.hash, vector: undefined };
+  const vector = await reader.queryEmbeddings.get(
+    tenant,
+    `image:${embedder.id}:${accepted.hash}`,
+    async () => (await embedImages(embedder, [accepted.data]))[0],
+  );
+  return { hash: accepted.hash, vector };
+}
+
+function channelsOf(program: Program): ChannelName[] {
+  const channels = new Set<ChannelName>();
+  for (const step of program.steps) {
+    if (step.op === "lexical") channels.add(step.field === "imageText" ? "imageText" : "bm25");
+    if (step.op === "dense") channels.add("dense");
+    if (step.op === "image-match") channels.add(step.image ? "imageVector" : "image");
+  }
+  return [...channels];
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}

@@ -1,0 +1,121 @@
+import { CairnError, InputError, StoreError } from "../../core/errors.ts";
+import { vectorBytes, vectorFromBytes } from "../../core/vectors.ts";
+import type { BankAudit, BankProgram } from "../bank-records.ts";
+import { writeAudit } from "./audit-events.ts";
+import type { ScopeContext } from "./scope-context.ts";
+
+interface BankRow {
+  rowid: number;
+  id: string;
+  question: string;
+  kind: string;
+  program: string;
+  space: string | null;
+  vector: Uint8Array | null;
+  image_space: string | null;
+  image_vector: Uint8Array | null;
+  sessions: string;
+  cover_from_ms: number;
+  cover_to_ms: number;
+  verification: string;
+  created_ms: number;
+  evidence: string;
+}
+
+/** Adds programs and their audit event in one transaction; evidence must name raw nodes of the scope. */
+export function admitPrograms(context: ScopeContext, programs: readonly BankProgram[], audit: BankAudit): void {
+  const { db, key } = context;
+  const rowidOf = db.prepare("SELECT rowid FROM raw_nodes WHERE scope_key = ? AND id = ?").pluck();
+  const insert = db.prepare(
+    `INSERT INTO bank_programs (id, scope_key, question, kind, program, space, vector, image_space, image_vector,
+       sessions, cover_from_ms, cover_to_ms, verification, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const link = db.prepare("INSERT INTO bank_evidence (program_rowid, raw_node_rowid, ordinal) VALUES (?, ?, ?)");
+  try {
+    db.transaction(() => {
+      for (const [index, program] of programs.entries()) {
+        if (program.evidence.length === 0) throw new InputError(`programs[${index}].evidence`, "must name raw nodes");
+        const rowids = program.evidence.map((id) => {
+          const rowid = rowidOf.get(key, id);
+          if (typeof rowid !== "number")
+            throw new InputError(`programs[${index}].evidence`, `${id} is no raw node of this scope`);
+          return rowid;
+        });
+        const { lastInsertRowid } = insert.run(
+          program.id,
+          key,
+          program.question,
+          program.kind,
+          JSON.stringify(program.program),
+          program.space,
+          program.vector ? vectorBytes(program.vector) : null,
+          program.imageSpace,
+          program.imageVector ? vectorBytes(program.imageVector) : null,
+          JSON.stringify(program.sessions),
+          program.coverFromMs,
+          program.coverToMs,
+          JSON.stringify(program.verification),
+          program.createdMs,
+        );
+        for (const [ordinal, rowid] of [...new Set(rowids)].entries()) link.run(lastInsertRowid, rowid, ordinal);
+      }
+      writeAudit(context, audit.action, audit.subject, { ...audit.details });
+    }).immediate();
+  } catch (error) {
+    if (CairnError.is(error)) throw error;
+    throw new StoreError("admitPrograms", error);
+  }
+}
+
+export function readBank(context: ScopeContext, options: { limit?: number; offset?: number }): BankProgram[] {
+  const rows = context.db
+    .prepare(
+      `SELECT p.*, (SELECT json_group_array(r.id) FROM (SELECT n.id FROM bank_evidence e JOIN raw_nodes n ON n.rowid = e.raw_node_rowid
+                     WHERE e.program_rowid = p.rowid ORDER BY e.ordinal) r) AS evidence
+       FROM bank_programs p WHERE p.scope_key = ? ORDER BY p.rowid LIMIT ? OFFSET ?`,
+    )
+    .all(context.key, options.limit ?? -1, options.offset ?? 0) as BankRow[];
+  return rows.map(toBankProgram);
+}
+
+export function retirePrograms(context: ScopeContext, ids: readonly string[], audit: BankAudit): number {
+  const { db, key } = context;
+  return db
+    .transaction(() => {
+      const { changes } = db
+        .prepare("DELETE FROM bank_programs WHERE scope_key = ? AND id IN (SELECT value FROM json_each(?))")
+        .run(key, JSON.stringify(ids));
+      writeAudit(context, audit.action, audit.subject, { ...audit.details, retired: changes });
+      return changes;
+    })
+    .immediate();
+}
+
+/** Inside a forget's transaction: removes the programs resting on any of these raw nodes; returns how many. */
+export function retireProgramsOn(context: ScopeContext, nodeRowids: readonly number[]): number {
+  return context.db
+    .prepare(
+      `DELETE FROM bank_programs WHERE scope_key = ? AND rowid IN
+         (SELECT program_rowid FROM bank_evidence WHERE raw_node_rowid IN (SELECT value FROM json_each(?)))`,
+    )
+    .run(context.key, JSON.stringify(nodeRowids)).changes;
+}
+
+function toBankProgram(row: BankRow): BankProgram {
+  return {
+    id: row.id,
+    question: row.question,
+    kind: row.kind,
+    program: JSON.parse(row.program) as Record<string, unknown>,
+    vector: row.vector ? vectorFromBytes(row.vector) : null,
+    space: row.space,
+    imageVector: row.image_vector ? vectorFromBytes(row.image_vector) : null,
+    imageSpace: row.image_space,
+    evidence: JSON.parse(row.evidence) as string[],
+    sessions: JSON.parse(row.sessions) as string[],
+    coverFromMs: row.cover_from_ms,
+    coverToMs: row.cover_to_ms,
+    verification: JSON.parse(row.verification) as Record<string, unknown>,
+    createdMs: row.created_ms,
+  };
+}
