@@ -1,3 +1,17 @@
+export type { ContextBudget, ContextManager, ManagerName } from "./context/context-manager.ts";
+export { defaultContextBudget, managerNames } from "./context/context-manager.ts";
+export type { EvictionPointer, EvictionStore } from "./context/eviction.ts";
+export { memoryEvictionStore } from "./context/eviction.ts";
+export type { ImageTokenRule } from "./context/image-tokens.ts";
+export { imageTokens } from "./context/image-tokens.ts";
+export type { ManageContextCallOptions, WorkingContext } from "./context/manage-context.ts";
+export { manageContext } from "./context/manage-context.ts";
+export { chatSummariser, extractiveSummariser, managerNamed } from "./context/managers/index.ts";
+export type { RenderSettings } from "./context/render/page-layout.ts";
+export { defaultRenderSettings } from "./context/render/page-layout.ts";
+export { TokenLedger } from "./context/token-ledger.ts";
+export type { Trajectory, TrajectoryMessage } from "./context/trajectory.ts";
+export type { ContentPart, ContextMessage } from "./context/working-context.ts";
 export * from "./core/errors.ts";
 export type { Scope } from "./core/scope.ts";
 export type { Budget } from "./evidence/budget.ts";

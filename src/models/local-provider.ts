@@ -59,6 +59,16 @@ export async function createLocalModels(options: { ocr?: boolean; imageFeatures?
   };
 }
 
+/**
+ * The OCR reader alone, without the embedding models: what reads rendered context pages back (VERA fidelity).
+ *
+ * @example const ocr = createLocalOcrReader(); const text = await ocr.reader.readImage(png); await ocr.close();
+ */
+export function createLocalOcrReader(): { readonly reader: ImageReader; close(): Promise<void> } {
+  const ocr = new TesseractOcr();
+  return { reader: createOcrReader(ocr), close: () => ocr.close() };
+}
+
 function createTextEmbedder(worker: ModelWorker): TextEmbedder {
   const embedder: TextEmbedder = {
     id: TEXT_MODEL,

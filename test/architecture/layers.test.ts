@@ -19,6 +19,7 @@ const layers: readonly (readonly string[])[] = [
   ["route"],
   ["compile"],
   ["video"],
+  ["context"],
   ["memory.ts", "memory-options.ts"],
   ["surfaces", "auth", "bench"],
   ["index.ts"],

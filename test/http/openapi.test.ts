@@ -75,6 +75,7 @@ describe("the OpenAPI document as a client sees it", () => {
       "listSessions",
       "listUsers",
       "listVideoEntities",
+      "manageContext",
       "mcpDelete",
       "mcpGet",
       "mcpPost",

@@ -57,6 +57,7 @@ export const toolNames = [
   "cairn_get_image",
   "cairn_get_raw_node",
   "cairn_list_sessions",
+  "cairn_manage_context",
   "cairn_remember",
   "cairn_search",
   "cairn_video_entities",

@@ -3,6 +3,7 @@ import { CairnError } from "../../core/errors.ts";
 import { appendCommand, appendHelp } from "./commands/append.ts";
 import { bench, benchHelp } from "./commands/bench.ts";
 import { check, checkHelp } from "./commands/check.ts";
+import { contextCommand, contextHelp } from "./commands/context.ts";
 import { demo } from "./commands/demo.ts";
 import { entities, entitiesHelp, video } from "./commands/entities.ts";
 import { forget, forgetHelp } from "./commands/forget.ts";
@@ -111,6 +112,35 @@ const commands: Record<string, CliCommand> = {
         to: values.to as string | undefined,
         maxImages: values["max-images"] as string | undefined,
         maxTokens: values["max-tokens"] as string | undefined,
+      }),
+  },
+  context: {
+    help: contextHelp,
+    // A tenant is needed only to keep what the manager drops (the default); --no-evict needs none.
+    scope: "optional",
+    flags: {
+      out: { type: "string" },
+      manager: { type: "string" },
+      budget: { type: "string" },
+      trigger: { type: "string" },
+      "keep-recent": { type: "string" },
+      scale: { type: "string" },
+      "image-tokens": { type: "string" },
+      summariser: { type: "string" },
+      "no-evict": { type: "boolean" },
+    },
+    positionals: 1,
+    run: (options, values, positionals) =>
+      contextCommand(options, positionals[0], {
+        out: values.out as string | undefined,
+        manager: values.manager as string | undefined,
+        budget: values.budget as string | undefined,
+        trigger: values.trigger as string | undefined,
+        keepRecent: values["keep-recent"] as string | undefined,
+        scale: values.scale as string | undefined,
+        imageTokens: values["image-tokens"] as string | undefined,
+        summariser: values.summariser as string | undefined,
+        noEvict: values["no-evict"] === true,
       }),
   },
   show: {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { blobResponse } from "./blob-response.ts";
+import { contextRoute } from "./context-route.ts";
 import { whatCairnKnows } from "./knowledge.ts";
 import { defineRoute, type Route, type RouteDoc } from "./route.ts";
 import {
@@ -178,6 +179,7 @@ export function apiRoutes(info: { version: string }): Route[] {
         return c.json(await memory.search(scope, { text, image }, options));
       },
     ),
+    contextRoute(errors),
     defineRoute(
       {
         method: "get",

@@ -14,6 +14,7 @@ import {
   rawNodeContent,
   rawNodeUri,
 } from "./content.ts";
+import { registerContextTool } from "./context-tool.ts";
 import { rememberImage } from "./remember-image.ts";
 import {
   addSessionInput,
@@ -104,6 +105,8 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
         return jsonResult(result, `remembered as ${result.sessionKey} (raw node ${result.rawNodeId})`);
       }),
   );
+
+  registerContextTool(server, memory, scope, log);
 
   server.registerTool(
     "cairn_add_session",
