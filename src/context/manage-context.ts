@@ -47,6 +47,10 @@ export interface ManageContextOptions {
 
 export interface WorkingContext {
   readonly manager: ManagerName;
+  /**
+   * The manager's declared role, demoted to `boundary-control` for this call when it returned nothing for the
+   * managed history or a context not cheaper than the raw history (VERA's criterion for a genuine manager).
+   */
   readonly role: ContextManager["role"];
   /** Whether the trigger was reached and the manager ran. */
   readonly managed: boolean;
@@ -191,6 +195,15 @@ export async function buildWorkingContext(
   }
   const items = [...systemItems, ...pointerItems, ...result.items, ...recentItems];
   const cost = costOf(items);
+  let role = manager.role;
+  if (role === "manager" && (result.items.length === 0 || cost.total >= rawCost.total)) {
+    role = "boundary-control";
+    warnings.push(
+      result.items.length === 0
+        ? `${manager.name} kept nothing of the managed history: a boundary control here, not a manager`
+        : `${manager.name} is not cheaper than the raw history (${cost.total} ≥ ${rawCost.total} tokens): a boundary control here`,
+    );
+  }
   if (manager.name !== "none" && cost.total > budget.window) {
     throw new InvariantError(
       "context-budget",
@@ -201,6 +214,7 @@ export async function buildWorkingContext(
     warnings.push(`the working context costs ${cost.total} tokens, over the window of ${budget.window}`);
   return {
     ...base,
+    role,
     managed: true,
     messages: items.map((item) => item.message),
     items,

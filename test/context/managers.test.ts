@@ -157,3 +157,19 @@ describe("context managers", () => {
     await assert.rejects(buildWorkingContext(long, { manager: "zip" as never }), /unknown context manager/);
   });
 });
+
+describe("genuine managers (VERA §3)", () => {
+  it("a manager that keeps nothing of the managed history is reported as a boundary control for that call", async () => {
+    const long = await agentTrajectory(40, { wordsPerResult: 500 });
+    // A 1-token-per-page budget leaves VR no room for even one page.
+    const context = await buildWorkingContext(long, {
+      manager: "visual-rendering",
+      budget: { window: 24_000, trigger: 12_000, keepRecent: 4, managedShare: 0.05 },
+      renderer,
+    });
+    assert.equal(context.role, "boundary-control");
+    assert.ok(context.warnings.some((warning) => warning.includes("boundary control here")));
+    const genuine = await buildWorkingContext(long, { manager: "visual-rendering", budget, renderer });
+    assert.equal(genuine.role, "manager");
+  });
+});
