@@ -5,8 +5,16 @@ export { defaultBudget } from "./evidence/budget.ts";
 export type { EvidenceItem, EvidencePack } from "./evidence/evidence-pack.ts";
 export type { IngestLimits } from "./ingest/limits.ts";
 export { defaultIngestLimits } from "./ingest/limits.ts";
+export type { RememberOptions, RememberResult } from "./ingest/remember.ts";
 export type { ImageInput, SessionInput, TurnInput } from "./ingest/session-input.ts";
-export type { AddSessionOptions, AddSessionResult, MemoryOptions, SearchOptions, SearchQuery } from "./memory.ts";
+export type {
+  AddSessionOptions,
+  AddSessionResult,
+  AppendTurnsOptions,
+  MemoryOptions,
+  SearchOptions,
+  SearchQuery,
+} from "./memory.ts";
 export { Memory } from "./memory.ts";
 export { createHashModels } from "./models/hash-provider.ts";
 export { createModels } from "./models/profiles.ts";

@@ -42,11 +42,27 @@ export interface MemoryOptions {
   /** Let `addSession` fetch `url` images. Off by default. */
   readonly allowRemoteImages?: boolean;
   readonly fetch?: typeof fetch;
+  /**
+   * A scope whose vectors other models made (the store records each space's model): `"error"` (the
+   * default) refuses searches and writes with a `ModelMismatchError` naming both; `"warn"` goes on
+   * without those vectors and says so in the result's warnings.
+   */
+  readonly onModelMismatch?: "error" | "warn";
+  /** Milliseconds since the epoch: stamps appended turns and notes given no time. `Date.now` by default. */
+  readonly now?: () => number;
 }
 
 export interface AddSessionOptions {
   /** Folder that image `path`s are relative to (the JSONL file's folder for the CLI). */
   readonly baseDir?: string;
+}
+
+export interface AppendTurnsOptions extends AddSessionOptions {
+  /**
+   * Names this append: a part key the session already has makes the call a duplicate (a retry). By
+   * default the key is the hash of the turns, so appending the same turns again is one append.
+   */
+  readonly partKey?: string;
 }
 
 export interface AddSessionResult {

@@ -6,14 +6,15 @@ import type { CompileReport } from "./compile/compile-session.ts";
 import { compiledSearch, textEmbedder } from "./compile/compiled-search.ts";
 import type { CompileRoles } from "./compile/roles.ts";
 import { ruleRoles } from "./compile/rule-roles.ts";
-import { ConfigError, InputError, NotFoundError } from "./core/errors.ts";
+import { ConfigError, InputError, ModelMismatchError, NotFoundError } from "./core/errors.ts";
 import { KeyedQueue } from "./core/keyed-queue.ts";
 import { type Scope, scopeKey, validateScope } from "./core/scope.ts";
 import { type Budget, defaultBudget } from "./evidence/budget.ts";
 import type { EvidencePack } from "./evidence/evidence-pack.ts";
 import type { IntakeOptions } from "./ingest/image-intake.ts";
 import { defaultIngestLimits, type IngestLimits } from "./ingest/limits.ts";
-import { prepareSession, validateSession } from "./ingest/prepare-session.ts";
+import { type PreparedSession, prepareSession, validateSession } from "./ingest/prepare-session.ts";
+import { type RememberOptions, type RememberResult, remember } from "./ingest/remember.ts";
 import { type CommitContext, commitWithMaintenance } from "./maintain/commit-session.ts";
 import { defaultMaintenanceConfig, type MaintenanceConfig } from "./maintain/config.ts";
 import { forgetWithRepair } from "./maintain/forget.ts";
@@ -27,7 +28,7 @@ import {
   rebuildScopeIndex,
   repairScopeIndex,
 } from "./maintain/scope-index.ts";
-import type { AddSessionOptions, AddSessionResult, MemoryOptions } from "./memory-options.ts";
+import type { AddSessionOptions, AddSessionResult, AppendTurnsOptions, MemoryOptions } from "./memory-options.ts";
 import { EmbeddingCache } from "./models/embedding-cache.ts";
 import type { Models } from "./models/provider.ts";
 import { type VectorSpaces, vectorSpaces } from "./models/vector-spaces.ts";
@@ -56,7 +57,7 @@ import type { ScopedStore, Store } from "./store/store.ts";
 
 export type { BankedReport } from "./compile/compile-bank.ts";
 export type { IndexCheck, IndexRepair } from "./maintain/scope-index.ts";
-export type { AddSessionOptions, AddSessionResult, MemoryOptions } from "./memory-options.ts";
+export type { AddSessionOptions, AddSessionResult, AppendTurnsOptions, MemoryOptions } from "./memory-options.ts";
 export type { SearchOptions, SearchQuery } from "./route/search.ts";
 
 /** Query embeddings kept per memory: agents and benchmarks repeat questions; the embedder is a search's slowest step. */
@@ -103,12 +104,17 @@ export class Memory {
   readonly #maintainer: CommitContext;
   readonly #options: MemoryOptions;
   readonly #writeLocks = new KeyedQueue();
+  /** Scopes whose stored vectors these models made (see `#checkModels`). */
+  readonly #modelsChecked = new Set<string>();
+  /** The clock that stamps appended turns and notes given no time, and maintenance's decisions. */
+  readonly #now: () => number;
   readonly #reader: SearchContext;
   readonly #compiler: CompilerContext;
   #closed = false;
 
   private constructor(store: Store, options: MemoryOptions) {
     this.#store = store;
+    this.#now = options.now ?? Date.now;
     this.models = options.models;
     this.spaces = vectorSpaces(options.models);
     this.budget = Object.freeze({ ...defaultBudget, ...options.budget });
@@ -128,7 +134,7 @@ export class Memory {
       config: this.maintenance,
       spaces: this.spaces,
       newId: newEntryId,
-      now: Date.now,
+      now: this.#now,
     });
     const { roles, unit, ...compile } = options.compile ?? {};
     this.compileConfig = Object.freeze({
@@ -187,16 +193,29 @@ export class Memory {
       spaces: this.spaces,
       intake: this.#intake(options),
     });
+    return this.#commit(scoped, prepared.write, prepared.warnings);
+  }
+
+  async #commit(
+    scoped: ScopedStore,
+    write: PreparedSession["write"],
+    prepared: readonly string[],
+  ): Promise<AddSessionResult> {
+    let warnings = prepared;
+    const mismatch = await this.#checkModels(scoped);
+    if (mismatch) warnings = [...warnings, mismatch];
     await this.#ensureIndex(scoped);
     // Writers of one scope in this process take turns to plan and commit (planning takes
     // milliseconds); across processes a stale plan is made again (commitWithMaintenance).
     const { result, plan } = await this.#writeLocks.run(scopeKey(scoped.scope), () =>
-      commitWithMaintenance(scoped, prepared.write, this.#maintainer),
+      commitWithMaintenance(scoped, write, this.#maintainer),
     );
     const compileWarnings: string[] = [];
     if (this.compileConfig.onCommit && !result.duplicate) {
-      const report = await this.#compile(scoped, result.session.key);
-      compileWarnings.push(...report.warnings);
+      // By name, so a session that grew by an append is compiled again rather than twice.
+      for (const report of await this.compile(scoped.scope, { session: result.session.key })) {
+        compileWarnings.push(...report.warnings);
+      }
     }
     return {
       sessionId: result.session.id,
@@ -205,8 +224,56 @@ export class Memory {
       entryIds: result.entryIds,
       maintenance: { actions: plan.audits.map((audit) => audit.action), overflowRepairs: plan.overflowRepairs },
       duplicate: result.duplicate,
-      warnings: [...prepared.warnings, ...plan.warnings, ...compileWarnings],
+      warnings: [...warnings, ...plan.warnings, ...compileWarnings],
     };
+  }
+
+  /**
+   * Appends turns to the session `sessionKey` (creating it when it is not stored yet): new immutable
+   * raw nodes after its last turn, earlier ones untouched, and maintenance plans for the new segment
+   * against the active index as it is now. `input` is `{ turns, time?, source? }` as in a session;
+   * `time` (default: now) stamps turns that carry none. A retry is acknowledged, not appended twice:
+   * the same turns appended to one session again are a duplicate (`partKey` names the part
+   * explicitly, e.g. to append the same words twice on purpose). Atomic like `addSession`.
+   * @example await memory.appendTurns(scope, "chat-7", { turns: [{ speaker: "Ana", text: "and a red helmet" }] });
+   */
+  async appendTurns(
+    scope: Scope,
+    sessionKey: string,
+    input: unknown,
+    options: AppendTurnsOptions = {},
+  ): Promise<AddSessionResult> {
+    if (typeof input !== "object" || input === null || Array.isArray(input)) {
+      throw new InputError("input", "give an object { turns, time?, source? }");
+    }
+    const given = input as Record<string, unknown>;
+    if (given.session !== undefined && given.session !== sessionKey) {
+      throw new InputError("session", `names another session than ${JSON.stringify(sessionKey)}`);
+    }
+    if (
+      options.partKey !== undefined &&
+      (typeof options.partKey !== "string" || !/^\S{1,256}$/.test(options.partKey))
+    ) {
+      throw new InputError("partKey", "1-256 characters without spaces");
+    }
+    const session = { ...given, session: sessionKey, time: given.time ?? new Date(this.#now()).toISOString() };
+    const scoped = this.#scoped(scope);
+    const prepared = await prepareSession(scoped, session, {
+      models: this.models,
+      spaces: this.spaces,
+      intake: this.#intake(options),
+    });
+    const write = { ...prepared.write, append: { partKey: options.partKey ?? `turns:${prepared.turnsHash}` } };
+    return this.#commit(scoped, write, prepared.warnings);
+  }
+
+  /**
+   * Files one note (text, images or both) at the current time as its own session keyed
+   * `remember/<conversation or "day">/<YYYY-MM-DD>/<n>`; validated and written like `addSession`.
+   * @example await memory.remember(scope, "Ana's bike has a 54 cm frame", { images: [{ path: "bike.png" }] });
+   */
+  async remember(scope: Scope, text: string, options: RememberOptions = {}): Promise<RememberResult> {
+    return remember(this, scope, text, options, () => new Date(this.#now()));
   }
 
   /**
@@ -297,7 +364,31 @@ export class Memory {
     options: SearchOptions,
     index?: IndexState,
   ): Promise<EvidencePack> {
-    return search(this.#scoped(scope), query, options, this.#reader, index);
+    const scoped = this.#scoped(scope);
+    const mismatch = await this.#checkModels(scoped);
+    const pack = await search(scoped, query, options, this.#reader, index);
+    return mismatch ? { ...pack, warnings: [...pack.warnings, mismatch] } : pack;
+  }
+
+  /**
+   * Whether the scope's stored vectors were made by this memory's models (a space's name carries its
+   * model). A mismatch is a `ModelMismatchError`, or with `onModelMismatch: "warn"` the warning to
+   * report. A scope found to use these models stays checked; an empty one is asked again next time.
+   */
+  async #checkModels(scoped: ScopedStore): Promise<string | null> {
+    const key = scopeKey(scoped.scope);
+    if (this.#modelsChecked.has(key)) return null;
+    const ours = new Set([this.spaces.text.name, this.spaces.imageText.name, this.spaces.image?.name]);
+    const inUse = await scoped.vectorSpacesInUse();
+    const foreign = inUse.filter((space) => !ours.has(space.name));
+    if (foreign.length === 0) {
+      if (inUse.length > 0) this.#modelsChecked.add(key);
+      return null;
+    }
+    const stored = foreign.map((space) => `${space.name} (${space.dimensions}-d)`);
+    const current = [...ours].filter((name): name is string => name !== undefined);
+    if ((this.#options.onModelMismatch ?? "error") === "error") throw new ModelMismatchError(stored, current);
+    return `this scope's vectors in ${stored.join(", ")} were made by other models than those in use (${current.join(", ")}): they are not searched`;
   }
 
   [scopedStore](scope: Scope): ScopedStore {

@@ -75,6 +75,25 @@ export class ConfigError extends CairnError {
 }
 
 /**
+ * The scope's vectors were made by other models than the ones in use: a search would find nothing
+ * in them and a write would mix two models in one scope. Names both, so the fix is obvious (open
+ * with the models that built the store, or rebuild its vectors).
+ */
+export class ModelMismatchError extends ConfigError {
+  readonly stored: readonly string[];
+  readonly current: readonly string[];
+  constructor(stored: readonly string[], current: readonly string[]) {
+    super(
+      `this scope's vectors were made by ${stored.join(", ")}, but the models in use make ${current.join(", ")}: ` +
+        "open it with the model profile that built it (e.g. --profile / CAIRN_PROFILE), or pass " +
+        'onModelMismatch: "warn" to search without those vectors',
+    );
+    this.stored = Object.freeze([...stored]);
+    this.current = Object.freeze([...current]);
+  }
+}
+
+/**
  * Cairn broke one of its own rules (an index op names an entry that is not there, a list that
  * was just checked non-empty is empty): a bug or a damaged store, never the caller's input.
  * `invariant` names the rule, `ids` the records involved, so a report can be acted on.

@@ -13,6 +13,8 @@ import { parseSessionInput, type SessionInput } from "./session-input.ts";
 /** A session ready to commit: every check done, every model run; only maintenance and the write remain. */
 export interface PreparedSession {
   readonly write: Omit<SessionWrite, "index">;
+  /** Identity of the turns alone (their own times count, the session's does not): an append's default part key. */
+  readonly turnsHash: string;
   readonly warnings: readonly string[];
 }
 
@@ -92,6 +94,7 @@ export async function prepareSession(
       rawNodes,
       spaces: spaces.image ? [spaces.text, spaces.imageText, spaces.image] : [spaces.text, spaces.imageText],
     },
+    turnsHash: contentHash(session, images.perTurn, { turnsOnly: true }),
     warnings,
   };
 }
@@ -139,10 +142,14 @@ function inSpace(space: string, vector: Float32Array | undefined): Record<string
 }
 
 /** Identity of a session's content: a retried write with the same content is a duplicate, not a conflict. */
-function contentHash(session: SessionInput, images: readonly (readonly TurnImage[])[]): string {
+function contentHash(
+  session: SessionInput,
+  images: readonly (readonly TurnImage[])[],
+  { turnsOnly = false } = {},
+): string {
   const canonical = {
-    time: timeMs(session.time),
-    source: session.source ?? null,
+    time: turnsOnly ? null : timeMs(session.time),
+    source: turnsOnly ? null : (session.source ?? null),
     turns: session.turns.map((turn, index) => ({
       speaker: turn.speaker ?? null,
       role: turn.role ?? null,

@@ -50,8 +50,9 @@ export async function commitWithMaintenance(
   const incoming = incomingEntriesOf(write, spaces, context.config.segmentMaxNodes);
   const indexSpaces = { text: spaces.text.name, image: spaces.image?.name ?? null };
   for (let attempt = 1; ; attempt++) {
+    // A stored session gets no plan, being a duplicate or a conflict; an append to it does.
     const plan =
-      (await scoped.readSessions({ keys: [write.key] })).length > 0
+      !write.append && (await scoped.readSessions({ keys: [write.key] })).length > 0
         ? emptyPlan()
         : await planMaintenance(await scoped.readIndex({ activeOnly: true }), incoming, context.policy, {
             bounds: context.config.bounds,

@@ -134,6 +134,12 @@ export interface SessionWrite {
   readonly blobs: readonly BlobWrite[];
   readonly rawNodes: readonly RawNodeWrite[];
   readonly spaces: readonly VectorSpace[];
+  /**
+   * Set when the raw nodes extend the session `key` (`Memory.appendTurns`) instead of making it: they
+   * follow its last turn, earlier raw nodes untouched. A part key already recorded for the session
+   * makes the write a duplicate (a retried append); a session not stored yet is created by it.
+   */
+  readonly append?: { readonly partKey: string };
   /** The maintenance plan for the active index, applied in the same transaction (against its base version). */
   readonly index: {
     readonly plan: MaintenancePlan;

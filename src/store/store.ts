@@ -115,6 +115,12 @@ export interface ScopedStore {
   ): Promise<Ranked[]>;
   /** Stored text vectors of raw nodes in one space; missing ids are omitted. */
   readVectors(space: string, rawNodeIds: readonly string[]): Promise<Map<string, Float32Array>>;
+  /**
+   * The vector spaces holding at least one vector of this scope, by name. A space's name carries the
+   * model that made it, so this says which models built the scope's vectors (a search with other
+   * models would find nothing in them).
+   */
+  vectorSpacesInUse(): Promise<VectorSpace[]>;
 
   // ── Active index: entries, their pointers and links ──────────────────────────────────────────
   /** The maintained index: active entries only (what maintenance plans against), or every entry. */

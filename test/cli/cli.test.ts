@@ -55,17 +55,29 @@ async function fixture(t: { after: (fn: () => void) => void }) {
 describe("cairn CLI as a process", () => {
   it("ingests a JSONL file, searches text→image and image→image, shows and forgets", async (t) => {
     const { dir, db } = await fixture(t);
-    const ingest = cairn(["ingest", join(dir, "good.jsonl"), "--db", db, "--json"]);
+    const ingest = cairn(["ingest", "--tenant", "default", join(dir, "good.jsonl"), "--db", db, "--json"]);
     assert.equal(ingest.code, 0, ingest.stderr);
     const summary = JSON.parse(ingest.stdout);
     assert.equal(summary.added, 3);
     assert.equal(summary.rawNodes, 4);
 
-    const again = JSON.parse(cairn(["ingest", join(dir, "good.jsonl"), "--db", db, "--json"]).stdout);
+    const again = JSON.parse(
+      cairn(["ingest", "--tenant", "default", join(dir, "good.jsonl"), "--db", db, "--json"]).stdout,
+    );
     assert.equal(again.added, 0, "re-ingesting the same file adds nothing");
     assert.equal(again.duplicates, 3);
 
-    const textToImage = cairn(["search", "kayak water photo", "--user", "ana", "--db", db, "--json"]);
+    const textToImage = cairn([
+      "search",
+      "--tenant",
+      "default",
+      "kayak water photo",
+      "--user",
+      "ana",
+      "--db",
+      db,
+      "--json",
+    ]);
     assert.equal(textToImage.code, 0, textToImage.stderr);
     const pack = JSON.parse(textToImage.stdout);
     const withImage = pack.items.find((item: { images: unknown[] }) => item.images.length > 0);
@@ -78,30 +90,47 @@ describe("cairn CLI as a process", () => {
       "ben's scope is invisible to ana",
     );
 
-    const imageQuery = cairn(["search", "--image", join(dir, "img/kayak.png"), "--user", "ana", "--db", db, "--json"]);
+    const imageQuery = cairn([
+      "search",
+      "--tenant",
+      "default",
+      "--image",
+      join(dir, "img/kayak.png"),
+      "--user",
+      "ana",
+      "--db",
+      db,
+      "--json",
+    ]);
     const imagePack = JSON.parse(imageQuery.stdout);
     assert.equal(imagePack.items[0].rawNodeId, withImage.rawNodeId, "image→image finds the same photo first");
     assert.equal(imagePack.items[0].channels.imageVector.rank, 1);
 
-    const human = cairn(["search", "wedding in Porto", "--user", "ana", "--db", db]);
+    const human = cairn(["search", "--tenant", "default", "wedding in Porto", "--user", "ana", "--db", db]);
     assert.match(human.stdout, /wedding is in Porto/);
     assert.match(human.stdout, /budget: \d+\/12 raw nodes/);
 
-    const show = cairn(["show", withImage.rawNodeId, "--user", "ana", "--db", db, "--json"]);
+    const show = cairn(["show", "--tenant", "default", withImage.rawNodeId, "--user", "ana", "--db", db, "--json"]);
     assert.equal(JSON.parse(show.stdout).images[0].origin, "img/kayak.png");
-    assert.equal(cairn(["show", withImage.rawNodeId, "--user", "ben", "--db", db]).code, 3, "other scope: not found");
+    assert.equal(
+      cairn(["show", "--tenant", "default", withImage.rawNodeId, "--user", "ben", "--db", db]).code,
+      3,
+      "other scope: not found",
+    );
 
-    const forget = cairn(["forget", "--session", "s1", "--user", "ana", "--db", db, "--json"]);
+    const forget = cairn(["forget", "--tenant", "default", "--session", "s1", "--user", "ana", "--db", db, "--json"]);
     assert.equal(forget.code, 0, forget.stderr);
     assert.equal(JSON.parse(forget.stdout).rawNodes, 2);
-    const after = JSON.parse(cairn(["search", "kayak", "--user", "ana", "--db", db, "--json"]).stdout);
+    const after = JSON.parse(
+      cairn(["search", "--tenant", "default", "kayak", "--user", "ana", "--db", db, "--json"]).stdout,
+    );
     assert.ok(!after.items.some((item: { text: string }) => item.text.includes("kayak")));
-    assert.equal(cairn(["show", withImage.rawNodeId, "--user", "ana", "--db", db]).code, 3);
+    assert.equal(cairn(["show", "--tenant", "default", withImage.rawNodeId, "--user", "ana", "--db", db]).code, 3);
   });
 
   it("rejects bad input with a typed error, a non-zero exit and an unchanged store", async (t) => {
     const { dir, db } = await fixture(t);
-    assert.equal(cairn(["ingest", join(dir, "good.jsonl"), "--db", db]).code, 0);
+    assert.equal(cairn(["ingest", "--tenant", "default", join(dir, "good.jsonl"), "--db", db]).code, 0);
     const before = snapshotTree(db);
     const outside = tempDir(t);
     writeFile(outside, "secret.png", await drawPng({ shape: "circle" }));
@@ -147,17 +176,17 @@ describe("cairn CLI as a process", () => {
     ];
     for (const testCase of cases) {
       const file = writeFile(dir, "bad.jsonl", testCase.lines.join("\n"));
-      const result = cairn(["ingest", file, "--db", db, "--json"]);
+      const result = cairn(["ingest", "--tenant", "default", file, "--db", db, "--json"]);
       assert.equal(result.code, 2, `${testCase.name}: exit code (stderr ${result.stderr})`);
-      const error = JSON.parse(result.stderr);
-      assert.equal(error.error, "input", testCase.name);
+      const { error } = JSON.parse(result.stderr);
+      assert.equal(error.code, "input", testCase.name);
       assert.match(error.field, testCase.field, `${testCase.name}: field ${error.field}`);
       assert.deepEqual(snapshotTree(db), before, `${testCase.name}: store unchanged`);
     }
   });
 
   it("answers usage errors with exit 2 and help with exit 0", () => {
-    assert.equal(cairn(["search"]).code, 2);
+    assert.equal(cairn(["search", "--tenant", "default"]).code, 2);
     assert.equal(cairn(["frobnicate"]).code, 2);
     const help = cairn(["--help"]);
     assert.equal(help.code, 0);
@@ -166,7 +195,7 @@ describe("cairn CLI as a process", () => {
 
   it("cairn check verifies every scope's index and exits 6 on a broken one", async (t) => {
     const { dir, db } = await fixture(t);
-    assert.equal(cairn(["ingest", join(dir, "good.jsonl"), "--db", db]).code, 0);
+    assert.equal(cairn(["ingest", "--tenant", "default", join(dir, "good.jsonl"), "--db", db]).code, 0);
     const ok = cairn(["check", "--db", db, "--json"]);
     assert.equal(ok.code, 0, ok.stderr);
     const report = JSON.parse(ok.stdout);

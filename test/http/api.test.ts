@@ -422,6 +422,8 @@ describe("OpenAPI document", () => {
       "post /v1/sessions",
       "get /v1/sessions",
       "get /v1/sessions/{id}",
+      "post /v1/sessions/{id}/turns",
+      "post /v1/remember",
       "post /v1/search",
       "get /v1/raw-nodes/{id}",
       "get /v1/blobs/{hash}",

@@ -58,6 +58,7 @@ describe("the OpenAPI document as a client sees it", () => {
     );
     assert.deepEqual(operationIds.sort(), [
       "addSession",
+      "appendTurns",
       "forget",
       "getBlob",
       "getHealth",
@@ -74,6 +75,7 @@ describe("the OpenAPI document as a client sees it", () => {
       "mcpDelete",
       "mcpGet",
       "mcpPost",
+      "remember",
       "search",
     ]);
     assert.deepEqual(

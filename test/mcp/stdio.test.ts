@@ -15,7 +15,7 @@ const bin = join(import.meta.dirname, "../../bin/cairn.js");
 async function connect(db: string, scope: string[]) {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [bin, "mcp", "--db", db, "--profile", "hash", ...scope],
+    args: [bin, "mcp", "--db", db, "--profile", "hash", "--tenant", "default", ...scope],
     stderr: "pipe",
   });
   let stderr = "";
@@ -174,18 +174,22 @@ describe("cairn mcp over stdio with the SDK client", () => {
 
   it("writes nothing but protocol to stdout and exits when the client closes stdin", (t) => {
     const db = join(tempDir(t), "store");
-    const result = spawnSync(process.execPath, [bin, "mcp", "--db", db, "--profile", "hash"], {
+    const result = spawnSync(process.execPath, [bin, "mcp", "--db", db, "--profile", "hash", "--tenant", "default"], {
       input: "",
       encoding: "utf8",
       timeout: 30_000,
     });
     assert.equal(result.status, 0, result.stderr);
     assert.equal(result.stdout, "");
-    const badScope = spawnSync(process.execPath, [bin, "mcp", "--db", db, "--profile", "hash", "--user", "a/b"], {
-      input: "",
-      encoding: "utf8",
-      timeout: 30_000,
-    });
+    const badScope = spawnSync(
+      process.execPath,
+      [bin, "mcp", "--db", db, "--profile", "hash", "--tenant", "default", "--user", "a/b"],
+      {
+        input: "",
+        encoding: "utf8",
+        timeout: 30_000,
+      },
+    );
     assert.equal(badScope.status, 2);
     assert.match(badScope.stderr, /scope\.user/);
     assert.equal(badScope.stdout, "");

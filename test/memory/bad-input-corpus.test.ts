@@ -317,7 +317,7 @@ describe("bad-input corpus through the CLI (a process; exit 2 and nothing writte
   before(async () => {
     seeded = join(root, "cli-store");
     writeFile(inputDir, "seed.jsonl", `${JSON.stringify({ session: "kept", time, turns: [textTurn()] })}\n`);
-    const result = await cairn(["ingest", join(inputDir, "seed.jsonl"), "--db", seeded]);
+    const result = await cairn(["ingest", "--tenant", "default", join(inputDir, "seed.jsonl"), "--db", seeded]);
     assert.equal(result.code, 0, result.stderr);
   });
   /** A fresh copy of the seeded store (closed by the seeding process, so its files are settled). */
@@ -336,9 +336,9 @@ describe("bad-input corpus through the CLI (a process; exit 2 and nothing writte
       Buffer.concat(lines.flatMap((line) => [Buffer.from(line), Buffer.from("\n")])),
     );
     await attempt("cli", storeDir, async () => {
-      const result = await cairn(["ingest", file, "--db", storeDir]);
+      const result = await cairn(["ingest", "--tenant", "default", file, "--db", storeDir]);
       assert.equal(result.code, expected.code, `exit code (stderr: ${result.stderr})`);
-      const error = JSON.parse(result.stderr);
+      const { error } = JSON.parse(result.stderr);
       const prefix = expected.line === undefined ? "" : `line ${expected.line}: `;
       if (prefix) assert.ok(String(error.field).startsWith(prefix), `field ${error.field} names line ${expected.line}`);
       if (expected.field) assert.match(String(error.field).slice(prefix.length), expected.field);
@@ -387,23 +387,23 @@ describe("bad-input corpus through the CLI (a process; exit 2 and nothing writte
   it("the input file is a FIFO → exit 2, no hang", async () => {
     const storeDir = storeCopy();
     await attempt("cli", storeDir, async () => {
-      const result = await cairn(["ingest", join(inputDir, "x.png"), "--db", storeDir]);
+      const result = await cairn(["ingest", "--tenant", "default", join(inputDir, "x.png"), "--db", storeDir]);
       assert.equal(result.code, 2, result.stderr);
-      assert.match(JSON.parse(result.stderr).message, /FIFO/);
+      assert.match(JSON.parse(result.stderr).error.message, /FIFO/);
     });
   });
 
   it("search --from that is not RFC 3339 → exit 2", async () => {
     const storeDir = storeCopy();
     await attempt("cli", storeDir, async () => {
-      const result = await cairn(["search", "hello", "--from", "1", "--db", storeDir]);
+      const result = await cairn(["search", "--tenant", "default", "hello", "--from", "1", "--db", storeDir]);
       assert.equal(result.code, 2, result.stderr);
-      assert.equal(JSON.parse(result.stderr).field, "filters.from");
+      assert.equal(JSON.parse(result.stderr).error.field, "filters.from");
     });
   });
 
   it("a file that repeats a stored session unchanged is still accepted (control)", async () => {
-    const same = await cairn(["ingest", join(inputDir, "seed.jsonl"), "--db", storeCopy()]);
+    const same = await cairn(["ingest", "--tenant", "default", join(inputDir, "seed.jsonl"), "--db", storeCopy()]);
     assert.equal(same.code, 0, same.stderr);
     assert.equal(JSON.parse(same.stdout).duplicates, 1);
   });

@@ -111,6 +111,22 @@ export const channelIndexConformance = defineGroup("channel index", (test) => {
     assert.deepEqual(await search({ sessionKeys: ["day-1"], speakers: ["Ana"] }), new Set([ana1]));
   });
 
+  test("vectorSpacesInUse names the spaces holding this scope's vectors, and only this scope's", async (store) => {
+    const { red } = await images();
+    const a = store.forScope(scopeA);
+    assert.deepEqual(await a.vectorSpacesInUse(), [], "an empty scope uses no space");
+    await a.commitSession(await buildSessionWrite({ key: "words", turns: [{ text: "only words here" }] }));
+    assert.deepEqual(await a.vectorSpacesInUse(), [textSpace], "text only: no image vector yet");
+    await a.commitSession(
+      await buildSessionWrite({ key: "picture", turns: [{ text: "a picture", images: [{ data: red }] }] }),
+    );
+    assert.deepEqual(
+      (await a.vectorSpacesInUse()).map((space) => space.name).sort(),
+      [imageSpace.name, textSpace.name].sort(),
+    );
+    assert.deepEqual(await store.forScope(scopeC).vectorSpacesInUse(), [], "another tenant's vectors are not seen");
+  });
+
   test("vector search ranks by cosine similarity, best first, within the limit", async (store) => {
     const a = store.forScope(scopeA);
     const texts = [

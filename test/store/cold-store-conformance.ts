@@ -448,6 +448,74 @@ export const coldStoreConformance = defineGroup("cold store", (test) => {
     await expectNotFound(a.readBlob(""), "empty hash");
   });
 
+  test("append adds raw nodes after the last turn, earlier ones untouched, searchable and audited", async (store) => {
+    const a = store.forScope(scopeA);
+    const first = await a.commitSession(
+      await buildSessionWrite({
+        key: "chat-7",
+        turns: [
+          { speaker: "Ana", text: "We bought a canoe" },
+          { speaker: "Ben", text: "Which colour?" },
+        ],
+      }),
+    );
+    const appendWrite = await buildSessionWrite({
+      key: "chat-7",
+      timeMs: base + hour,
+      turns: [{ speaker: "Ana", text: "A teal one with a zeppelin sticker" }],
+    });
+    const appended = await a.commitSession({ ...appendWrite, append: { partKey: "part-1" } });
+    assert.equal(appended.duplicate, false);
+    assert.equal(appended.rawNodeIds.length, 1);
+    assert.equal(appended.session.id, first.session.id);
+    assert.equal(appended.session.turnCount, 3);
+    assert.equal(
+      appended.session.contentHash,
+      first.session.contentHash,
+      "the session keeps the identity it was made with",
+    );
+    const nodes = await a.readRawNodes({ sessionId: first.session.id });
+    assert.deepEqual(
+      nodes.map((node) => [node.id, node.turn, node.text]),
+      [
+        [first.rawNodeIds[0], 0, "We bought a canoe"],
+        [first.rawNodeIds[1], 1, "Which colour?"],
+        [appended.rawNodeIds[0], 2, "A teal one with a zeppelin sticker"],
+      ],
+    );
+    const hits = await a.searchLexical("text", "zeppelin", { limit: 10 });
+    assert.deepEqual(
+      hits.map((hit) => hit.id),
+      appended.rawNodeIds,
+    );
+    const audit = await a.readAudit();
+    assert.ok(audit.some((event) => event.action === "session.append" && event.subject === first.session.id));
+  });
+
+  test("a retried append is a duplicate; an append to a missing session makes it; forget takes the parts too", async (store) => {
+    const a = store.forScope(scopeA);
+    const write = await buildSessionWrite({ key: "notes", turns: [{ speaker: "Ana", text: "Bike frame is 54 cm" }] });
+    const created = await a.commitSession({ ...write, append: { partKey: "p1" } });
+    assert.equal(created.duplicate, false);
+    assert.equal(created.session.turnCount, 1);
+    // Each write plans its own index entries (their ids are unique in the store), as the SDK's do.
+    const saddle = () => buildSessionWrite({ key: "notes", turns: [{ speaker: "Ana", text: "Saddle is brown" }] });
+    const second = await a.commitSession({ ...(await saddle()), append: { partKey: "p2" } });
+    const retried = await a.commitSession({ ...(await saddle()), append: { partKey: "p2" } });
+    assert.equal(retried.duplicate, true);
+    assert.deepEqual(retried.rawNodeIds, second.rawNodeIds);
+    assert.equal((await getSession(a, created.session.id)).turnCount, 2);
+    // The same key in another scope is another session.
+    const other = await store.forScope(scopeB).commitSession({ ...(await saddle()), append: { partKey: "p2" } });
+    assert.equal(other.duplicate, false);
+    assert.notEqual(other.session.id, created.session.id);
+
+    await forget(a, { session: "notes" }, spaces);
+    const again = await a.commitSession({ ...(await saddle()), append: { partKey: "p2" } });
+    assert.equal(again.duplicate, false, "a forgotten session's parts went with it");
+    assert.equal(again.session.turnCount, 1);
+  });
+
   test("forget session cascades to raw nodes, search, vectors, entries and unshared blobs, audited without raw text", async (store) => {
     const { red, blue, green } = await images();
     const a = store.forScope(scopeA);

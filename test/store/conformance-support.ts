@@ -331,6 +331,7 @@ export const seamMethods = {
   searchLexical: "channel index",
   searchVectors: "channel index",
   readVectors: "channel index",
+  vectorSpacesInUse: "channel index",
   readIndex: "active index",
   indexStatus: "active index",
   readLinkedEntries: "active index",

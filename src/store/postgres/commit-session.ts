@@ -58,6 +58,7 @@ async function writeSession(
     if (identity && existing.id !== identity.sessionId) {
       throw new ConflictError(`session ${write.key} already exists in this scope under another id`);
     }
+    if (write.append && !identity) return appendToSession(context, sql, version, existing, write);
     return duplicateOf(context, sql, existing, write);
   }
   if (identity) {
@@ -67,8 +68,6 @@ async function writeSession(
   // A stale plan is refused before any row is written: the writer re-plans sooner (applyPlan checks again).
   const { baseVersion } = write.index.plan;
   if (baseVersion !== null && baseVersion !== version) throw new IndexVersionConflict(baseVersion, version);
-  const spaces = new Map<string, SpaceRow>();
-  for (const space of write.spaces) spaces.set(space.name, await context.store.spaces.ensure(sql, space));
 
   const now = identity?.createdMs ?? context.store.now();
   const sessionId = identity?.sessionId ?? context.store.newId("ses");
@@ -94,6 +93,111 @@ async function writeSession(
     context.key,
     context.tenant,
   ]);
+  if (write.append) await recordPart(context, sql, session.rowid, write.append.partKey, 0, write.rawNodes.length, now);
+  if (identity) {
+    await writeRawNodes(context, sql, write, session.rowid, identity, 0);
+    return { session: toSession(session), rawNodeIds: identity.rawNodeIds, entryIds: [], duplicate: false };
+  }
+  const { rawNodeIds, entryIds } = await writeRawNodes(context, sql, write, session.rowid, null, 0, {
+    version,
+    action: "session.add",
+    sessionId,
+    details: { images: imageCount },
+  });
+  return { session: toSession(session), rawNodeIds, entryIds, duplicate: false };
+}
+
+/**
+ * Turns appended to a stored session: new raw nodes after its last turn, the earlier ones untouched,
+ * the part recorded so a retry is acknowledged instead of appended twice, the index plan applied and
+ * the append audited. The session's counts follow; its time and content hash stay those it was made with.
+ */
+async function appendToSession(
+  context: ScopeContext,
+  sql: Sql,
+  version: number,
+  existing: SessionRow,
+  write: SessionWrite,
+): Promise<CommitResult> {
+  const partKey = write.append?.partKey ?? "";
+  const [part] = await sql.query<{ first_turn: number; turn_count: number }>(
+    "SELECT first_turn, turn_count FROM session_parts WHERE session_rowid = $1 AND part_key = $2",
+    [existing.rowid, partKey],
+  );
+  if (part) {
+    const rows = await sql.query<{ id: string }>(
+      "SELECT id FROM raw_nodes WHERE session_rowid = $1 AND turn >= $2 AND turn < $3 ORDER BY turn",
+      [existing.rowid, part.first_turn, part.first_turn + part.turn_count],
+    );
+    return { session: toSession(existing), rawNodeIds: rows.map((row) => row.id), entryIds: [], duplicate: true };
+  }
+  const { baseVersion } = write.index.plan;
+  if (baseVersion !== null && baseVersion !== version) throw new IndexVersionConflict(baseVersion, version);
+  // After the highest turn the session ever had: a forgotten last turn leaves its number unused.
+  const [next] = await sql.query<{ first_turn: number }>(
+    `SELECT greatest(
+       coalesce((SELECT max(turn) + 1 FROM raw_nodes WHERE session_rowid = $1), 0),
+       coalesce((SELECT max(first_turn + turn_count) FROM session_parts WHERE session_rowid = $1), 0),
+       $2::int) AS first_turn`,
+    [existing.rowid, existing.turn_count],
+  );
+  const firstTurn = Number(next?.first_turn ?? existing.turn_count);
+  const now = context.store.now();
+  const imageCount = write.rawNodes.reduce((sum, node) => sum + node.images.length, 0);
+  await recordPart(context, sql, existing.rowid, partKey, firstTurn, write.rawNodes.length, now);
+  const [session] = await sql.query<SessionRow>(
+    "UPDATE sessions SET turn_count = turn_count + $2, image_count = image_count + $3 WHERE rowid = $1 RETURNING *",
+    [existing.rowid, write.rawNodes.length, imageCount],
+  );
+  if (!session) throw new StoreError("commitSession", "session vanished inside its own transaction");
+  const { rawNodeIds, entryIds } = await writeRawNodes(context, sql, write, existing.rowid, null, firstTurn, {
+    version,
+    action: "session.append",
+    sessionId: existing.id,
+    details: { firstTurn, images: imageCount },
+  });
+  return { session: toSession(session), rawNodeIds, entryIds, duplicate: false };
+}
+
+async function recordPart(
+  context: ScopeContext,
+  sql: Sql,
+  sessionRowid: number,
+  partKey: string,
+  firstTurn: number,
+  turnCount: number,
+  now: number,
+): Promise<void> {
+  await sql.query(
+    `INSERT INTO session_parts (session_rowid, tenant, part_key, first_turn, turn_count, created_ms)
+     VALUES ($1, $2, $3, $4, $5, $6)`,
+    [sessionRowid, context.tenant, partKey, firstTurn, turnCount, now],
+  );
+}
+
+/** What a commit (not an import) adds after the raw nodes: the plan against `version`, and its audit event. */
+interface PlannedWrite {
+  readonly version: number;
+  readonly action: "session.add" | "session.append";
+  readonly sessionId: string;
+  readonly details: Record<string, unknown>;
+}
+
+/**
+ * Blobs, raw nodes numbered from `firstTurn`, their derived rows and, for a commit, the index plan
+ * and audit events; the tenant's lexical statistics last.
+ */
+async function writeRawNodes(
+  context: ScopeContext,
+  sql: Sql,
+  write: SessionWrite,
+  sessionRowid: number,
+  identity: SessionIdentity | null,
+  firstTurn: number,
+  planned?: PlannedWrite,
+): Promise<{ rawNodeIds: string[]; entryIds: string[] }> {
+  const spaces = new Map<string, SpaceRow>();
+  for (const space of write.spaces) spaces.set(space.name, await context.store.spaces.ensure(sql, space));
   // Sorted, so two writers of one tenant storing the same new images wait for each other, never deadlock.
   for (const blob of [...write.blobs].sort((left, right) => (left.hash < right.hash ? -1 : 1))) {
     await sql.query(
@@ -102,47 +206,41 @@ async function writeSession(
       [context.tenant, blob.hash, blob.mediaType, blob.bytes, blob.width, blob.height, blob.data, blob.thumbnail],
     );
   }
-  const rowids = await insertRawNodes(context, sql, write, session.rowid, identity);
-  await insertDerivedRows(context, sql, write, session.rowid, rowids, spaces);
-  if (identity) {
-    await addLexicalStatistics(
-      context,
-      sql,
-      rowids.map((node) => node.rowid),
-    );
-    return { session: toSession(session), rawNodeIds: identity.rawNodeIds, entryIds: [], duplicate: false };
-  }
-
-  const { plan } = write.index;
-  await applyPlan(context, sql, version, plan, write.index.spaces, async (pointers) => {
-    const stored = await rawNodeRowids(
-      context,
-      sql,
-      pointers.filter((pointer) => !pointer.startsWith("@")),
-    );
-    return pointers.map((pointer) => {
-      const position = pointer.startsWith("@") ? Number(pointer.slice(1)) : Number.NaN;
-      const rowid = Number.isInteger(position) ? rowids[position]?.rowid : stored.get(pointer);
-      if (rowid === undefined) throw new StoreError("commitSession", `index pointer ${pointer} names no raw node`);
-      return rowid;
+  const rowids = await insertRawNodes(context, sql, write, sessionRowid, identity, firstTurn);
+  await insertDerivedRows(context, sql, write, sessionRowid, rowids, spaces);
+  let entryIds: string[] = [];
+  if (planned) {
+    const { plan } = write.index;
+    await applyPlan(context, sql, planned.version, plan, write.index.spaces, async (pointers) => {
+      const stored = await rawNodeRowids(
+        context,
+        sql,
+        pointers.filter((pointer) => !pointer.startsWith("@")),
+      );
+      return pointers.map((pointer) => {
+        const position = pointer.startsWith("@") ? Number(pointer.slice(1)) : Number.NaN;
+        const rowid = Number.isInteger(position) ? rowids[position]?.rowid : stored.get(pointer);
+        if (rowid === undefined) throw new StoreError("commitSession", `index pointer ${pointer} names no raw node`);
+        return rowid;
+      });
     });
-  });
-  for (const audit of plan.audits) await writeAudit(context, sql, audit.action, audit.subject, audit.details);
-  const entryIds = [...new Set(plan.ops.map((op) => (op.op === "put" ? op.entry.id : op.entryId)))];
-  await writeAudit(context, sql, "session.add", sessionId, {
-    sessionKey: write.key,
-    rawNodes: rowids.length,
-    images: imageCount,
-    blobs: write.blobs.length,
-    entries: entryIds,
-  });
+    for (const audit of plan.audits) await writeAudit(context, sql, audit.action, audit.subject, audit.details);
+    entryIds = [...new Set(plan.ops.map((op) => (op.op === "put" ? op.entry.id : op.entryId)))];
+    await writeAudit(context, sql, planned.action, planned.sessionId, {
+      sessionKey: write.key,
+      rawNodes: rowids.length,
+      ...planned.details,
+      blobs: write.blobs.length,
+      entries: entryIds,
+    });
+  }
   // Last: the tenant's shared statistics rows stay locked only until the commit that follows.
   await addLexicalStatistics(
     context,
     sql,
     rowids.map((node) => node.rowid),
   );
-  return { session: toSession(session), rawNodeIds: rowids.map((node) => node.id), entryIds, duplicate: false };
+  return { rawNodeIds: rowids.map((node) => node.id), entryIds };
 }
 
 /** The same session written twice is acknowledged again; the same key with other content is a conflict. */
@@ -170,6 +268,7 @@ async function insertRawNodes(
   write: SessionWrite,
   sessionRowid: number,
   identity: SessionIdentity | null,
+  firstTurn: number,
 ): Promise<{ id: string; rowid: number }[]> {
   if (write.rawNodes.length === 0) return [];
   const ids = identity ? [...identity.rawNodeIds] : write.rawNodes.map(() => context.store.newId("rn"));
@@ -186,7 +285,7 @@ async function insertRawNodes(
       context.key,
       sessionRowid,
       ids,
-      column((node) => node.turn),
+      column((node) => firstTurn + node.turn),
       column((node) => node.speaker),
       column((node) => node.role),
       column((node) => node.text),

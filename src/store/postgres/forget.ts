@@ -164,6 +164,14 @@ async function deleteRawNodesAndSessions(
   nodeRowids: readonly number[],
   sessionRowids: readonly number[],
 ): Promise<void> {
+  // A part's key is a hash of its turns: it goes with any of them, and with its session.
+  await sql.query(
+    `DELETE FROM session_parts p USING raw_nodes r
+     WHERE r.scope_key = $1 AND r.rowid = ANY($2::bigint[]) AND r.session_rowid = p.session_rowid
+       AND r.turn >= p.first_turn AND r.turn < p.first_turn + p.turn_count`,
+    [context.key, nodeRowids],
+  );
+  await sql.query("DELETE FROM session_parts WHERE session_rowid = ANY($1::bigint[])", [sessionRowids]);
   const touched = await sql.query<{ session_rowid: number }>(
     "DELETE FROM raw_nodes WHERE scope_key = $1 AND rowid = ANY($2::bigint[]) RETURNING session_rowid",
     [context.key, nodeRowids],

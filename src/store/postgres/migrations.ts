@@ -265,6 +265,24 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
   },
   {
     version: 3,
+    name: "session parts: turns appended to a stored session, each part once",
+    // As SQLite's migration 5: a part records the turns one append added, under the key that makes
+    // a retried append a no-op. Behind the tenant wall like every table holding tenant data.
+    sql: `
+      CREATE TABLE session_parts (
+        session_rowid bigint NOT NULL REFERENCES sessions (rowid),
+        tenant text NOT NULL,
+        part_key text NOT NULL,
+        first_turn integer NOT NULL,
+        turn_count integer NOT NULL,
+        created_ms bigint NOT NULL,
+        PRIMARY KEY (session_rowid, part_key)
+      );
+      ${wall("session_parts")}
+    `,
+  },
+  {
+    version: 4,
     name: "question bank: verified retrieval programs (PMMC) and the raw nodes each rests on",
     // A forget deletes the programs resting on its raw nodes before the raw nodes (no cascade from
     // raw_nodes: a forget must retire them on purpose); evidence rows follow their program.

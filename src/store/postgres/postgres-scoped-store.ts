@@ -13,6 +13,7 @@ import type {
   SearchFilters,
   SessionRecord,
   SessionWrite,
+  VectorSpace,
 } from "../records.ts";
 import type {
   ForgetRequest,
@@ -126,6 +127,19 @@ export class PostgresScopedStore implements ScopedStore {
     const known = await this.#context.store.spaces.named(space);
     if (!known) return new Map();
     return this.#read("readVectors", (sql) => readVectors(this.#context, sql, known, rawNodeIds));
+  }
+
+  async vectorSpacesInUse(): Promise<VectorSpace[]> {
+    return this.#read("vectorSpacesInUse", async (sql) => {
+      const inUse: VectorSpace[] = [];
+      for (const space of await this.#context.store.spaces.all(sql)) {
+        const [row] = await sql.query(`SELECT 1 FROM ${space.table_name} WHERE scope_key = $1 LIMIT 1`, [
+          this.#context.key,
+        ]);
+        if (row) inUse.push({ name: space.name, kind: space.kind, dimensions: space.dimensions });
+      }
+      return inUse.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
+    });
   }
 
   // ── Active index ────────────────────────────────────────────────────────────────────────────

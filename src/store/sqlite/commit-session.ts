@@ -2,7 +2,7 @@ import type { Statement } from "better-sqlite3";
 import { ConflictError, StoreError } from "../../core/errors.ts";
 import { vectorBytes } from "../../core/vectors.ts";
 import { IndexVersionConflict } from "../index-records.ts";
-import { toSession } from "../record-rows.ts";
+import { type SessionRow, toSession } from "../record-rows.ts";
 import type { CommitResult, SessionRecord, SessionWrite, VectorSpace } from "../records.ts";
 import type { SessionIdentity } from "../store.ts";
 import { writeAudit } from "./audit-events.ts";
@@ -66,6 +66,10 @@ function writeSession(context: ScopeContext, write: SessionWrite, identity: Sess
         if (existing) {
           if (identity && existing.id !== identity.sessionId) {
             throw new ConflictError(`session ${write.key} already exists in this scope under another id`);
+          }
+          if (write.append && !identity) {
+            const tables = write.spaces.map((space) => ({ space, table: store.ensureSpace(space) }));
+            return appendToSession(context, tenant, existing, write, tables, vectors);
           }
           return duplicateOf(context, toSession(existing), write);
         }
@@ -139,7 +143,8 @@ function insertSession(
   for (const blob of write.blobs) {
     insertBlob.run(tenant.token, blob.hash, blob.mediaType, blob.bytes, blob.width, blob.height);
   }
-  const { rawNodeIds, rowids } = insertRawNodes(context, tenant, write, sessionRowid, tables, vectors, identity);
+  const { rawNodeIds, rowids } = insertRawNodes(context, tenant, write, sessionRowid, tables, vectors, identity, 0);
+  if (write.append) recordPart(context, sessionRowid, write.append.partKey, 0, rawNodeIds.length, now);
   if (identity) {
     const session = sessionById(context, sessionId);
     if (!session) throw new StoreError("importSession", "session vanished inside its own transaction");
@@ -158,6 +163,94 @@ function insertSession(
   return { session, rawNodeIds, entryIds, duplicate: false };
 }
 
+/**
+ * Turns appended to a stored session: new raw nodes after its last turn, the earlier ones untouched,
+ * the part recorded so a retry is acknowledged instead of appended twice, the index plan applied and
+ * the append audited. The session's counts follow; its time and content hash stay those it was made with.
+ */
+function appendToSession(
+  context: ScopeContext,
+  tenant: TenantStorage,
+  existing: SessionRow,
+  write: SessionWrite,
+  tables: readonly SpaceTable[],
+  vectors: VectorRow[],
+): CommitResult {
+  const partKey = write.append?.partKey ?? "";
+  const part = context.db
+    .prepare("SELECT first_turn, turn_count FROM session_parts WHERE session_rowid = ? AND part_key = ?")
+    .get(existing.rowid, partKey) as { first_turn: number; turn_count: number } | undefined;
+  if (part) {
+    const rawNodeIds = strings(
+      context.db
+        .prepare("SELECT id FROM raw_nodes WHERE session_rowid = ? AND turn >= ? AND turn < ? ORDER BY turn")
+        .pluck()
+        .all(existing.rowid, part.first_turn, part.first_turn + part.turn_count),
+    );
+    return { session: toSession(existing), rawNodeIds, entryIds: [], duplicate: true };
+  }
+  // After the highest turn the session ever had: a forgotten last turn leaves its number unused.
+  const firstTurn = Number(
+    context.db
+      .prepare(
+        `SELECT max(coalesce((SELECT max(turn) + 1 FROM raw_nodes WHERE session_rowid = @session), 0),
+                    coalesce((SELECT max(first_turn + turn_count) FROM session_parts WHERE session_rowid = @session), 0),
+                    @count)`,
+      )
+      .pluck()
+      .get({ session: existing.rowid, count: existing.turn_count }),
+  );
+  const insertBlob = context.db.prepare(
+    "INSERT OR IGNORE INTO blobs (tenant, hash, media_type, bytes, width, height) VALUES (?, ?, ?, ?, ?, ?)",
+  );
+  for (const blob of write.blobs) {
+    insertBlob.run(tenant.token, blob.hash, blob.mediaType, blob.bytes, blob.width, blob.height);
+  }
+  const { rawNodeIds, rowids } = insertRawNodes(
+    context,
+    tenant,
+    write,
+    existing.rowid,
+    tables,
+    vectors,
+    null,
+    firstTurn,
+  );
+  const now = context.store.now();
+  recordPart(context, existing.rowid, partKey, firstTurn, rawNodeIds.length, now);
+  const imageCount = write.rawNodes.reduce((sum, node) => sum + node.images.length, 0);
+  context.db
+    .prepare("UPDATE sessions SET turn_count = turn_count + ?, image_count = image_count + ? WHERE rowid = ?")
+    .run(rawNodeIds.length, imageCount, existing.rowid);
+  const entryIds = applyIndexPlan(context, write, rowids);
+  writeAudit(context, "session.append", existing.id, {
+    sessionKey: write.key,
+    firstTurn,
+    rawNodes: rawNodeIds.length,
+    images: imageCount,
+    blobs: write.blobs.length,
+    entries: entryIds,
+  });
+  const session = sessionById(context, existing.id);
+  if (!session) throw new StoreError("commitSession", "session vanished inside its own transaction");
+  return { session, rawNodeIds, entryIds, duplicate: false };
+}
+
+function recordPart(
+  context: ScopeContext,
+  sessionRowid: number,
+  partKey: string,
+  firstTurn: number,
+  turnCount: number,
+  now: number,
+): void {
+  context.db
+    .prepare(
+      "INSERT INTO session_parts (session_rowid, part_key, first_turn, turn_count, created_ms) VALUES (?, ?, ?, ?, ?)",
+    )
+    .run(sessionRowid, partKey, firstTurn, turnCount, now);
+}
+
 /** Raw nodes with their FTS rows, images and vectors; returns their ids and rowids in write order. */
 function insertRawNodes(
   context: ScopeContext,
@@ -167,6 +260,7 @@ function insertRawNodes(
   tables: readonly SpaceTable[],
   vectors: VectorRow[],
   identity: SessionIdentity | null,
+  firstTurn: number,
 ): { rawNodeIds: string[]; rowids: number[] } {
   const { db, key, scopeToken } = context;
   const insertNode = db.prepare(
@@ -192,7 +286,7 @@ function insertRawNodes(
         id,
         key,
         sessionRowid,
-        node.turn,
+        firstTurn + node.turn,
         node.speaker,
         node.role,
         node.text,

@@ -245,6 +245,13 @@ function deleteRawNodesAndSessions(
         .all(nodes),
     ),
   );
+  // A part's key is a hash of its turns: it goes with any of them.
+  db.prepare(
+    `DELETE FROM session_parts WHERE EXISTS (
+       SELECT 1 FROM raw_nodes r WHERE r.rowid IN (SELECT value FROM json_each(?))
+         AND r.session_rowid = session_parts.session_rowid
+         AND r.turn >= session_parts.first_turn AND r.turn < session_parts.first_turn + session_parts.turn_count)`,
+  ).run(nodes);
   db.prepare("DELETE FROM raw_nodes WHERE rowid IN (SELECT value FROM json_each(?))").run(nodes);
   db.prepare(
     `UPDATE sessions SET
@@ -253,6 +260,9 @@ function deleteRawNodesAndSessions(
                       WHERE r.session_rowid = sessions.rowid)
      WHERE rowid IN (SELECT value FROM json_each(?))`,
   ).run(touchedSessions);
+  db.prepare("DELETE FROM session_parts WHERE session_rowid IN (SELECT value FROM json_each(?))").run(
+    JSON.stringify(sessionRowids),
+  );
   db.prepare("DELETE FROM sessions WHERE rowid IN (SELECT value FROM json_each(?))").run(JSON.stringify(sessionRowids));
 }
 

@@ -252,6 +252,22 @@ const migrations: readonly { version: number; name: string; sql: string; run?: (
   },
   {
     version: 5,
+    name: "session parts: turns appended to a stored session, each part once",
+    // A session grew only by being written whole; appending a turn was a ConflictError. A part
+    // records the turns one append added, under the key that makes a retried append a no-op.
+    sql: `
+      CREATE TABLE session_parts (
+        session_rowid INTEGER NOT NULL REFERENCES sessions (rowid),
+        part_key TEXT NOT NULL,
+        first_turn INTEGER NOT NULL,
+        turn_count INTEGER NOT NULL,
+        created_ms INTEGER NOT NULL,
+        PRIMARY KEY (session_rowid, part_key)
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 6,
     name: "question bank: verified retrieval programs (PMMC) and the raw nodes each rests on",
     // A program is retired by the forget that deletes any raw node in bank_evidence, in the same
     // transaction; the program row goes first and its evidence rows follow by cascade.

@@ -13,6 +13,7 @@ import type {
   SearchFilters,
   SessionRecord,
   SessionWrite,
+  VectorSpace,
 } from "../records.ts";
 import type {
   ForgetRequest,
@@ -108,6 +109,20 @@ export class SqliteScopedStore implements ScopedStore {
 
   async readVectors(space: string, rawNodeIds: readonly string[]): Promise<Map<string, Float32Array>> {
     return textVectors(this.#context, space, rawNodeIds);
+  }
+
+  async vectorSpacesInUse(): Promise<VectorSpace[]> {
+    const { db, key } = this.#context;
+    const spaces = db.prepare("SELECT name, kind, dimensions, table_name FROM vector_spaces ORDER BY name").all() as {
+      name: string;
+      kind: "text" | "image";
+      dimensions: number;
+      table_name: string;
+    }[];
+    // The scope is each vec0 table's partition key: one probe per space reads one partition.
+    return spaces
+      .filter((space) => db.prepare(`SELECT 1 FROM ${space.table_name} WHERE scope_key = ? LIMIT 1`).get(key))
+      .map(({ name, kind, dimensions }) => ({ name, kind, dimensions }));
   }
 
   // ── Active index ────────────────────────────────────────────────────────────────────────────

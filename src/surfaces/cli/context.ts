@@ -1,8 +1,10 @@
 import { resolve } from "node:path";
+import { InputError } from "../../core/errors.ts";
 import type { Scope } from "../../core/scope.ts";
 import { Memory } from "../../memory.ts";
 import { createModels } from "../../models/profiles.ts";
 import { isPostgresUrl, openStore } from "../../store/open-store.ts";
+import { missingTenantMessage, resolveSettings } from "./settings.ts";
 
 /** Options every command shares. */
 export interface CommonOptions {
@@ -10,34 +12,40 @@ export interface CommonOptions {
   /** `db` as messages show it: a Postgres URL's password masked. */
   readonly dbLabel: string;
   readonly json: boolean;
-  readonly tenant: string;
+  /** Unset when no flag, environment variable or config file named one: `scopeOf` then refuses. */
+  readonly tenant?: string;
   readonly user: string;
   readonly agent?: string;
   readonly profile: string;
   readonly allowRemoteImages: boolean;
 }
 
+/** Flags every command takes. */
 export const commonOptionSpec = {
-  db: { type: "string", default: ".cairn" },
+  db: { type: "string" },
   json: { type: "boolean", default: false },
-  tenant: { type: "string", default: "default" },
-  user: { type: "string", default: "default" },
-  agent: { type: "string" },
-  profile: { type: "string", default: process.env.CAIRN_PROFILE ?? "local" },
-  "allow-remote-images": { type: "boolean", default: false },
+  profile: { type: "string" },
   help: { type: "boolean", short: "h", default: false },
 } as const;
 
-export function commonOptions(values: Record<string, unknown>): CommonOptions {
+/** Flags of the commands that read or write one scope. */
+export const scopeOptionSpec = {
+  tenant: { type: "string" },
+  user: { type: "string" },
+  agent: { type: "string" },
+} as const;
+
+export function commonOptions(values: Record<string, unknown>, settings = resolveSettings(values)): CommonOptions {
+  const db = settings.db.value ?? ".cairn";
   return {
     // A Postgres URL is passed as it is; a folder is made absolute.
-    db: isPostgresUrl(String(values.db)) ? String(values.db) : resolve(String(values.db)),
-    dbLabel: maskPassword(String(values.db)),
+    db: isPostgresUrl(db) ? db : resolve(db),
+    dbLabel: maskPassword(db),
     json: Boolean(values.json),
-    tenant: String(values.tenant),
-    user: String(values.user),
-    agent: values.agent === undefined ? undefined : String(values.agent),
-    profile: String(values.profile),
+    tenant: settings.tenant.value,
+    user: settings.user.value ?? "default",
+    agent: settings.agent.value,
+    profile: settings.profile.value ?? "local",
     allowRemoteImages: Boolean(values["allow-remote-images"]),
   };
 }
@@ -54,8 +62,15 @@ export function maskPassword(location: string): string {
   }
 }
 
+/** The scope a command works in; no tenant named anywhere is a usage error (exit 2), never a default. */
 export function scopeOf(options: CommonOptions, user = options.user): Scope {
-  return options.agent ? { tenant: options.tenant, user, agent: options.agent } : { tenant: options.tenant, user };
+  const tenant = requireTenant(options);
+  return options.agent ? { tenant, user, agent: options.agent } : { tenant, user };
+}
+
+export function requireTenant(options: CommonOptions): string {
+  if (options.tenant === undefined) throw new InputError("--tenant", missingTenantMessage);
+  return options.tenant;
 }
 
 /**

@@ -1,5 +1,6 @@
-import { parseArgs } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
 import { CairnError } from "../../core/errors.ts";
+import { appendCommand, appendHelp } from "./commands/append.ts";
 import { bench, benchHelp } from "./commands/bench.ts";
 import { check, checkHelp } from "./commands/check.ts";
 import { demo } from "./commands/demo.ts";
@@ -8,34 +9,257 @@ import { ingest, ingestHelp } from "./commands/ingest.ts";
 import { keys, keysHelp } from "./commands/keys.ts";
 import { mcp, mcpHelp } from "./commands/mcp.ts";
 import { migrate, migrateHelp } from "./commands/migrate.ts";
+import { rememberCommand, rememberHelp } from "./commands/remember.ts";
 import { search, searchHelp } from "./commands/search.ts";
 import { serve, serveHelp } from "./commands/serve.ts";
 import { show, showHelp } from "./commands/show.ts";
-import { commonOptionSpec, commonOptions } from "./context.ts";
+import { type CommonOptions, commonOptionSpec, commonOptions, requireTenant, scopeOptionSpec } from "./context.ts";
+
+type Flags = NonNullable<ParseArgsConfig["options"]>;
+type Values = Record<string, string | boolean | string[] | undefined>;
+
+/** What a command needs of the scope flags: none, one scope (tenant required), or one scope if given. */
+type ScopeUse = "none" | "required" | "optional";
+
+/**
+ * One CLI command: its help, the flags it takes (besides the common ones) and how many positionals.
+ * Each command parses only its own flags, so a flag another command takes (`cairn search --port 1`)
+ * is an unknown-flag error (exit 2) rather than something silently ignored.
+ */
+interface CliCommand {
+  readonly help: string;
+  readonly scope: ScopeUse;
+  readonly flags: Flags;
+  /** The most positionals it takes; more are a usage error. */
+  readonly positionals: number;
+  run(options: CommonOptions, values: Values, positionals: string[], argv: readonly string[]): Promise<number>;
+}
+
+const remoteImages: Flags = { "allow-remote-images": { type: "boolean", default: false } };
+
+const commands: Record<string, CliCommand> = {
+  ingest: {
+    help: ingestHelp,
+    scope: "required",
+    flags: remoteImages,
+    positionals: 1,
+    run: (options, _values, positionals) => ingest(options, positionals[0]),
+  },
+  append: {
+    help: appendHelp,
+    scope: "required",
+    flags: {
+      session: { type: "string" },
+      text: { type: "string" },
+      speaker: { type: "string" },
+      part: { type: "string" },
+      time: { type: "string" },
+    },
+    positionals: 1,
+    run: (options, values, positionals) =>
+      appendCommand(options, positionals[0], {
+        session: values.session as string | undefined,
+        text: values.text as string | undefined,
+        speaker: values.speaker as string | undefined,
+        part: values.part as string | undefined,
+        time: values.time as string | undefined,
+      }),
+  },
+  remember: {
+    help: rememberHelp,
+    scope: "required",
+    flags: {
+      image: { type: "string", multiple: true },
+      caption: { type: "string" },
+      conversation: { type: "string" },
+      time: { type: "string" },
+      speaker: { type: "string" },
+    },
+    positionals: Number.POSITIVE_INFINITY,
+    run: (options, values, positionals) =>
+      rememberCommand(options, positionals.join(" ") || undefined, {
+        image: values.image as string[] | undefined,
+        caption: values.caption as string | undefined,
+        conversation: values.conversation as string | undefined,
+        time: values.time as string | undefined,
+        speaker: values.speaker as string | undefined,
+      }),
+  },
+  search: {
+    help: searchHelp,
+    scope: "required",
+    flags: {
+      image: { type: "string" },
+      k: { type: "string" },
+      session: { type: "string", multiple: true },
+      speaker: { type: "string", multiple: true },
+      from: { type: "string" },
+      to: { type: "string" },
+      "max-images": { type: "string" },
+      "max-tokens": { type: "string" },
+    },
+    positionals: Number.POSITIVE_INFINITY,
+    run: (options, values, positionals) =>
+      search(options, positionals.join(" ") || undefined, {
+        image: values.image as string | undefined,
+        k: values.k as string | undefined,
+        session: values.session as string[] | undefined,
+        speaker: values.speaker as string[] | undefined,
+        from: values.from as string | undefined,
+        to: values.to as string | undefined,
+        maxImages: values["max-images"] as string | undefined,
+        maxTokens: values["max-tokens"] as string | undefined,
+      }),
+  },
+  show: {
+    help: showHelp,
+    scope: "required",
+    flags: { "save-images": { type: "string" } },
+    positionals: 1,
+    run: (options, values, positionals) => show(options, positionals[0], values["save-images"] as string | undefined),
+  },
+  forget: {
+    help: forgetHelp,
+    scope: "required",
+    flags: {
+      session: { type: "string" },
+      "raw-node": { type: "string" },
+      all: { type: "boolean" },
+      yes: { type: "boolean" },
+    },
+    positionals: 0,
+    run: (options, values) =>
+      forget(options, {
+        session: values.session as string | undefined,
+        rawNode: values["raw-node"] as string | undefined,
+        all: values.all as boolean | undefined,
+        yes: values.yes as boolean | undefined,
+      }),
+  },
+  check: {
+    help: checkHelp,
+    scope: "optional",
+    flags: { repair: { type: "boolean" } },
+    positionals: 0,
+    run: (options, values, _positionals, argv) =>
+      check(options, {
+        scopeGiven: argv.some((arg) => /^--(tenant|user|agent)(=|$)/.test(arg)),
+        repair: values.repair === true,
+      }),
+  },
+  migrate: {
+    help: migrateHelp,
+    scope: "none",
+    flags: { to: { type: "string" } },
+    positionals: 0,
+    run: (options, values) => migrate(options, values.to as string | undefined),
+  },
+  bench: {
+    help: benchHelp,
+    scope: "none",
+    flags: {
+      dataset: { type: "string" },
+      method: { type: "string" },
+      limit: { type: "string" },
+      budget: { type: "string" },
+      data: { type: "string" },
+      out: { type: "string" },
+      benchmarks: { type: "string" },
+      gate: { type: "string" },
+      answer: { type: "boolean" },
+      store: { type: "string" },
+    },
+    positionals: 0,
+    run: (options, values, _positionals, argv) => bench(options, values, argv),
+  },
+  demo: {
+    help: "cairn demo   build the example memory from examples/ (tenant demo, user ana) and run a few searches",
+    scope: "none",
+    flags: {},
+    positionals: 0,
+    run: (options) => demo(options),
+  },
+  mcp: {
+    help: mcpHelp,
+    scope: "required",
+    flags: { ...remoteImages, "image-folder": { type: "string" } },
+    positionals: 0,
+    run: (options, values) => mcp(options, { imageFolder: values["image-folder"] as string | undefined }),
+  },
+  serve: {
+    help: serveHelp,
+    scope: "none",
+    flags: {
+      ...remoteImages,
+      host: { type: "string" },
+      port: { type: "string" },
+      "no-auth": { type: "boolean" },
+      "allowed-hosts": { type: "string", multiple: true },
+      "allowed-origins": { type: "string", multiple: true },
+      "cors-origin": { type: "string", multiple: true },
+      "image-folder": { type: "string" },
+      "max-body-mb": { type: "string" },
+      demo: { type: "boolean" },
+    },
+    positionals: 0,
+    run: (options, values) =>
+      serve(options, {
+        host: values.host as string | undefined,
+        port: values.port as string | undefined,
+        noAuth: values["no-auth"] as boolean | undefined,
+        maxBodyMb: values["max-body-mb"] as string | undefined,
+        demo: values.demo as boolean | undefined,
+        allowedHosts: values["allowed-hosts"] as string[] | undefined,
+        allowedOrigins: values["allowed-origins"] as string[] | undefined,
+        corsOrigins: values["cors-origin"] as string[] | undefined,
+        imageFolder: values["image-folder"] as string | undefined,
+      }),
+  },
+  keys: {
+    help: keysHelp,
+    // A key is bound to a tenant the person names on this command line, never one from the environment.
+    scope: "optional",
+    flags: {},
+    positionals: 2,
+    run: (options, _values, positionals, argv) =>
+      keys(options, positionals, {
+        tenantGiven: argv.some((arg) => arg === "--tenant" || arg.startsWith("--tenant=")),
+        userGiven: argv.some((arg) => arg === "--user" || arg.startsWith("--user=")),
+      }),
+  },
+};
+
+const commonHelp = `Options for every command:
+  --db DIR|URL        store folder (default ./.cairn), or postgres://user@host/db   [env CAIRN_DB]
+  --json              machine-readable output; errors as {"error":{"code","message","field"?}} on stderr
+  --profile NAME      models: local (default, offline), hash (fast, non-semantic), openai (CAIRN_OPENAI_* env)
+                      [env CAIRN_PROFILE]
+  -h, --help          this command's help`;
+
+const scopeHelp = `Scope (commands that read or write memory):
+  --tenant T          required: the flag, env CAIRN_TENANT, or "tenant" in ./cairn.json (or the file CAIRN_CONFIG names)
+  --user U            default "default"   [env CAIRN_USER]
+  --agent A           optional            [env CAIRN_AGENT]`;
+
+const exitHelp =
+  "Exit codes: 0 ok, 2 bad input, 3 not found, 4 conflict, 5 store/model/config failure, 6 check found violations, 7 broken invariant (a bug), 1 unexpected.";
 
 const usage = `cairn — long-term multimodal memory for agents
 
-Commands:
-  ${ingestHelp.replaceAll("\n", "\n  ")}
-  ${searchHelp.replaceAll("\n", "\n  ")}
-  ${showHelp}
-  ${forgetHelp.replaceAll("\n", "\n  ")}
-  ${checkHelp.replaceAll("\n", "\n  ")}
-  ${migrateHelp.replaceAll("\n", "\n  ")}
-  ${benchHelp.replaceAll("\n", "\n  ")}
-  ${mcpHelp.replaceAll("\n", "\n  ")}
-  ${serveHelp.replaceAll("\n", "\n  ")}
-  ${keysHelp.replaceAll("\n", "\n  ")}
-  cairn demo   build the example memory from examples/ and run a few searches
+Commands (cairn <command> --help for one command's flags):
+${Object.values(commands)
+  .map((command) => `  ${command.help.split("\n")[0]}`)
+  .join("\n")}
 
-Options for every command:
-  --db DIR|URL        store folder (default ./.cairn), or postgres://user@host/db
-  --json              machine-readable output
-  --tenant T --user U [--agent A]   the scope (default tenant "default", user "default")
-  --profile NAME      models: local (default, offline), hash (fast, non-semantic), openai (CAIRN_OPENAI_* env)
-  --allow-remote-images   let ingest fetch http(s) image URLs
+${commonHelp}
 
-Exit codes: 0 ok, 2 bad input, 3 not found, 4 conflict, 5 store/model/config failure, 6 check found violations, 7 broken invariant (a bug), 1 unexpected.`;
+${scopeHelp}
+
+${exitHelp}`;
+
+function commandHelp(command: CliCommand): string {
+  return [command.help, "", commonHelp, ...(command.scope === "none" ? [] : ["", scopeHelp]), "", exitHelp].join("\n");
+}
 
 const exitCodes: Record<string, number> = {
   input: 2,
@@ -48,123 +272,64 @@ const exitCodes: Record<string, number> = {
 };
 
 export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (!command || command === "help" || command === "--help" || command === "-h") {
+  const [name, ...rest] = argv;
+  if (!name || name === "--help" || name === "-h") {
     process.stdout.write(`${usage}\n`);
-    return command ? 0 : 2;
+    return name ? 0 : 2;
   }
+  if (name === "help") {
+    const topic = rest[0] === undefined ? undefined : commands[rest[0]];
+    if (rest[0] !== undefined && !topic) return unknownCommand(rest[0]);
+    process.stdout.write(`${topic ? commandHelp(topic) : usage}\n`);
+    return 0;
+  }
+  if (name.startsWith("-")) {
+    process.stderr.write(`cairn: the command comes first, then its flags: cairn <command> ${name} …\n\n${usage}\n`);
+    return 2;
+  }
+  const command = commands[name];
+  if (!command) return unknownCommand(name);
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
-    options: {
-      ...commonOptionSpec,
-      image: { type: "string" },
-      k: { type: "string" },
-      session: { type: "string", multiple: true },
-      speaker: { type: "string", multiple: true },
-      from: { type: "string" },
-      to: { type: "string" },
-      "max-images": { type: "string" },
-      "max-tokens": { type: "string" },
-      "raw-node": { type: "string" },
-      all: { type: "boolean" },
-      yes: { type: "boolean" },
-      "save-images": { type: "string" },
-      dataset: { type: "string" },
-      method: { type: "string" },
-      limit: { type: "string" },
-      budget: { type: "string" },
-      data: { type: "string" },
-      out: { type: "string" },
-      benchmarks: { type: "string" },
-      gate: { type: "string" },
-      answer: { type: "boolean" },
-      store: { type: "string" },
-      host: { type: "string" },
-      port: { type: "string" },
-      "no-auth": { type: "boolean" },
-      "allowed-hosts": { type: "string", multiple: true },
-      "allowed-origins": { type: "string", multiple: true },
-      "cors-origin": { type: "string", multiple: true },
-      "image-folder": { type: "string" },
-      "max-body-mb": { type: "string" },
-      demo: { type: "boolean" },
-      repair: { type: "boolean" },
-    },
+    strict: true,
+    options: { ...commonOptionSpec, ...(command.scope === "none" ? {} : scopeOptionSpec), ...command.flags },
   });
   if (values.help) {
-    process.stdout.write(`${usage}\n`);
+    process.stdout.write(`${commandHelp(command)}\n`);
     return 0;
   }
-  const options = commonOptions(values);
-  switch (command) {
-    case "ingest":
-      return ingest(options, positionals[0]);
-    case "search":
-      return search(options, positionals.join(" ") || undefined, {
-        image: values.image,
-        k: values.k,
-        session: values.session,
-        speaker: values.speaker,
-        from: values.from,
-        to: values.to,
-        maxImages: values["max-images"],
-        maxTokens: values["max-tokens"],
-      });
-    case "show":
-      return show(options, positionals[0], values["save-images"]);
-    case "forget":
-      return forget(options, {
-        session: values.session?.[0],
-        rawNode: values["raw-node"],
-        all: values.all,
-        yes: values.yes,
-      });
-    case "check":
-      return check(options, {
-        scopeGiven: rest.some((arg) => /^--(tenant|user|agent)(=|$)/.test(arg)),
-        repair: values.repair === true,
-      });
-    case "migrate":
-      return migrate(options, values.to);
-    case "bench":
-      return bench(options, values, argv);
-    case "demo":
-      return demo(options);
-    case "mcp":
-      return mcp(options, { imageFolder: values["image-folder"] });
-    case "serve":
-      return serve(options, {
-        host: values.host,
-        port: values.port,
-        noAuth: values["no-auth"],
-        maxBodyMb: values["max-body-mb"],
-        demo: values.demo,
-        allowedHosts: values["allowed-hosts"],
-        allowedOrigins: values["allowed-origins"],
-        corsOrigins: values["cors-origin"],
-        imageFolder: values["image-folder"],
-      });
-    case "keys":
-      return keys(options, positionals, {
-        tenantGiven: rest.some((arg) => arg === "--tenant" || arg.startsWith("--tenant=")),
-        userGiven: rest.some((arg) => arg === "--user" || arg.startsWith("--user=")),
-      });
-    default:
-      process.stderr.write(`unknown command ${command}\n\n${usage}\n`);
-      return 2;
+  if (positionals.length > command.positionals) {
+    process.stderr.write(
+      `cairn ${name}: unexpected argument ${JSON.stringify(positionals[command.positionals])}\n\n${command.help}\n`,
+    );
+    return 2;
   }
+  const options = commonOptions(values);
+  // Before anything is opened or read: without a tenant the command has nothing it may touch.
+  if (command.scope === "required") requireTenant(options);
+  return command.run(options, values as Values, positionals, rest);
+}
+
+function unknownCommand(name: string): number {
+  process.stderr.write(`cairn: unknown command ${name}\n\n${usage}\n`);
+  return 2;
 }
 
 /** One place maps errors to exit codes and messages; `--json` gets the error as JSON on stderr. */
 function report(error: unknown, json: boolean): number {
   if (CairnError.is(error)) {
-    const body = { error: error.code, message: error.message, ...("field" in error ? { field: error.field } : {}) };
+    // The shape HTTP answers with and MCP carries in _meta["cairn/error"]: one error object everywhere.
+    const body = {
+      error: { code: error.code, message: error.message, ...("field" in error ? { field: error.field } : {}) },
+    };
     process.stderr.write(json ? `${JSON.stringify(body)}\n` : `cairn: ${error.message}\n`);
     return exitCodes[error.code] ?? 1;
   }
   if (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS")) {
-    process.stderr.write(`cairn: ${error.message}\n`);
+    // Usage errors share the shape of every other error, so a script reads one format.
+    const body = { error: { code: "input", message: error.message } };
+    process.stderr.write(json ? `${JSON.stringify(body)}\n` : `cairn: ${error.message} (cairn --help)\n`);
     return 2;
   }
   process.stderr.write(`cairn: unexpected failure: ${(error as Error)?.stack ?? String(error)}\n`);

@@ -3,16 +3,18 @@ import { blobResponse } from "./blob-response.ts";
 import { whatCairnKnows } from "./knowledge.ts";
 import { defineRoute, type Route, type RouteDoc } from "./route.ts";
 import {
+  appendTurnsBody,
   forgetBody,
   hashParam,
   idParam,
   multipartSessionBody,
   pageQuery,
+  rememberBody,
   responses,
   searchBody,
   sessionBody,
 } from "./schemas.ts";
-import { toSessionInput } from "./session-upload.ts";
+import { toSessionInput, toTurnInputs } from "./session-upload.ts";
 
 /** Every route answers these before anything else (Host and Origin checks). */
 const hostErrors = {
@@ -102,6 +104,56 @@ export function apiRoutes(info: { version: string }): Route[] {
       async ({ c, memory, scope, params }) => {
         const session = await memory.getSession(scope, params.id);
         return c.json({ session, rawNodes: await memory.listRawNodes(scope, session.id) });
+      },
+    ),
+    defineRoute(
+      {
+        method: "post",
+        operationId: "appendTurns",
+        path: "/v1/sessions/:id/turns",
+        summary: "Append turns to a session (by its key), making it when it is not stored yet",
+        tag: "sessions",
+        scoped: true,
+        params: idParam,
+        body: appendTurnsBody,
+        responses: {
+          201: { description: "appended", schema: responses.addSession },
+          200: { description: "the same part was already appended (duplicate: true)", schema: responses.addSession },
+          ...errors,
+          413: { description: "body larger than the server's limit", schema: responses.error },
+        },
+      },
+      async ({ c, memory, scope, params, body }) => {
+        const { partKey, turns, ...rest } = body;
+        const input = { ...rest, turns: await toTurnInputs(turns, new Map()) };
+        const result = await memory.appendTurns(scope, params.id, input, partKey === undefined ? {} : { partKey });
+        return c.json(result, result.duplicate ? 200 : 201);
+      },
+    ),
+    defineRoute(
+      {
+        method: "post",
+        operationId: "remember",
+        path: "/v1/remember",
+        summary: "Remember one note (text, images or both) at the current time, as its own session",
+        tag: "sessions",
+        scoped: true,
+        body: rememberBody,
+        responses: {
+          201: { description: "remembered", schema: responses.remember },
+          ...errors,
+          413: { description: "body larger than the server's limit", schema: responses.error },
+        },
+      },
+      async ({ c, memory, scope, body }) => {
+        const { text, images, ...rest } = body;
+        const [turn] = await toTurnInputs([{ images }], new Map());
+        const result = await memory.remember(scope, text ?? "", {
+          ...rest,
+          images: turn?.images ?? [],
+          source: "http:remember",
+        });
+        return c.json(result, 201);
       },
     ),
     defineRoute(

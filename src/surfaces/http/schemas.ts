@@ -61,6 +61,32 @@ export const sessionBody = z
   .strict();
 export type SessionBody = z.infer<typeof sessionBody>;
 
+export const appendTurnsBody = z
+  .object({
+    time: isoTime.optional().describe("stamps turns that carry no time of their own; default: now"),
+    source: z.string().optional(),
+    turns: z.array(turnInput).min(1),
+    partKey: z
+      .string()
+      .regex(/^\S{1,256}$/)
+      .optional()
+      .describe(
+        "names this append: a key the session already has makes the call a duplicate (a retry); default: the turns' hash",
+      ),
+  })
+  .strict();
+
+export const rememberBody = z
+  .object({
+    text: z.string().max(100_000).optional().describe("what to remember, in plain words"),
+    images: z.array(imageInput).max(8).optional(),
+    conversation: z.string().optional().describe("groups notes: remember/<conversation>/<day>/<n>"),
+    time: isoTime.optional().describe("default: now"),
+    speaker: z.string().optional(),
+    role: z.string().optional(),
+  })
+  .strict();
+
 export const multipartSessionBody = z.object({
   session: z.string().describe("the session JSON; images reference file parts as { file: <part name> }"),
 });
@@ -442,6 +468,17 @@ export const responses = {
       warnings: z.array(z.string()),
     })
     .strict(),
+  remember: z
+    .object({
+      sessionId: z.string(),
+      sessionKey: z.string().describe("remember/<conversation or day>/<YYYY-MM-DD>/<n>"),
+      rawNodeId: z.string(),
+      time: z.string(),
+      conversation: z.string().nullable(),
+      duplicate: z.boolean(),
+      warnings: z.array(z.string()),
+    })
+    .strict(),
   sessionRecord,
   sessions: z.object({ sessions: z.array(sessionRecord) }).strict(),
   session: z.object({ session: sessionRecord, rawNodes: z.array(rawNode) }).strict(),
@@ -578,6 +615,9 @@ export const componentSchemas: Readonly<Record<string, z.ZodTypeAny>> = {
   TurnInput: turnInput,
   ImageInput: imageInput,
   MultipartSessionInput: multipartSessionBody,
+  AppendTurnsInput: appendTurnsBody,
+  RememberInput: rememberBody,
+  RememberResult: responses.remember,
   SearchRequest: searchBody,
   ForgetRequest: forgetBody,
   Health: responses.health,

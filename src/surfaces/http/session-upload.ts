@@ -19,8 +19,16 @@ export async function toSessionInput(
       `is ${user} but this request acts as user ${scope.user} (from the key or X-Cairn-User)`,
     );
   }
+  return { ...session, turns: await toTurnInputs(session.turns, files) };
+}
+
+/** Turns of a JSON or multipart body, their images resolved (file parts read, base64 kept). */
+export async function toTurnInputs(
+  bodyTurns: SessionBody["turns"],
+  files: ReadonlyMap<string, File>,
+): Promise<TurnInput[]> {
   const turns: TurnInput[] = [];
-  for (const [turnIndex, { images, ...turn }] of session.turns.entries()) {
+  for (const [turnIndex, { images, ...turn }] of bodyTurns.entries()) {
     if (!images) {
       turns.push(turn);
       continue;
@@ -31,7 +39,7 @@ export async function toSessionInput(
     }
     turns.push({ ...turn, images: inputs });
   }
-  return { ...session, turns };
+  return turns;
 }
 
 async function toImageInput(

@@ -3,6 +3,7 @@ import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mc
 import type { Resource } from "@modelcontextprotocol/sdk/types.js";
 import { InputError } from "../../core/errors.ts";
 import type { Scope } from "../../core/scope.ts";
+import { remember } from "../../ingest/remember.ts";
 import type { Memory } from "../../memory.ts";
 import type { RawNode } from "../../store/records.ts";
 import {
@@ -13,7 +14,7 @@ import {
   rawNodeContent,
   rawNodeUri,
 } from "./content.ts";
-import { remember } from "./remember.ts";
+import { rememberImage } from "./remember-image.ts";
 import {
   addSessionInput,
   addSessionOutput,
@@ -84,11 +85,20 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
     },
     (input) =>
       toolResult("cairn_remember", log, async () => {
-        const result = await remember(memory, scope, input, {
-          imageFolder: options.imageFolder,
-          imageUrls: options.imageUrls === true,
-          now: options.now ?? (() => new Date()),
-        });
+        const { text, image, ...rest } = input;
+        const policy = { imageFolder: options.imageFolder, imageUrls: options.imageUrls === true };
+        const result = await remember(
+          memory,
+          scope,
+          text ?? "",
+          {
+            ...rest,
+            images: image === undefined ? [] : [rememberImage(image, policy)],
+            baseDir: options.imageFolder,
+            source: "mcp:remember",
+          },
+          options.now ?? (() => new Date()),
+        );
         return jsonResult(result, `remembered as ${result.sessionKey} (raw node ${result.rawNodeId})`);
       }),
   );

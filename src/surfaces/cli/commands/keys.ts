@@ -1,6 +1,6 @@
 import { type ApiKeyRecord, openKeyStore } from "../../../auth/key-store.ts";
 import { InputError } from "../../../core/errors.ts";
-import { type CommonOptions, output } from "../context.ts";
+import { type CommonOptions, output, requireTenant } from "../context.ts";
 
 export const keysHelp = `cairn keys create --tenant T [--user U]   prints a new API key once (stored only as its SHA-256)
 cairn keys list                          ids, bindings, created and revoked times (never the keys)
@@ -20,7 +20,7 @@ export async function keys(options: CommonOptions, positionals: readonly string[
       case "create": {
         if (!flags.tenantGiven) throw new InputError("--tenant", "name the tenant the key is bound to");
         const created = await store.create({
-          tenant: options.tenant,
+          tenant: requireTenant(options),
           ...(flags.userGiven ? { user: options.user } : {}),
         });
         output(options, { key: created.key, ...created.record }, () =>

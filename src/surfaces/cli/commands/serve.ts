@@ -5,7 +5,7 @@ import { ConfigError, InputError } from "../../../core/errors.ts";
 import { defaultMaxBodyBytes } from "../../http/app.ts";
 import { listSetting } from "../../http/origin-policy.ts";
 import { startServer } from "../../http/server.ts";
-import { type CommonOptions, openMemory } from "../context.ts";
+import { type CommonOptions, openMemory, scopeOf } from "../context.ts";
 import { buildDemoMemory, demoOptions } from "./demo.ts";
 
 export const serveHelp = `cairn serve [--host 127.0.0.1] [--port 7700] [--no-auth] [--max-body-mb 32] [--demo]
@@ -77,7 +77,7 @@ export async function serve(options: CommonOptions, flags: ServeFlags): Promise<
     throw error;
   });
   try {
-    if (flags.demo && (await memory.listSessions(demoOptions(options), { limit: 1 })).length === 0) {
+    if (flags.demo && (await memory.listSessions(scopeOf(demoOptions(options)), { limit: 1 })).length === 0) {
       const summary = await buildDemoMemory(memory, options, { progress: false });
       process.stdout.write(`loaded the example memory: ${summary.added} session(s) (tenant demo, user ana)\n`);
     }

@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { InputError } from "../../../core/errors.ts";
 import { type CommonOptions, openMemory, output, scopeOf } from "../context.ts";
@@ -19,6 +19,8 @@ export async function show(
     const node = await memory.getRawNode(scope, id);
     const saved: string[] = [];
     if (saveImages) {
+      // Like `curl --create-dirs`: naming a folder that is not there yet is what a person does.
+      if (node.images.length > 0) await mkdir(saveImages, { recursive: true });
       for (const image of node.images) {
         if (!image.hash) continue;
         const { data, mediaType } = await memory.getBlob(scope, image.hash);
