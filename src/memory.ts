@@ -237,8 +237,10 @@ export class Memory {
     );
     const compileWarnings: string[] = [];
     if (this.compileConfig.onCommit && !result.duplicate) {
-      const report = await this.#compile(scoped, result.session.key);
-      compileWarnings.push(...report.warnings);
+      // By name, so a session that grew by an append is compiled again rather than twice.
+      for (const report of await this.compile(scoped.scope, { session: result.session.key })) {
+        compileWarnings.push(...report.warnings);
+      }
     }
     return {
       sessionId: result.session.id,
