@@ -147,15 +147,17 @@ export async function buildWorkingContext(
     budget.window - fixedCost - costOf(recentItems).total - pointerReserve,
     Math.floor(budget.trigger * budget.managedShare),
   );
-  let result = await manager.manage({
-    messages: managedMessages,
-    allowance,
-    budget,
-    imageRule,
-    render,
-    renderer,
-    ...(options.previous ? { previous: options.previous } : {}),
-  });
+  const manage = (within: number) =>
+    manager.manage({
+      messages: managedMessages,
+      allowance: within,
+      budget,
+      imageRule,
+      render,
+      renderer,
+      ...(options.previous ? { previous: options.previous } : {}),
+    });
+  let result = await manage(allowance);
   for (
     let attempt = 0;
     manager.role === "manager" && costOf(result.items).total > allowance && attempt < 3;
@@ -163,15 +165,7 @@ export async function buildWorkingContext(
   ) {
     // A manager's own estimate of its header text ran over; ask again for less.
     allowance -= costOf(result.items).total - allowance;
-    result = await manager.manage({
-      messages: managedMessages,
-      allowance,
-      budget,
-      imageRule,
-      render,
-      renderer,
-      ...(options.previous ? { previous: options.previous } : {}),
-    });
+    result = await manage(allowance);
   }
   if (manager.role === "manager" && costOf(result.items).total > Math.max(0, allowance)) {
     throw new InvariantError(

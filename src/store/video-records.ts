@@ -1,3 +1,5 @@
+import { vectorBytes } from "../core/vectors.ts";
+
 /**
  * Video memory as plain records crossing the Store seam (ReflectWorld-MM): entities, the gallery
  * slots that identify them, and the three episodic levels. Each item names the raw nodes it was
@@ -46,4 +48,22 @@ export interface VideoItemQuery {
   readonly stream?: string;
   readonly limit?: number;
   readonly offset?: number;
+}
+
+/**
+ * An item's columns after its scope, in table order (id, kind, stream, entity_id, start_ms, end_ms,
+ * text, data, vector): both backends insert the same row.
+ */
+export function videoItemColumns(item: VideoItem): unknown[] {
+  return [
+    item.id,
+    item.kind,
+    item.stream,
+    item.entityId,
+    item.startMs,
+    item.endMs,
+    item.text,
+    JSON.stringify(item.data),
+    item.vector ? Buffer.from(vectorBytes(item.vector)) : null,
+  ];
 }

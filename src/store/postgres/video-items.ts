@@ -1,6 +1,12 @@
 import { InputError } from "../../core/errors.ts";
-import { vectorBytes, vectorFromBytes } from "../../core/vectors.ts";
-import type { VideoItem, VideoItemKind, VideoItemQuery, VideoWrite } from "../video-records.ts";
+import { vectorFromBytes } from "../../core/vectors.ts";
+import {
+  type VideoItem,
+  type VideoItemKind,
+  type VideoItemQuery,
+  type VideoWrite,
+  videoItemColumns,
+} from "../video-records.ts";
 import { writeAudit } from "./audit-events.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
@@ -41,19 +47,7 @@ export async function commitVideo(context: ScopeContext, sql: Sql, write: VideoW
     await sql.query(
       `INSERT INTO video_items (tenant, scope_key, id, kind, stream, entity_id, start_ms, end_ms, text, data, vector)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-      [
-        tenant,
-        key,
-        item.id,
-        item.kind,
-        item.stream,
-        item.entityId,
-        item.startMs,
-        item.endMs,
-        item.text,
-        JSON.stringify(item.data),
-        item.vector ? Buffer.from(vectorBytes(item.vector)) : null,
-      ],
+      [tenant, key, ...videoItemColumns(item)],
     );
     if (item.sources.length > 0) {
       await sql.query(

@@ -1,6 +1,12 @@
 import { InputError, StoreError } from "../../core/errors.ts";
-import { vectorBytes, vectorFromBytes } from "../../core/vectors.ts";
-import type { VideoItem, VideoItemKind, VideoItemQuery, VideoWrite } from "../video-records.ts";
+import { vectorFromBytes } from "../../core/vectors.ts";
+import {
+  type VideoItem,
+  type VideoItemKind,
+  type VideoItemQuery,
+  type VideoWrite,
+  videoItemColumns,
+} from "../video-records.ts";
 import { writeAudit } from "./audit-events.ts";
 import type { ScopeContext } from "./scope-context.ts";
 
@@ -47,18 +53,7 @@ export function commitVideo(context: ScopeContext, write: VideoWrite): void {
         "INSERT OR IGNORE INTO video_sources (scope_key, item_id, raw_node_id) VALUES (?, ?, ?)",
       );
       for (const item of write.put) {
-        insert.run(
-          key,
-          item.id,
-          item.kind,
-          item.stream,
-          item.entityId,
-          item.startMs,
-          item.endMs,
-          item.text,
-          JSON.stringify(item.data),
-          item.vector ? vectorBytes(item.vector) : null,
-        );
+        insert.run(key, ...videoItemColumns(item));
         for (const source of item.sources) insertSource.run(key, item.id, source);
       }
       for (const audit of write.audits) writeAudit(context, audit.action, audit.subject, audit.details);
