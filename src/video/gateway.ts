@@ -280,11 +280,14 @@ function startDecoder(
   const frameBytes = width * height * 3;
   const queue: Frame[] = [];
   const highWater = 8;
+  /** Frames held while a reader waits for audio; past it, the audio counts as late. */
+  const hardCap = 60;
   const audioPipe = child.stdio[3] as Readable | null;
-  const audio = new AudioBuffer(
-    probe.hasAudio && audioPipe ? "ok" : "absent",
-    () => queue.length >= highWater && child.stdout?.isPaused() === true,
-  );
+  const audio = new AudioBuffer(probe.hasAudio && audioPipe ? "ok" : "absent", () => {
+    // Someone waits for audio: let video run ahead (up to the hard cap) so ffmpeg can reach that audio.
+    if (child.stdout?.isPaused() && queue.length < hardCap) child.stdout.resume();
+    return child.stdout?.isPaused() === true;
+  });
   if (probe.hasAudio && audioPipe) {
     audioPipe.on("data", (chunk: Buffer) => audio.append(chunk));
     audioPipe.on("error", () => audio.fail());
@@ -302,11 +305,11 @@ function startDecoder(
     return code;
   });
 
-  // Video is read into a small queue as ffmpeg writes it, paused when the queue is full. A reader
+  // Video is read into a small queue as ffmpeg writes it, paused at `highWater` frames. A reader
   // waiting for audio must not hold ffmpeg up: it may need to write more video before it writes the
   // audio that is waited for (its outputs are interleaved, and a looped or badly muxed file drifts).
-  // So a wait for audio ends when the video queue is full and paused: that audio is late, reported
-  // as failed, and the gate analyses the segment (a hard guard) instead of the pipeline stalling.
+  // So while audio is awaited the queue may grow to `hardCap`; there the wait ends, the audio counts
+  // as late (reported as failed: the gate analyses the segment) instead of the pipeline stalling.
   let videoDone = false;
   let videoError: Error | null = null;
   let wakeReader: (() => void) | null = null;
@@ -322,7 +325,7 @@ function startDecoder(
         queue.push({ index, timeMs: Math.round((index * 1000) / options.fps), width, height, rgb });
         index += 1;
       }
-      if (queue.length >= highWater) {
+      if (queue.length >= (audio.waiting ? hardCap : highWater)) {
         stdout.pause();
         audio.videoStalled();
       }
@@ -384,9 +387,13 @@ class AudioBuffer {
   #base = 0;
   #odd: Buffer | null = null;
   #ended = false;
+  #reading = false;
   #status: "ok" | "absent" | "failed";
   #waiters: (() => void)[] = [];
-  /** True while ffmpeg cannot write video (the queue is full and paused): waiting for audio then would deadlock. */
+  /**
+   * Lets video run ahead while audio is awaited, and says when it cannot any more (paused at the hard
+   * cap): waiting for audio then would deadlock, as ffmpeg must write video before it writes that audio.
+   */
   readonly #videoBlocked: () => boolean;
 
   constructor(status: "ok" | "absent", videoBlocked: () => boolean) {
@@ -412,9 +419,11 @@ class AudioBuffer {
 
   async read(fromMs: number, toMs: number): Promise<{ samples: Int16Array; status: "ok" | "absent" | "failed" }> {
     const to = Math.floor((toMs * audioSampleRate) / 1000);
-    while (!this.#ended && !this.#videoBlocked() && this.#base + this.#flatten().length < to) {
+    this.#reading = true;
+    while (!this.#ended && this.#base + this.#flatten().length < to && !this.#videoBlocked()) {
       await new Promise<void>((resolve) => this.#waiters.push(resolve));
     }
+    this.#reading = false;
     const samples = this.#flatten();
     const from = Math.max(0, Math.floor((fromMs * audioSampleRate) / 1000) - this.#base);
     const late = !this.#ended && this.#base + samples.length < to;
@@ -427,6 +436,11 @@ class AudioBuffer {
   /** The video side paused (its queue is full): a reader waiting for audio looks again whether to stop waiting. */
   videoStalled(): void {
     this.#wake();
+  }
+
+  /** Whether a reader is waiting for audio not yet decoded. */
+  get waiting(): boolean {
+    return this.#waiters.length > 0 || this.#reading;
   }
 
   release(beforeMs: number): void {
