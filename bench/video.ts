@@ -12,7 +12,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { Memory, type SegmentReport, type WatchResult } from "../src/memory.ts";
@@ -70,7 +70,7 @@ const performerCloseUps = { from: 4, to: 8 };
 
 const scope = (user: string) => ({ tenant: "bench", user });
 const results: Record<string, unknown> = {
-  machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "", node: process.version },
+  machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "", node: process.version, loadAtStart: loadavg()[0] },
   date: new Date().toISOString(),
   fps,
 };
@@ -89,6 +89,8 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 
+// The machine is shared: its load says how far the speed figures are from an idle machine's.
+results.loadAtEnd = loadavg()[0];
 writeFileSync(join(out, "video.json"), `${JSON.stringify(results, null, 2)}\n`);
 const markdown = render(results);
 writeFileSync(join(out, "video.md"), markdown);
@@ -334,7 +336,7 @@ function render(data: Record<string, unknown>): string {
   const lines = [
     "## Video streams (issue 13)",
     "",
-    `\`npx tsx bench/video.ts\` on the clips of \`../shared/data/video/\` at ${fps} frame/s, \`local\` profile (USE-lite, MobileNetV2, tesseract) with \`@vladmandic/human\` 3.3.6 (BlazeFace, FaceRes, CenterNet) on tfjs WASM; ${JSON.stringify(data.machine)}; ${String(data.date)}. Raw figures: \`bench/results/video.json\`.`,
+    `\`npx tsx bench/video.ts\` on the clips of \`../shared/data/video/\` at ${fps} frame/s, \`local\` profile (USE-lite, MobileNetV2, tesseract) with \`@vladmandic/human\` 3.3.6 (BlazeFace, FaceRes, CenterNet) on tfjs WASM; ${JSON.stringify(data.machine)}; 1-minute load average at the end ${String(data.loadAtEnd)}; ${String(data.date)}. Raw figures: \`bench/results/video.json\`.`,
     "",
   ];
   const identity = data.identity as Record<string, unknown> | undefined;

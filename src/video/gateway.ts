@@ -278,8 +278,16 @@ function startDecoder(
   }
 
   const frameBytes = width * height * 3;
+  const queue: Frame[] = [];
+  const highWater = 8;
+  /** Frames held while a reader waits for audio; past it, the audio counts as late. */
+  const hardCap = 60;
   const audioPipe = child.stdio[3] as Readable | null;
-  const audio = new AudioBuffer(probe.hasAudio && audioPipe ? "ok" : "absent");
+  const audio = new AudioBuffer(probe.hasAudio && audioPipe ? "ok" : "absent", () => {
+    // Someone waits for audio: let video run ahead (up to the hard cap) so ffmpeg can reach that audio.
+    if (child.stdout?.isPaused() && queue.length < hardCap) child.stdout.resume();
+    return child.stdout?.isPaused() === true;
+  });
   if (probe.hasAudio && audioPipe) {
     audioPipe.on("data", (chunk: Buffer) => audio.append(chunk));
     audioPipe.on("error", () => audio.fail());
@@ -297,24 +305,61 @@ function startDecoder(
     return code;
   });
 
-  async function* frames(): AsyncGenerator<Frame> {
-    const stdout = child.stdout;
-    if (!stdout) return;
+  // Video is read into a small queue as ffmpeg writes it, paused at `highWater` frames. A reader
+  // waiting for audio must not hold ffmpeg up: it may need to write more video before it writes the
+  // audio that is waited for (its outputs are interleaved, and a looped or badly muxed file drifts).
+  // So while audio is awaited the queue may grow to `hardCap`; there the wait ends, the audio counts
+  // as late (reported as failed: the gate analyses the segment) instead of the pipeline stalling.
+  let videoDone = false;
+  let videoError: Error | null = null;
+  let wakeReader: (() => void) | null = null;
+  const stdout = child.stdout;
+  if (stdout) {
     let pending: Buffer = Buffer.alloc(0);
     let index = 0;
-    for await (const chunk of stdout as AsyncIterable<Buffer>) {
+    stdout.on("data", (chunk: Buffer) => {
       pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
       while (pending.length >= frameBytes) {
         const rgb = new Uint8Array(pending.subarray(0, frameBytes));
         pending = pending.subarray(frameBytes);
-        yield { index, timeMs: Math.round((index * 1000) / options.fps), width, height, rgb };
+        queue.push({ index, timeMs: Math.round((index * 1000) / options.fps), width, height, rgb });
         index += 1;
       }
+      if (queue.length >= (audio.waiting ? hardCap : highWater)) {
+        stdout.pause();
+        audio.videoStalled();
+      }
+      wakeReader?.();
+    });
+    stdout.on("end", () => {
+      void exit.then((code) => {
+        if (spawnError) videoError = spawnError;
+        // A stop ends the stream on purpose; a decoder that failed before its first frame read no video.
+        else if (!stopped && code !== 0 && index === 0) videoError = classifyFailure(source, label, stderr);
+        videoDone = true;
+        wakeReader?.();
+      });
+    });
+  } else {
+    videoDone = true;
+  }
+
+  async function* frames(): AsyncGenerator<Frame> {
+    while (true) {
+      const frame = queue.shift();
+      if (frame) {
+        if (queue.length < highWater / 2 && stdout?.isPaused()) stdout.resume();
+        yield frame;
+        continue;
+      }
+      if (videoDone) break;
+      if (stdout?.isPaused()) stdout.resume();
+      await new Promise<void>((resolve) => {
+        wakeReader = resolve;
+      });
+      wakeReader = null;
     }
-    const code = await exit;
-    if (spawnError) throw spawnError;
-    // A stop ends the stream on purpose; a decoder that failed before its first frame read no video.
-    if (!stopped && code !== 0 && index === 0) throw classifyFailure(source, label, stderr);
+    if (videoError) throw videoError;
   }
 
   return {
@@ -342,11 +387,18 @@ class AudioBuffer {
   #base = 0;
   #odd: Buffer | null = null;
   #ended = false;
+  #reading = false;
   #status: "ok" | "absent" | "failed";
   #waiters: (() => void)[] = [];
+  /**
+   * Lets video run ahead while audio is awaited, and says when it cannot any more (paused at the hard
+   * cap): waiting for audio then would deadlock, as ffmpeg must write video before it writes that audio.
+   */
+  readonly #videoBlocked: () => boolean;
 
-  constructor(status: "ok" | "absent") {
+  constructor(status: "ok" | "absent", videoBlocked: () => boolean) {
     this.#status = status;
+    this.#videoBlocked = videoBlocked;
     if (status === "absent") this.#ended = true;
   }
 
@@ -367,12 +419,28 @@ class AudioBuffer {
 
   async read(fromMs: number, toMs: number): Promise<{ samples: Int16Array; status: "ok" | "absent" | "failed" }> {
     const to = Math.floor((toMs * audioSampleRate) / 1000);
-    while (!this.#ended && this.#base + this.#flatten().length < to) {
+    this.#reading = true;
+    while (!this.#ended && this.#base + this.#flatten().length < to && !this.#videoBlocked()) {
       await new Promise<void>((resolve) => this.#waiters.push(resolve));
     }
+    this.#reading = false;
     const samples = this.#flatten();
     const from = Math.max(0, Math.floor((fromMs * audioSampleRate) / 1000) - this.#base);
-    return { samples: samples.slice(from, Math.max(from, to - this.#base)), status: this.#status };
+    const late = !this.#ended && this.#base + samples.length < to;
+    return {
+      samples: samples.slice(from, Math.max(from, to - this.#base)),
+      status: late ? "failed" : this.#status,
+    };
+  }
+
+  /** The video side paused (its queue is full): a reader waiting for audio looks again whether to stop waiting. */
+  videoStalled(): void {
+    this.#wake();
+  }
+
+  /** Whether a reader is waiting for audio not yet decoded. */
+  get waiting(): boolean {
+    return this.#waiters.length > 0 || this.#reading;
   }
 
   release(beforeMs: number): void {

@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
-import { createReadStream } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { createReadStream, existsSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { defaultGatewayOptions, openVideoStream, parseVideoSource } from "../../src/video/gateway.ts";
 import { FfmpegMissingError, VideoSourceError } from "../../src/video/video-errors.ts";
 import { tempDir, writeFile } from "../support/fixtures.ts";
-import { makeClip, noFfmpegReason } from "../support/video-fixtures.ts";
+import { makeClip, noFfmpegReason, videoDataDir } from "../support/video-fixtures.ts";
 
 const options = { ...defaultGatewayOptions, fps: 2 };
 
@@ -88,5 +90,26 @@ describe("video gateway", { skip: noFfmpegReason }, () => {
       openVideoStream(parseVideoSource(clip), { ...options, ffprobePath: `${dir}/no-ffprobe` }),
       FfmpegMissingError,
     );
+  });
+
+  it("never stalls waiting for audio that ffmpeg cannot write while its video output is full (a looped, drifting file)", {
+    timeout: 60_000,
+  }, async (t) => {
+    const dir = tempDir(t);
+    // The real stage clip when present (its looped copy stalled the first gateway), else a synthetic one.
+    const real = join(videoDataDir, "short_hamilton_clip.mp4");
+    const clip = existsSync(real) ? real : makeClip(dir, "tone.mp4", { sceneSeconds: 2, audio: "tone" });
+    const looped = `${dir}/looped.mkv`;
+    execFileSync("ffmpeg", ["-loglevel", "error", "-y", "-stream_loop", "3", "-i", clip, "-c", "copy", looped]);
+    const stream = await openVideoStream(parseVideoSource(looped), { ...options, fps: 1, maxWidth: 768 });
+    let frames = 0;
+    for await (const frame of stream.frames()) {
+      const audio = await stream.audio(frame.timeMs, frame.timeMs + 1000);
+      assert.ok(audio.status === "ok" || audio.status === "failed");
+      // A slow consumer: ffmpeg fills the video pipe while this one waits.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      frames += 1;
+    }
+    assert.ok(frames >= 8, `read the whole looped file (${frames} frames)`);
   });
 });
