@@ -21,7 +21,11 @@ const minEntityChars = 2;
 export function extractEntities(text: string): string[] {
   const found: string[] = [];
   for (const match of text.matchAll(/\b[A-Z][\p{L}'’-]*(?:\s+(?:of\s+|the\s+|de\s+)?[A-Z][\p{L}'’-]*)*/gu)) {
-    const phrase = match[0].replace(/['’]s$/, "").trim();
+    // "Ana's" → "ana"; a closing quote or dash is punctuation, not part of the name ('Pacemaker' → "pacemaker").
+    const phrase = match[0]
+      .replace(/['’]s$/, "")
+      .replace(/['’-]+$/, "")
+      .trim();
     const lower = phrase.toLowerCase();
     if (phrase.length < minEntityChars || stopwords.has(lower)) continue;
     found.push(lower);
