@@ -151,7 +151,10 @@ class LinkRepair {
   remove(id: string): void {
     const entry = this.get(id);
     const hosted = this.#hostedBy(id);
-    const successor = [...this.#entries.values()].find((other) => other.predecessor === id) ?? null;
+    // Usually one later state names an entry as its predecessor, but two segments of one session
+    // may both update it: every one of them is spliced, or a forget leaves a link to nothing.
+    const successors = [...this.#entries.values()].filter((other) => other.predecessor === id);
+    const successor = successors[0] ?? null;
     if (entry.status === "active") {
       // The earlier state takes the page first (it is what the entry updated), else the most recent hosted entry.
       const heirId = entry.predecessor ?? hosted[0]?.id ?? null;
@@ -160,14 +163,14 @@ class LinkRepair {
         this.promoted.push(heirId);
         for (const child of hosted) if (child.id !== heirId) this.#set(child.id, { host: heirId });
       }
-      if (successor) this.#set(successor.id, { predecessor: null });
+      for (const later of successors) this.#set(later.id, { predecessor: null });
     } else {
       // Reached through its successor (an earlier state) or its host; a repair may have given a
       // superseded entry a host after its successor went, so either may be the way in.
       const parent =
         entry.status === "superseded" ? (successor?.id ?? entry.host) : (entry.host ?? successor?.id ?? null);
-      if (successor) this.#set(successor.id, { predecessor: entry.predecessor });
-      else if (entry.predecessor) this.#set(entry.predecessor, { host: parent });
+      for (const later of successors) this.#set(later.id, { predecessor: entry.predecessor });
+      if (!successor && entry.predecessor) this.#set(entry.predecessor, { host: parent });
       for (const child of hosted) this.#set(child.id, { host: parent });
     }
     this.#entries.delete(id);

@@ -347,9 +347,13 @@ export function migrate(db: Database, now: () => number, upTo = Number.POSITIVE_
   if (newest > latest) {
     throw new Error(`store schema version ${newest} is newer than this Cairn (knows up to ${latest}); upgrade Cairn`);
   }
+  const appliedNow = db.prepare("SELECT 1 FROM schema_migrations WHERE version = ?").pluck();
   for (const migration of migrations) {
     if (applied.has(migration.version) || migration.version > upTo) continue;
+    // IMMEDIATE takes the write lock first, and the version is checked again under it: two processes
+    // opening a new store at once both saw it missing, and the second failed on "table … already exists".
     db.transaction(() => {
+      if (appliedNow.get(migration.version)) return;
       db.exec(migration.sql);
       migration.run?.(db);
       db.prepare("INSERT INTO schema_migrations (version, name, applied_ms) VALUES (?, ?, ?)").run(
@@ -357,7 +361,7 @@ export function migrate(db: Database, now: () => number, upTo = Number.POSITIVE_
         migration.name,
         now(),
       );
-    })();
+    }).immediate();
   }
   return latest;
 }
