@@ -52,6 +52,14 @@ export function indexVersion(db: Database, key: string): number {
 
 /** The index of one scope: only active entries (what maintenance plans against) or all of them. */
 export function readIndex(db: Database, key: string, options: { activeOnly: boolean }): IndexState {
+  // One snapshot for the version and the entries: read apart, a commit landing between them labelled
+  // old entries with the new version, and a plan made from them passed the version check (a forget
+  // removed an entry that a concurrent update had just made some entry's predecessor).
+  return db.transaction(() => readIndexSnapshot(db, key, options))();
+}
+
+function readIndexSnapshot(db: Database, key: string, options: { activeOnly: boolean }): IndexState {
+  const version = indexVersion(db, key);
   const rows = db
     .prepare(
       `SELECT * FROM index_entries WHERE scope_key = ? ${options.activeOnly ? "AND status = 'active'" : ""} ORDER BY rowid`,
@@ -65,7 +73,7 @@ export function readIndex(db: Database, key: string, options: { activeOnly: bool
     .pluck();
   const entries = new Map<string, IndexEntry>();
   for (const row of rows) entries.set(row.id, toEntry(row, pointers.all(row.rowid) as string[]));
-  return { version: indexVersion(db, key), entries };
+  return { version, entries };
 }
 
 /**
