@@ -5,7 +5,7 @@ import { bench, benchHelp } from "./commands/bench.ts";
 import { check, checkHelp } from "./commands/check.ts";
 import { contextCommand, contextHelp } from "./commands/context.ts";
 import { demo } from "./commands/demo.ts";
-import { entities, entitiesHelp, video } from "./commands/entities.ts";
+import { entities, entitiesHelp, video, videoHelp } from "./commands/entities.ts";
 import { forget, forgetHelp } from "./commands/forget.ts";
 import { ingest, ingestHelp } from "./commands/ingest.ts";
 import { keys, keysHelp } from "./commands/keys.ts";
@@ -223,7 +223,7 @@ const commands: Record<string, CliCommand> = {
       }),
   },
   entities: {
-    help: entitiesHelp.split("\ncairn video")[0] ?? entitiesHelp,
+    help: entitiesHelp,
     scope: "required",
     flags: { name: { type: "string" }, entity: { type: "string" } },
     positionals: Number.POSITIVE_INFINITY,
@@ -234,7 +234,7 @@ const commands: Record<string, CliCommand> = {
       }),
   },
   video: {
-    help: `cairn video${entitiesHelp.split("\ncairn video")[1] ?? ""}`,
+    help: videoHelp,
     scope: "required",
     flags: { level: { type: "string" }, k: { type: "string" }, "save-images": { type: "string" } },
     positionals: Number.POSITIVE_INFINITY,

@@ -7,8 +7,9 @@ import { type CommonOptions, openMemory, output, scopeOf } from "../context.ts";
 
 export const entitiesHelp = `cairn entities list | name ID NAME | enrol (--name NAME | --entity ID) PHOTO... | merge FROM INTO | split ID OBSERVATION...
   The people seen in watched video: list them with their sightings; name one, enrol one from portrait
-  photos, merge two or split observations off one. Every change is an audited decision.
-cairn video search QUERY [--level observation|trace|chapter] [--k N] | get ID | frames ID [--save-images DIR]
+  photos, merge two or split observations off one. Every change is an audited decision.`;
+
+export const videoHelp = `cairn video search QUERY [--level observation|trace|chapter] [--k N] | get ID | frames ID [--save-images DIR]
   Searches one episodic level, shows an item with its time-ordered neighbours, or lists (and saves)
   the key frames behind an item with their original pixels.`;
 

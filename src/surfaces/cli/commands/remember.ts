@@ -1,7 +1,6 @@
 import { InputError } from "../../../core/errors.ts";
-import { defaultIngestLimits } from "../../../ingest/limits.ts";
-import { readRegularFile } from "../../../ingest/regular-file.ts";
 import { type CommonOptions, openMemory, output, scopeOf } from "../context.ts";
+import { readImageFlag } from "./search.ts";
 
 export const rememberHelp = `cairn remember "<text>" [--image PATH]... [--caption TEXT] [--conversation ID] [--time RFC3339]
   Files one note at the current time (or --time) as its own session remember/<conversation or day>/<date>/<n>.`;
@@ -22,16 +21,9 @@ export async function rememberCommand(
   if (!text?.trim() && (flags.image ?? []).length === 0) {
     throw new InputError("text", 'give the words to remember, --image, or both: cairn remember "<text>"');
   }
-  // Read here, within the ingest limits: the files are the person's own, named on the command line.
-  const { fileReadTimeoutMs, maxImageBytes } = defaultIngestLimits;
   const images = [];
   for (const path of flags.image ?? []) {
-    const data = await readRegularFile(path, "--image", {
-      timeoutMs: fileReadTimeoutMs,
-      maxBytes: maxImageBytes,
-      what: "image",
-    });
-    images.push({ data, ...(flags.caption === undefined ? {} : { caption: flags.caption }) });
+    images.push({ ...(await readImageFlag(path)), ...(flags.caption === undefined ? {} : { caption: flags.caption }) });
   }
   const memory = await openMemory(options);
   try {

@@ -29,7 +29,7 @@ export async function search(options: CommonOptions, text: string | undefined, f
     ...(flags.maxImages === undefined ? {} : { images: positiveInteger("--max-images", flags.maxImages) }),
     ...(flags.maxTokens === undefined ? {} : { textTokens: positiveInteger("--max-tokens", flags.maxTokens) }),
   };
-  const image = flags.image ? await readQueryImage(flags.image) : undefined;
+  const image = flags.image ? await readImageFlag(flags.image) : undefined;
   const memory = await openMemory(options, { mustExist: true });
   try {
     const pack = await memory.search(
@@ -44,8 +44,11 @@ export async function search(options: CommonOptions, text: string | undefined, f
   }
 }
 
-/** Only a regular file, read within the time-out: a FIFO given as --image must not hang the search. */
-async function readQueryImage(path: string): Promise<{ data: Uint8Array }> {
+/**
+ * An `--image` file: only a regular file, read within the ingest time-out and size limit (a FIFO
+ * given as --image must not hang the command). Search and remember both read their images here.
+ */
+export async function readImageFlag(path: string): Promise<{ data: Uint8Array }> {
   const { fileReadTimeoutMs, maxImageBytes } = defaultIngestLimits;
   return {
     data: await readRegularFile(path, "--image", {
