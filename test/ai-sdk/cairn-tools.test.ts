@@ -54,6 +54,30 @@ function lastToolMessage(server: FakeOpenAIServer): string {
 }
 
 describe("cairnTools", () => {
+  it("files a note with a base64 image under the app's conversation, with the original bytes kept", async (t) => {
+    const { server, memory, model } = await setUp(t);
+    const png = await drawPng({ shape: "stripes", color: "#fa0", size: 120 });
+    server.replyNext(
+      "/chat/completions",
+      toolCall("cairn_remember", {
+        text: "Ana's kitchen wallpaper has orange stripes",
+        images: [{ data: png.toString("base64"), caption: "the wallpaper" }],
+        speaker: "Ana",
+      }),
+    );
+    server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
+    const tools = cairnTools(memory, ana, { conversation: "chat-42" });
+    await generateText({ model, tools, stopWhen: stepCountIs(3), prompt: "remember my wallpaper" });
+    const receipt = JSON.parse(lastToolMessage(server)) as { sessionKey: string; rawNodeId: string };
+    assert.match(receipt.sessionKey, /^remember\/chat-42\/\d{4}-\d{2}-\d{2}\/0001$/);
+    const node = await memory.getRawNode(ana, receipt.rawNodeId);
+    assert.equal(node.speaker, "Ana");
+    assert.equal(node.source, "ai-sdk:remember");
+    assert.equal(node.images[0]?.caption, "the wallpaper");
+    const blob = await memory.getBlob(ana, node.images[0]?.hash ?? "");
+    assert.ok(Buffer.from(blob.data).equals(png));
+  });
+
   it("a rejected note reaches the model as Cairn's error and writes nothing", async (t) => {
     const { server, memory, model } = await setUp(t);
     server.replyNext(
