@@ -244,11 +244,13 @@ export async function measureChannels(
   const space = memory.spaces.text.name;
   const samples = { dense: [] as number[], bm25: [] as number[], imageText: [] as number[] };
   const dense: string[][] = [];
+  const denseScores: number[][] = [];
   const bar = progress("store channels", queries.length);
   for (const [index, query] of queries.entries()) {
     const vector = vectors[index] as Float32Array;
     const hits = await timed(() => scoped.searchVectors(space, vector, { limit: 10 }), samples.dense);
     dense.push(hits.map((hit) => hit.id));
+    denseScores.push(hits.map((hit) => hit.score));
     await timed(() => scoped.searchLexical("text", query, { limit: 10 }), samples.bm25);
     await timed(() => scoped.searchLexical("imageText", query, { limit: 10 }), samples.imageText);
     bar.increment();
@@ -256,6 +258,7 @@ export async function measureChannels(
   bar.stop();
   return {
     dense,
+    denseScores,
     denseMs: latency(samples.dense),
     bm25Ms: latency(samples.bm25),
     imageTextBm25Ms: latency(samples.imageText),
