@@ -33,6 +33,8 @@ export interface PostgresPerfResult
     readonly imageTextBm25Ms: Latency;
     /** The same dense search forced to an exact scan of the scope (the first `exactQueries` queries). */
     readonly exactScanMs: Latency;
+    /** A seam call that runs no statement (`readSessions({ ids: [] })`): pool, BEGIN + tenant wall, COMMIT — every call's floor. */
+    readonly transactionFloorMs?: Latency;
   };
   /** Dense top 10 (HNSW where used) against the store's own exact scan on the same queries (no tie handling). */
   readonly recallAt10: number;
@@ -72,6 +74,12 @@ export async function runPostgresConfig(
       const vectors = await embedAll(models, queries);
       const channels = await measureChannels(store, memory, queries, vectors);
       const peakRssMb = process.resourceUsage().maxRSS / 1024;
+      const floor: number[] = [];
+      for (let index = 0; index < config.queries; index++) {
+        const started = performance.now();
+        await store.forScope(scope).readSessions({ ids: [] });
+        floor.push(performance.now() - started);
+      }
       const exact = await measureExactScan(url, memory, config, vectors, channels.dense, channels.denseScores);
       const swept =
         sweep && sweep.builds.length > 0
@@ -101,6 +109,7 @@ export async function runPostgresConfig(
           bm25Ms: channels.bm25Ms,
           imageTextBm25Ms: channels.imageTextBm25Ms,
           exactScanMs: exact.exactScanMs,
+          transactionFloorMs: latency(floor),
         },
         recallAt10: exact.recallAt10,
         recallAt10Ties: exact.recallAt10Ties,

@@ -110,6 +110,14 @@ export function writeStoreMarkdown(folder: string): string {
     "Targets (issue 11): Postgres search p95 ≤ 2× SQLite's in the same run, ingest ≥ 0.5× SQLite's.",
     "ANN recall@10: SQLite against an exact JS scan (ties count as hits); Postgres against its own exact scan of the scope (first `--exact-queries` queries, no tie handling).",
     "",
+    ...comparisons.flatMap((comparison) => {
+      const floor = comparison.postgres.channels.transactionFloorMs;
+      const exactScan = comparison.postgres.channels.exactScanMs;
+      return [
+        `- ${comparison.profile} ${whole(comparison.size)}: Postgres per-call floor (a seam call running no statement: pool, BEGIN + tenant wall, COMMIT) ${floor ? `p50 ${ms(floor.p50)} / p95 ${ms(floor.p95)} ms` : "not measured"}; exact scan of the scope p50 ${ms(exactScan.p50)} / p95 ${ms(exactScan.p95)} ms; dense recall@10 with ties counted ${comparison.postgres.recallAt10Ties === undefined ? "not measured" : comparison.postgres.recallAt10Ties.toFixed(3)}${comparison.postgres.hnswSweep ? ` (HNSW sweep: \`${comparison.postgres.hnswSweep}\`)` : ""}`,
+      ];
+    }),
+    "",
     "| profile | raw nodes | store | ingest nodes/s | search p50 ms | search p95 ms | tri-path p50 ms | tri-path p95 ms | dense p95 ms | BM25 p95 ms | ANN recall@10 |",
     "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...rows,
