@@ -31,6 +31,8 @@ export interface PostgresPerfResult
     readonly denseMs: Latency;
     readonly bm25Ms: Latency;
     readonly imageTextBm25Ms: Latency;
+    readonly denseDeepMs?: Latency;
+    readonly bm25DeepMs?: Latency;
     /** The same dense search forced to an exact scan of the scope (the first `exactQueries` queries). */
     readonly exactScanMs: Latency;
     /** A seam call that runs no statement (`readSessions({ ids: [] })`): pool, BEGIN + tenant wall, COMMIT — every call's floor. */
@@ -108,6 +110,8 @@ export async function runPostgresConfig(
           denseMs: channels.denseMs,
           bm25Ms: channels.bm25Ms,
           imageTextBm25Ms: channels.imageTextBm25Ms,
+          denseDeepMs: channels.denseDeepMs,
+          bm25DeepMs: channels.bm25DeepMs,
           exactScanMs: exact.exactScanMs,
           transactionFloorMs: latency(floor),
         },
