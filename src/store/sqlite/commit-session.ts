@@ -144,8 +144,13 @@ function insertSession(
     insertBlob.run(tenant.token, blob.hash, blob.mediaType, blob.bytes, blob.width, blob.height);
   }
   const { rawNodeIds, rowids } = insertRawNodes(context, tenant, write, sessionRowid, tables, vectors, identity, 0);
-  if (write.append) recordPart(context, sessionRowid, write.append.partKey, 0, rawNodeIds.length, now);
+  if (write.append && !identity?.parts)
+    recordPart(context, sessionRowid, write.append.partKey, 0, rawNodeIds.length, now);
   if (identity) {
+    // A copied session keeps the parts it was appended in, so a retried append still reads as a duplicate.
+    for (const part of identity.parts ?? []) {
+      recordPart(context, sessionRowid, part.partKey, part.firstTurn, part.turnCount, part.createdMs);
+    }
     const session = sessionById(context, sessionId);
     if (!session) throw new StoreError("importSession", "session vanished inside its own transaction");
     return { session, rawNodeIds, entryIds: [], duplicate: false };

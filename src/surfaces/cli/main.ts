@@ -182,9 +182,9 @@ const commands: Record<string, CliCommand> = {
   migrate: {
     help: migrateHelp,
     scope: "none",
-    flags: { to: { type: "string" } },
+    flags: { to: { type: "string" }, "carry-audit-secret": { type: "boolean" } },
     positionals: 0,
-    run: (options, values) => migrate(options, values.to as string | undefined),
+    run: (options, values) => migrate(options, values.to as string | undefined, values["carry-audit-secret"] === true),
   },
   bench: {
     help: benchHelp,
