@@ -1,6 +1,7 @@
 import { defaultGateConfig, type GateConfig } from "./gate.ts";
 import { defaultGatewayOptions, type GatewayOptions } from "./gateway.ts";
 import { defaultSegmenterConfig, type SegmenterConfig } from "./segmenter.ts";
+import { defaultSemanticConfig, type SemanticConfig } from "./semantic/facts.ts";
 import { defaultVoiceActivityConfig, type VoiceActivityConfig } from "./voice-activity.ts";
 
 /**
@@ -122,6 +123,8 @@ export interface VideoConfig {
   readonly identity: IdentityConfig;
   readonly working: WorkingStateConfig;
   readonly chapters: ChapterConfig;
+  /** Entity facts consolidated from episodes (issue 14). */
+  readonly semantic: SemanticConfig;
 }
 
 export const defaultVideoConfig: VideoConfig = Object.freeze({
@@ -133,6 +136,7 @@ export const defaultVideoConfig: VideoConfig = Object.freeze({
   identity: defaultIdentityConfig,
   working: defaultWorkingStateConfig,
   chapters: defaultChapterConfig,
+  semantic: defaultSemanticConfig,
 });
 
 export type VideoConfigInput = { readonly [K in keyof VideoConfig]?: Partial<VideoConfig[K]> };

@@ -10,6 +10,7 @@ import { cropRgb } from "./perception/frame-crops.ts";
 import { encodeJpeg, headBox, perceive, pickFrames, type SegmentPerception } from "./perception/perceive.ts";
 import { type Decision, type PendingResolution, resolveSegment, type TrackedTarget } from "./resolver.ts";
 import { type Segment, Segmenter } from "./segmenter.ts";
+import { consolidateEntities } from "./semantic/consolidate.ts";
 import { linkTracks, type TrackEvidence, trackEvidence } from "./tracks.ts";
 import type { VideoConfig } from "./video-config.ts";
 import { Galleries } from "./video-entities.ts";
@@ -513,6 +514,15 @@ class StreamPipeline {
     });
     await this.#context.scoped.commitVideo({ put, remove: [...settled.remove], audits });
     this.#galleries.commit(put);
+
+    // Semantic memory: every N observations of an entity, its facts are consolidated from its history.
+    const semantic = await consolidateEntities(
+      { ...this.#context, config: config.semantic },
+      { entityIds: [...perEntity.keys()], observationIds },
+    );
+    this.#warnings.push(...semantic.warnings);
+    if (semantic.write.put.length + semantic.write.remove.length + semantic.write.audits.length > 0)
+      await this.#context.scoped.commitVideo(semantic.write);
 
     // Working memory: bounded, updated only after the write succeeded.
     const targets: TrackedTarget[] = [...perEntity].map(([entityId, indices]) => {
