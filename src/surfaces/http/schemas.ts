@@ -162,7 +162,10 @@ export const idParam = z.object({ id: z.string().min(1).max(256) });
 export const videoSearchQuery = z
   .object({
     q: z.string().min(1).max(2000).describe("what to look for"),
-    level: z.enum(["observation", "trace", "chapter"]).optional().describe("the episodic level (default trace)"),
+    level: z
+      .enum(["observation", "trace", "chapter", "fact", "rule", "notification"])
+      .optional()
+      .describe("the memory level (default trace): episodic, semantic facts, rules or the notification log"),
     limit: z.coerce.number().int().min(1).max(100).optional(),
     stream: z.string().min(1).max(512).optional(),
     entity: z.string().min(1).max(256).optional(),

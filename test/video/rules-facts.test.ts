@@ -1,0 +1,236 @@
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { describe, it } from "node:test";
+import { InputError } from "../../src/core/errors.ts";
+import { Memory, type VideoNotification } from "../../src/memory.ts";
+import { createHashModels } from "../../src/models/hash-provider.ts";
+import type { Frame } from "../../src/video/gateway.ts";
+import type { Detector, FrameDetections } from "../../src/video/perception/detector.ts";
+import { verifySignature } from "../../src/video/procedural/deliveries.ts";
+import type { VideoConfigInput } from "../../src/video/video-config.ts";
+import { tempDir } from "../support/fixtures.ts";
+import { makeClip, noFfmpegReason } from "../support/video-fixtures.ts";
+
+const scope = { tenant: "acme", user: "ana" };
+const sceneMs = 3000;
+
+/**
+ * A detector behind the real seam: scene `i` (3 s) shows `bottles[i]` bottles and, when
+ * `people[i]` is set, that person's face (a one-hot descriptor) with a person box.
+ */
+function tableDetector(bottles: readonly number[], people: readonly (number | null)[] = []): Detector {
+  return {
+    id: "fake-table-detector",
+    async detect(frames: readonly Frame[]): Promise<FrameDetections[]> {
+      return frames.map((frame) => {
+        const scene = Math.floor(frame.timeMs / sceneMs);
+        const objects = Array.from({ length: bottles[scene] ?? 0 }, (_, index) => ({
+          label: "bottle",
+          score: 0.5,
+          box: [10 + index * 60, 100, 30, 70] as const,
+        }));
+        const person = people[scene] ?? null;
+        if (person === null) return { faces: [], objects };
+        const descriptor = new Float32Array(8);
+        descriptor[person] = 1;
+        return {
+          faces: [{ box: [120, 30, 64, 64], score: 0.95, descriptor }],
+          objects: [...objects, { label: "person", score: 0.9, box: [100, 10, 110, 160] }],
+        };
+      });
+    },
+    async close() {},
+  };
+}
+
+async function open(t: { after: (fn: () => void) => void }, detector: Detector, config: VideoConfigInput = {}) {
+  const memory = await Memory.open({
+    path: tempDir(t),
+    models: createHashModels(),
+    video: {
+      detector,
+      config: { gateway: { fps: 2 }, segmenter: { maxSegmentMs: sceneMs }, ...config },
+    },
+  });
+  t.after(() => memory.close());
+  return memory;
+}
+
+describe("procedural memory: rules, signals and the notifier", () => {
+  it("parses rules in words, refuses a bad one and writes nothing", async (t) => {
+    const memory = await open(t, tableDetector([]));
+    const rule = await memory.addVideoRule(scope, { text: "Alert me when fewer than 2 bottles remain" });
+    assert.deepEqual(rule.data.condition, { kind: "count", label: "bottle", op: "<", value: 2 });
+    const arrival = await memory.addVideoRule(scope, { text: "tell me when Ana arrives" });
+    assert.deepEqual(arrival.data.condition, { kind: "arrival", entity: "Ana" });
+    const preference = await memory.addVideoRule(scope, { text: "I prefer short summaries" });
+    assert.deepEqual(preference.data.condition, { kind: "preference" });
+    await assert.rejects(memory.addVideoRule(scope, { text: "   " }), InputError);
+    await assert.rejects(
+      memory.addVideoRule(scope, { text: "x", condition: { kind: "count", label: "bottle", op: "<", value: -1 } }),
+      InputError,
+    );
+    assert.equal((await memory.listVideoRules(scope)).length, 3);
+    assert.deepEqual(await memory.listVideoRules({ tenant: "globex", user: "ana" }), [], "rules are per scope");
+    const actions = (await memory.listAudit(scope, { limit: 10 })).map((event) => event.action);
+    assert.equal(actions.filter((action) => action === "video.rule.add").length, 3);
+    await memory.removeVideoRule(scope, preference.id);
+    assert.equal((await memory.listVideoRules(scope)).length, 2);
+  });
+
+  it("one delivery per drop below the threshold: none while it stays low, none when it is back, none within the cooldown", {
+    skip: noFfmpegReason,
+  }, async (t) => {
+    // Bottles per 3 s scene: 3, then a drop to 1 for two scenes, back to 3, a second drop 6 s after the first
+    // delivery (within the 60 s cooldown), back, and with the cooldown at 5 s the same clip sends both.
+    const bottles = [3, 1, 1, 3, 1, 3];
+    const scenes = bottles.map((_, index) => (index % 2 === 0 ? "testsrc" : "testsrc2"));
+    const clip = makeClip(tempDir(t), "bottles.mp4", { scenes, sceneSeconds: 3 });
+
+    const received: { body: string; signature: string }[] = [];
+    let failFirst = true;
+    const hook = createServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk) => {
+        body += chunk;
+      });
+      request.on("end", () => {
+        if (failFirst) {
+          failFirst = false;
+          response.writeHead(503).end();
+          return;
+        }
+        received.push({ body, signature: String(request.headers["x-cairn-signature"]) });
+        response.writeHead(204).end();
+      });
+    });
+    hook.listen(0, "127.0.0.1");
+    await once(hook, "listening");
+    t.after(() => hook.close());
+    const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+
+    const memory = await open(t, tableDetector(bottles), {
+      notify: { webhooks: [{ url, secret: "s3cret" }], retryBaseMs: 10 },
+    });
+    const rule = await memory.addVideoRule(scope, { text: "alert when fewer than 2 bottles remain" });
+    const live: VideoNotification[] = [];
+    const unsubscribe = memory.subscribeVideoNotifications(scope, (notification) => live.push(notification));
+    const others: VideoNotification[] = [];
+    memory.subscribeVideoNotifications({ tenant: "globex", user: "ana" }, (notification) => others.push(notification));
+    const result = await (await memory.watch(scope, clip, { stream: "table", startTime: "2026-01-01T10:00:00Z" })).done;
+    unsubscribe();
+    assert.equal(result.analysed, 6);
+
+    const log = (await memory.listVideoNotifications(scope)).reverse();
+    assert.deepEqual(
+      log.map((item) => [item.data.outcome, item.startMs - Date.parse("2026-01-01T10:00:00Z")]),
+      [
+        ["send", 3000],
+        ["suppressed", 8500],
+        ["cleared", 9000],
+        ["suppressed", 12000],
+        ["cleared", 15000],
+      ],
+      "sent at the first drop, a duplicate while low, re-armed when back, the second drop within the cooldown",
+    );
+    assert.match(String(log[3]?.data.reason), /^cooldown/);
+    assert.equal(live.length, 1, "the SSE listener got the one delivery");
+    assert.equal(others.length, 0, "another tenant's listener got nothing");
+    assert.equal(live[0]?.ruleId, rule.id);
+    assert.equal(received.length, 1, "the webhook got it once, after one retried 503");
+    const [delivery] = received;
+    assert.ok(delivery && verifySignature(delivery.body, delivery.signature, "s3cret"), "signed");
+    assert.deepEqual(
+      ((log[0]?.data.deliveries ?? []) as { channel: string; ok: boolean; attempts: number }[]).map((d) => [
+        d.channel,
+        d.ok,
+        d.attempts,
+      ]),
+      [
+        ["sse", true, 1],
+        [url, true, 2],
+      ],
+    );
+
+    // Every notification resolves to the raw key frames behind it.
+    for (const item of log) {
+      const frames = await memory.videoKeyFrames(scope, item.id);
+      assert.ok(frames.length >= 1, `${item.id} has key frames`);
+    }
+    const audit = (await memory.listAudit(scope, { limit: 100 })).filter((event) => event.action === "video.notify");
+    assert.equal(audit.length, 5, "every decision is audited");
+
+    // Forgetting the segment behind the delivery removes it from the log.
+    const sessions = await memory.listSessions(scope);
+    const second = sessions.find((session) => session.key.endsWith("#1"));
+    assert.ok(second);
+    await memory.forget(scope, { session: second.id });
+    assert.equal(
+      (await memory.listVideoNotifications(scope)).some((item) => item.data.outcome === "send"),
+      false,
+    );
+  });
+
+  it("a shorter cooldown in the source's policy sends the second drop too", { skip: noFfmpegReason }, async (t) => {
+    const bottles = [3, 1, 1, 3, 1, 3];
+    const scenes = bottles.map((_, index) => (index % 2 === 0 ? "testsrc" : "testsrc2"));
+    const clip = makeClip(tempDir(t), "bottles.mp4", { scenes, sceneSeconds: 3 });
+    const memory = await open(t, tableDetector(bottles), { notify: { sources: { table: { cooldownMs: 5000 } } } });
+    await memory.addVideoRule(scope, { text: "alert when fewer than 2 bottles remain" });
+    await (await memory.watch(scope, clip, { stream: "table" })).done;
+    const sent = await memory.listVideoNotifications(scope, { outcome: "send" });
+    assert.equal(sent.length, 2);
+  });
+});
+
+describe("semantic memory through the pipeline", () => {
+  it("consolidates an entity's facts every 5 observations, with provenance, and forget takes them", {
+    skip: noFfmpegReason,
+  }, async (t) => {
+    const people = [1, 1, 1, 1, 1, 1, 1, 1, 1, 1];
+    const bottles = people.map(() => 1);
+    const scenes = people.map((_, index) => (index % 2 === 0 ? "testsrc" : "testsrc2"));
+    const clip = makeClip(tempDir(t), "visits.mp4", { scenes, sceneSeconds: 3 });
+    const memory = await open(t, tableDetector(bottles, people));
+    await (await memory.watch(scope, clip, { stream: "visits", startTime: "2026-01-01T10:00:00Z" })).done;
+    const [entity] = await memory.listEntities(scope);
+    assert.ok(entity);
+    assert.equal(entity.observations, 10);
+    await memory.nameEntity(scope, entity.id, "Ana");
+
+    const panel = await memory.entityMemory(scope, entity.id);
+    const byText = new Map(panel.facts.map((fact) => [fact.text, fact]));
+    const identity = byText.get("is named Ana");
+    assert.equal(identity?.importance, 1);
+    assert.equal(identity?.category, "identity");
+    const near = byText.get("often seen near a bottle");
+    assert.ok(near, `facts: ${[...byText.keys()].join("; ")}`);
+    // Consolidated at the 5th observation (4 earlier ones read) and re-confirmed at the 10th by 5 new ones.
+    assert.equal(near.confirmations, 1);
+    assert.equal(near.importance, 0.6, "Eq. 1 once: 0.5 + 0.5·0.2");
+    assert.deepEqual(
+      near.history.map((edit) => edit.op),
+      ["add", "confirm"],
+    );
+    assert.ok(near.sources.length >= 9, "the fact points to the raw key frames and crops behind it");
+    assert.equal(panel.nextConsolidationIn, 5);
+    const hits = await memory.searchVideo(scope, "bottle", { level: "fact" });
+    assert.equal(hits[0]?.item.text, "often seen near a bottle");
+    const audit = (await memory.listAudit(scope, { limit: 300 })).map((event) => event.action);
+    assert.ok(
+      audit.includes("video.fact.add") && audit.includes("video.fact.confirm") && audit.includes("video.consolidation"),
+    );
+
+    // Forget one segment the fact was justified by: the fact goes, the user's identity fact stays.
+    const sessions = await memory.listSessions(scope);
+    await memory.forget(scope, { session: sessions[0]?.id ?? "" });
+    const after = await memory.listFacts(scope, { entityId: entity.id });
+    assert.equal(
+      after.some((fact) => fact.text === "often seen near a bottle"),
+      false,
+    );
+    assert.ok(after.some((fact) => fact.text === "is named Ana"));
+  });
+});
