@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { ProviderError } from "../../src/core/errors.ts";
+import { createOpenAIChat } from "../../src/models/openai-provider.ts";
 import type { VideoItem } from "../../src/store/video-records.ts";
+import { chatConsolidator } from "../../src/video/semantic/chat-consolidator.ts";
 import { modelFreeConsolidator } from "../../src/video/semantic/consolidator.ts";
 import {
   applyFactEdits,
@@ -11,6 +14,7 @@ import {
   identityFact,
   reinforce,
 } from "../../src/video/semantic/facts.ts";
+import { startFakeOpenAIServer } from "../models/fake-openai-server.ts";
 
 const entity: VideoItem = {
   id: "vent_a",
@@ -224,6 +228,56 @@ describe("semantic facts", () => {
     assert.ok(
       repeat.edits.every((edit) => edit.op === "none"),
       "no new evidence, no change",
+    );
+  });
+});
+
+describe("the chat consolidator through the openai provider", () => {
+  it("sends the entity's facts and observations, keeps valid edits and drops invalid ones", async (t) => {
+    const server = await startFakeOpenAIServer();
+    const { chat, close } = createOpenAIChat({ baseUrl: server.url, apiKey: "sk-test", model: "gpt-4o-mini" });
+    t.after(async () => {
+      await close();
+      await server.close();
+    });
+    const seen = [1, 2, 3].map((index) => observation(index, { objects: ["bottle"] }));
+    const identity = identityFact(entity, "vfact_identity", 0);
+    const near = applyFactEdits(
+      [],
+      [{ op: "add", category: "relation", text: "often seen near a bottle", observations: ["vobs_1"] }],
+      { ...context(seen), newId: () => "vfact_near" },
+    ).put;
+    server.replyNext("/chat/completions", { fixture: "chat-completion-fact-edits" });
+    const consolidator = chatConsolidator(chat);
+    const facts = [identity, ...near];
+    const { edits, warnings } = await consolidator.consolidate({
+      entity,
+      facts,
+      observations: seen,
+      companions: new Map(),
+      texts: new Map(),
+    });
+    assert.equal(warnings.length, 1, "the add without text is malformed and dropped");
+    const applied = applyFactEdits(facts, edits, context(seen, consolidator.id));
+    assert.deepEqual(applied.counts, { add: 1, confirm: 1, revise: 0, delete: 0, none: 1 });
+    assert.deepEqual(
+      applied.dropped.map((drop) => drop.reason),
+      ["no fact vfact_unknown of entity vent_a", "identity facts are protected from automatic change"],
+    );
+    assert.ok(applied.put.some((fact) => fact.text === "stands at the round table"));
+    const body = server.requestsTo("/chat/completions")[0]?.body as { messages: { content: string }[] };
+    const sent = JSON.parse(body.messages[1]?.content ?? "{}") as { facts: { id: string }[]; observations: unknown[] };
+    assert.deepEqual(
+      sent.facts.map((fact) => fact.id),
+      ["vfact_identity", "vfact_near"],
+    );
+    assert.equal(sent.observations.length, 3);
+
+    server.replyNext("/chat/completions", { fixture: "chat-completion-invalid-json" });
+    await assert.rejects(
+      consolidator.consolidate({ entity, facts, observations: seen, companions: new Map(), texts: new Map() }),
+      ProviderError,
+      "an invalid answer is an error the pipeline turns into a warning, facts unchanged",
     );
   });
 });
