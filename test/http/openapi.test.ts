@@ -58,6 +58,7 @@ describe("the OpenAPI document as a client sees it", () => {
     );
     assert.deepEqual(operationIds.sort(), [
       "addSession",
+      "addVideoRule",
       "appendTurns",
       "forget",
       "getBlob",
@@ -68,6 +69,7 @@ describe("the OpenAPI document as a client sees it", () => {
       "getSession",
       "getStats",
       "getThumbnail",
+      "getVideoEntityMemory",
       "getVideoFrames",
       "getVideoItem",
       "listAudit",
@@ -75,13 +77,18 @@ describe("the OpenAPI document as a client sees it", () => {
       "listSessions",
       "listUsers",
       "listVideoEntities",
+      "listVideoFacts",
+      "listVideoNotifications",
+      "listVideoRules",
       "manageContext",
       "mcpDelete",
       "mcpGet",
       "mcpPost",
       "remember",
+      "removeVideoRule",
       "search",
       "searchVideo",
+      "streamVideoNotifications",
     ]);
     assert.deepEqual(
       document.servers.map((entry) => entry.url),

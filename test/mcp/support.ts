@@ -61,7 +61,9 @@ export const toolNames = [
   "cairn_remember",
   "cairn_search",
   "cairn_video_entities",
+  "cairn_video_entity",
   "cairn_video_item",
+  "cairn_video_rule",
   "cairn_video_search",
 ];
 

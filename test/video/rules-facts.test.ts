@@ -3,9 +3,13 @@ import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, it } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { InputError } from "../../src/core/errors.ts";
 import { Memory, type VideoNotification } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
+import { startServer } from "../../src/surfaces/http/server.ts";
+import { createMcpServer } from "../../src/surfaces/mcp/server.ts";
 import type { Frame } from "../../src/video/gateway.ts";
 import type { Detector, FrameDetections } from "../../src/video/perception/detector.ts";
 import { verifySignature } from "../../src/video/procedural/deliveries.ts";
@@ -232,5 +236,99 @@ describe("semantic memory through the pipeline", () => {
       false,
     );
     assert.ok(after.some((fact) => fact.text === "is named Ana"));
+  });
+});
+
+describe("rules, facts and the notification log on HTTP and MCP", { skip: noFfmpegReason }, () => {
+  it("HTTP: a rule posted, its delivery on the SSE stream, the log, the facts and an entity's panel", async (t) => {
+    const people = [1, 1, 1, 1, 1, 1];
+    const bottles = [3, 3, 1, 1, 3, 3];
+    const clip = makeClip(tempDir(t), "visits.mp4", {
+      scenes: people.map((_, index) => (index % 2 === 0 ? "testsrc" : "testsrc2")),
+      sceneSeconds: 3,
+    });
+    const memory = await open(t, tableDetector(bottles, people));
+    const server = await startServer({ memory, keys: null, port: 0 });
+    t.after(() => server.close());
+    const headers = { "x-cairn-tenant": "acme", "x-cairn-user": "ana" };
+    const call = async (path: string, init: RequestInit = {}) => {
+      const response = await fetch(`${server.url}${path}`, { ...init, headers: { ...headers, ...init.headers } });
+      assert.ok(response.ok, `${path}: ${response.status} ${await response.clone().text()}`);
+      return response.json() as Promise<Record<string, unknown>>;
+    };
+    const { rule } = (await call("/v1/video/rules", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ text: "alert when fewer than 2 bottles remain" }),
+    })) as { rule: { id: string } };
+    const bad = await fetch(`${server.url}/v1/video/rules`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ text: "" }),
+    });
+    assert.equal(bad.status, 400);
+
+    const events = await fetch(`${server.url}/v1/video/notifications/stream`, { headers });
+    assert.equal(events.headers.get("content-type"), "text/event-stream");
+    const reader = (events.body as ReadableStream<Uint8Array>).getReader();
+    let seen = "";
+    const delivered = (async () => {
+      while (!seen.includes("event: notification")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        seen += new TextDecoder().decode(value);
+      }
+      await reader.cancel();
+    })();
+    await (await memory.watch(scope, clip, { stream: "visits" })).done;
+    await delivered;
+    assert.match(seen, new RegExp(`"ruleId":"${rule.id}"`));
+
+    const { notifications } = (await call("/v1/video/notifications?outcome=send")) as {
+      notifications: { id: string }[];
+    };
+    assert.equal(notifications.length, 1);
+    const { frames } = (await call(`/v1/video/items/${notifications[0]?.id}/frames`)) as { frames: unknown[] };
+    assert.ok(frames.length >= 1, "the notification's key frames");
+    const { facts } = (await call("/v1/video/facts")) as { facts: { text: string; sources: string[] }[] };
+    assert.ok(facts.some((fact) => fact.text === "often seen near a bottle" && fact.sources.length > 0));
+    const [entity] = await memory.listEntities(scope);
+    const panel = (await call(`/v1/video/entities/${entity?.id}/memory`)) as { facts: unknown[]; recent: unknown[] };
+    assert.ok(panel.facts.length >= 1 && panel.recent.length >= 1);
+    const { hits } = (await call("/v1/video/search?q=bottle&level=fact")) as { hits: unknown[] };
+    assert.ok(hits.length >= 1);
+    await call(`/v1/video/rules/${rule.id}`, { method: "DELETE" });
+    assert.deepEqual(((await call("/v1/video/rules")) as { rules: unknown[] }).rules, []);
+  });
+
+  it("MCP: set a rule, search facts, open an entity's memory", async (t) => {
+    const people = [2, 2, 2, 2, 2, 2];
+    const clip = makeClip(tempDir(t), "visits.mp4", {
+      scenes: people.map((_, index) => (index % 2 === 0 ? "testsrc" : "testsrc2")),
+      sceneSeconds: 3,
+    });
+    const memory = await open(t, tableDetector([1, 1, 1, 1, 1, 1], people));
+    const server = createMcpServer(memory, scope);
+    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "video2-test", version: "1.0.0" });
+    await client.connect(clientSide);
+    t.after(() => client.close());
+    const set = (await client.callTool({
+      name: "cairn_video_rule",
+      arguments: { text: "tell me when Ana arrives" },
+    })) as { structuredContent?: { rule: { data: { condition: unknown } } } };
+    assert.deepEqual(set.structuredContent?.rule.data.condition, { kind: "arrival", entity: "Ana" });
+    await (await memory.watch(scope, clip, { stream: "visits" })).done;
+    const search = (await client.callTool({
+      name: "cairn_video_search",
+      arguments: { query: "bottle", level: "fact" },
+    })) as { structuredContent?: { hits: { item: { entityId: string } }[] } };
+    const entityId = search.structuredContent?.hits[0]?.item.entityId;
+    assert.ok(entityId);
+    const panel = (await client.callTool({ name: "cairn_video_entity", arguments: { id: entityId } })) as {
+      structuredContent?: { facts: { text: string; importance: number }[] };
+    };
+    assert.ok(panel.structuredContent?.facts.some((fact) => fact.text === "often seen near a bottle"));
   });
 });

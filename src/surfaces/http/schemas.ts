@@ -159,6 +159,30 @@ export const pageQuery = z
 
 export const idParam = z.object({ id: z.string().min(1).max(256) });
 
+export const videoFactsQuery = z
+  .object({ entity: z.string().min(1).max(256).optional().describe("only this entity's facts") })
+  .strict();
+
+export const videoRuleBody = z
+  .object({
+    text: z
+      .string()
+      .min(1)
+      .max(1000)
+      .describe('the rule in words: "alert when fewer than 2 bottles remain", "tell me when Ana arrives"'),
+    source: z.string().min(1).max(500).optional().describe("only streams whose name starts with this"),
+  })
+  .strict();
+
+export const videoNotificationsQuery = z
+  .object({
+    stream: z.string().min(1).max(500).optional(),
+    rule: z.string().min(1).max(256).optional(),
+    outcome: z.enum(["send", "suppressed", "cleared"]).optional(),
+    limit: z.coerce.number().int().min(1).max(10_000).optional(),
+  })
+  .strict();
+
 export const videoSearchQuery = z
   .object({
     q: z.string().min(1).max(2000).describe("what to look for"),
@@ -581,6 +605,40 @@ export const responses = {
     })
     .strict()
     .describe("An item with its time-ordered neighbours at the same level"),
+  videoFacts: z
+    .object({
+      facts: z.array(
+        z
+          .object({
+            id: z.string(),
+            text: z.string(),
+            category: z.string(),
+            importance: z.number(),
+            sources: z.array(z.string()).describe("raw nodes (key frames, crops) behind the fact"),
+          })
+          .passthrough(),
+      ),
+    })
+    .strict()
+    .describe("Semantic facts, most important first"),
+  entityMemory: z
+    .object({
+      entity: z.object({ id: z.string() }).passthrough(),
+      facts: z.array(z.object({ id: z.string(), text: z.string(), importance: z.number() }).passthrough()),
+      recent: z.array(z.object({ id: z.string(), text: z.string() }).passthrough()),
+      nextConsolidationIn: z.number().int(),
+    })
+    .strict()
+    .describe("One entity's panel: its evolving facts with their edit history, sightings and recent observations"),
+  videoRule: z.object({ rule: z.object({ id: z.string(), text: z.string() }).passthrough() }).strict(),
+  videoRules: z.object({ rules: z.array(z.object({ id: z.string(), text: z.string() }).passthrough()) }).strict(),
+  videoRuleRemoved: z.object({ removed: z.string() }).strict(),
+  videoNotifications: z
+    .object({
+      notifications: z.array(z.object({ id: z.string(), text: z.string() }).passthrough()),
+    })
+    .strict()
+    .describe("The notifier's decisions (sent, suppressed, cleared), newest first"),
   videoFrames: z
     .object({
       frames: z.array(
