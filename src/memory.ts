@@ -70,6 +70,7 @@ import {
   getWithNeighbours,
   type KeyFrame,
   keyFramesOf,
+  listMoments,
   searchLevel,
   type VideoHit,
 } from "./video/video-queries.ts";
@@ -623,6 +624,14 @@ export class Memory {
   /** The key frames and crops behind a video item; their original pixels come from `getBlob`. */
   async videoKeyFrames(scope: Scope, id: string): Promise<KeyFrame[]> {
     return keyFramesOf(this.#scoped(scope), id);
+  }
+
+  /** The per-segment moments (traces), newest first, with the key frames behind each. */
+  async listVideoMoments(
+    scope: Scope,
+    options: { stream?: string; limit?: number } = {},
+  ): Promise<{ item: VideoItem; frames: KeyFrame[] }[]> {
+    return listMoments(this.#scoped(scope), options);
   }
 
   /** Semantic memory: the facts about this scope's entities (or one entity's), most important first. */

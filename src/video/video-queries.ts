@@ -116,6 +116,23 @@ export async function keyFramesOf(scoped: ScopedStore, id: string): Promise<KeyF
   );
 }
 
+/** The per-segment moments (traces) newest first, each with the key frames and crops behind it. */
+export async function listMoments(
+  scoped: ScopedStore,
+  options: { readonly stream?: string; readonly limit?: number } = {},
+): Promise<{ item: VideoItem; frames: KeyFrame[] }[]> {
+  const limit = options.limit ?? 20;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new InputError("limit", "1 to 500");
+  const traces = await scoped.readVideoItems({
+    kinds: ["trace"],
+    ...(options.stream ? { stream: options.stream } : {}),
+  });
+  const newest = traces.reverse().slice(0, limit);
+  return Promise.all(
+    newest.map(async (item) => ({ item: withoutVector(item), frames: await keyFramesOf(scoped, item.id) })),
+  );
+}
+
 /** Vectors are internal: callers get the text, time, links and sources. */
 function withoutVector(item: VideoItem): VideoItem {
   return { ...item, vector: null };

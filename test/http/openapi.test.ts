@@ -78,6 +78,7 @@ describe("the OpenAPI document as a client sees it", () => {
       "listUsers",
       "listVideoEntities",
       "listVideoFacts",
+      "listVideoMoments",
       "listVideoNotifications",
       "listVideoRules",
       "manageContext",

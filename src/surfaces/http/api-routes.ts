@@ -16,6 +16,7 @@ import {
   searchBody,
   sessionBody,
   videoFactsQuery,
+  videoMomentsQuery,
   videoNotificationsQuery,
   videoRuleBody,
   videoSearchQuery,
@@ -292,6 +293,25 @@ export function apiRoutes(info: { version: string }): Route[] {
         responses: { 200: { description: "the frames", schema: responses.videoFrames }, ...errors, ...notFound },
       },
       async ({ c, memory, scope, params }) => c.json({ frames: await memory.videoKeyFrames(scope, params.id) }),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        operationId: "listVideoMoments",
+        path: "/v1/video/moments",
+        summary: "Per-segment moments (traces), newest first, with their key frames and timestamps",
+        tag: "video",
+        scoped: true,
+        query: videoMomentsQuery,
+        responses: { 200: { description: "the moments", schema: responses.videoMoments }, ...errors },
+      },
+      async ({ c, memory, scope, query }) =>
+        c.json({
+          moments: await memory.listVideoMoments(scope, {
+            ...(query.stream ? { stream: query.stream } : {}),
+            ...(query.limit ? { limit: query.limit } : {}),
+          }),
+        }),
     ),
     defineRoute(
       {

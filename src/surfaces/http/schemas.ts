@@ -183,6 +183,13 @@ export const videoNotificationsQuery = z
   })
   .strict();
 
+export const videoMomentsQuery = z
+  .object({
+    stream: z.string().min(1).max(500).optional(),
+    limit: z.coerce.number().int().min(1).max(500).optional(),
+  })
+  .strict();
+
 export const videoSearchQuery = z
   .object({
     q: z.string().min(1).max(2000).describe("what to look for"),
@@ -605,6 +612,19 @@ export const responses = {
     })
     .strict()
     .describe("An item with its time-ordered neighbours at the same level"),
+  videoMoments: z
+    .object({
+      moments: z.array(
+        z
+          .object({
+            item: z.object({ id: z.string(), text: z.string() }).passthrough(),
+            frames: z.array(z.object({ hash: z.string(), time: z.string() }).passthrough()),
+          })
+          .strict(),
+      ),
+    })
+    .strict()
+    .describe("Per-segment moments (traces), newest first, with the key frames behind each"),
   videoFacts: z
     .object({
       facts: z.array(
