@@ -63,6 +63,7 @@ import { NotificationHub, type VideoNotification } from "./video/procedural/deli
 import { addRule, listNotifications, listRules, removeRule } from "./video/procedural/rule-store.ts";
 import type { RuleInput } from "./video/procedural/rules.ts";
 import { type EntityFact, type EntityMemory, entityMemory, listFacts } from "./video/semantic/entity-memory.ts";
+import { answerFromVideo, type VideoAnswer } from "./video/video-answer.ts";
 import { type VideoConfig, videoConfig } from "./video/video-config.ts";
 import { type EntitySummary, listEntities, mergeEntities, nameEntity, splitEntity } from "./video/video-entities.ts";
 import {
@@ -83,6 +84,7 @@ export type { SearchOptions, SearchQuery } from "./route/search.ts";
 export type { DeliveryResult, VideoNotification } from "./video/procedural/deliveries.ts";
 export type { RuleCondition, RuleInput } from "./video/procedural/rules.ts";
 export type { EntityFact, EntityMemory } from "./video/semantic/entity-memory.ts";
+export type { VideoAnswer } from "./video/video-answer.ts";
 export type { EntitySummary } from "./video/video-entities.ts";
 export type { EpisodicLevel, KeyFrame, VideoHit } from "./video/video-queries.ts";
 export type { SegmentReport, VideoWatch, WatchOptions, WatchResult } from "./video/watch.ts";
@@ -624,6 +626,18 @@ export class Memory {
   /** The key frames and crops behind a video item; their original pixels come from `getBlob`. */
   async videoKeyFrames(scope: Scope, id: string): Promise<KeyFrame[]> {
     return keyFramesOf(this.#scoped(scope), id);
+  }
+
+  /**
+   * Answers a question from the video memory through the profile's chat model, citing the items
+   * (facts, chapters, traces, observations) it used; a ConfigError without a chat model.
+   */
+  async answerFromVideo(
+    scope: Scope,
+    question: string,
+    options: { levels?: readonly EpisodicLevel[]; limit?: number } = {},
+  ): Promise<VideoAnswer> {
+    return answerFromVideo(this.#scoped(scope), this.models, question, options);
   }
 
   /** The per-segment moments (traces), newest first, with the key frames behind each. */

@@ -59,6 +59,7 @@ describe("the OpenAPI document as a client sees it", () => {
     assert.deepEqual(operationIds.sort(), [
       "addSession",
       "addVideoRule",
+      "answerFromVideo",
       "appendTurns",
       "forget",
       "getBlob",

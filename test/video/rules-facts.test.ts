@@ -8,12 +8,14 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { InputError } from "../../src/core/errors.ts";
 import { Memory, type VideoNotification } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
+import { createOpenAIChat } from "../../src/models/openai-provider.ts";
 import { startServer } from "../../src/surfaces/http/server.ts";
 import { createMcpServer } from "../../src/surfaces/mcp/server.ts";
 import type { Frame } from "../../src/video/gateway.ts";
 import type { Detector, FrameDetections } from "../../src/video/perception/detector.ts";
 import { verifySignature } from "../../src/video/procedural/deliveries.ts";
 import type { VideoConfigInput } from "../../src/video/video-config.ts";
+import { startFakeOpenAIServer } from "../models/fake-openai-server.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { makeClip, noFfmpegReason } from "../support/video-fixtures.ts";
 
@@ -330,5 +332,53 @@ describe("rules, facts and the notification log on HTTP and MCP", { skip: noFfmp
       structuredContent?: { facts: { text: string; importance: number }[] };
     };
     assert.ok(panel.structuredContent?.facts.some((fact) => fact.text === "often seen near a bottle"));
+  });
+});
+
+describe("the answer flow through the openai provider", { skip: noFfmpegReason }, () => {
+  it("answers from the memory it was shown and keeps only the citations it was shown", async (t) => {
+    const server = await startFakeOpenAIServer();
+    const { chat, close } = createOpenAIChat({ baseUrl: server.url, apiKey: "sk-test", model: "gpt-4o-mini" });
+    t.after(async () => {
+      await close();
+      await server.close();
+    });
+    const people = [3, 3, 3, 3, 3, 3];
+    const clip = makeClip(tempDir(t), "visits.mp4", {
+      scenes: people.map((_, index) => (index % 2 === 0 ? "testsrc" : "testsrc2")),
+      sceneSeconds: 3,
+    });
+    const memory = await Memory.open({
+      path: tempDir(t),
+      models: { ...createHashModels(), chat },
+      video: {
+        detector: tableDetector([1, 1, 1, 1, 1, 1], people),
+        config: { gateway: { fps: 2 }, segmenter: { maxSegmentMs: sceneMs } },
+      },
+    });
+    t.after(() => memory.close());
+    await (await memory.watch(scope, clip, { stream: "visits" })).done;
+    const [fact] = await memory.listFacts(scope);
+    assert.ok(fact);
+    const recorded = server.fixture("chat-completion-video-answer") as { choices: { message: { content: string } }[] };
+    const [choice] = recorded.choices;
+    assert.ok(choice);
+    choice.message.content = choice.message.content.replace("ITEM_ID", fact.id);
+    server.replyNext("/chat/completions", { body: JSON.stringify(recorded) });
+    const answer = await memory.answerFromVideo(scope, "Was there a bottle near the person?", {
+      levels: ["fact", "trace"],
+    });
+    assert.match(answer.answer, /near a bottle/);
+    assert.deepEqual(
+      answer.cited.map((item) => item.id),
+      [fact.id],
+    );
+    assert.equal(answer.warnings.length, 1, "the id it was not shown is dropped, with a warning");
+    const body = server.requestsTo("/chat/completions")[0]?.body as { messages: { content: string }[] };
+    const shown = JSON.parse(body.messages[1]?.content ?? "{}") as { items: { id: string }[] };
+    assert.ok(shown.items.some((item) => item.id === fact.id));
+    const plain = await Memory.open({ path: tempDir(t), models: createHashModels() });
+    t.after(() => plain.close());
+    await assert.rejects(plain.answerFromVideo(scope, "anything"), /chat model/);
   });
 });

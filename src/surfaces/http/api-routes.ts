@@ -15,6 +15,7 @@ import {
   responses,
   searchBody,
   sessionBody,
+  videoAnswerBody,
   videoFactsQuery,
   videoMomentsQuery,
   videoNotificationsQuery,
@@ -293,6 +294,20 @@ export function apiRoutes(info: { version: string }): Route[] {
         responses: { 200: { description: "the frames", schema: responses.videoFrames }, ...errors, ...notFound },
       },
       async ({ c, memory, scope, params }) => c.json({ frames: await memory.videoKeyFrames(scope, params.id) }),
+    ),
+    defineRoute(
+      {
+        method: "post",
+        operationId: "answerFromVideo",
+        path: "/v1/video/answer",
+        summary: "Answer a question from the video memory with the chat model, citing the items used",
+        tag: "video",
+        scoped: true,
+        body: videoAnswerBody,
+        responses: { 200: { description: "the answer", schema: responses.videoAnswer }, ...errors },
+      },
+      async ({ c, memory, scope, body }) =>
+        c.json(await memory.answerFromVideo(scope, body.question, body.levels ? { levels: body.levels } : {})),
     ),
     defineRoute(
       {

@@ -190,6 +190,13 @@ export const videoMomentsQuery = z
   })
   .strict();
 
+export const videoAnswerBody = z
+  .object({
+    question: z.string().min(1).max(2000),
+    levels: z.array(z.enum(["observation", "trace", "chapter", "fact", "rule", "notification"])).optional(),
+  })
+  .strict();
+
 export const videoSearchQuery = z
   .object({
     q: z.string().min(1).max(2000).describe("what to look for"),
@@ -625,6 +632,18 @@ export const responses = {
     })
     .strict()
     .describe("Per-segment moments (traces), newest first, with the key frames behind each"),
+  videoAnswer: z
+    .object({
+      question: z.string(),
+      answer: z.string(),
+      cited: z.array(z.object({ id: z.string(), text: z.string() }).passthrough()),
+      evidence: z.array(
+        z.object({ score: z.number(), item: z.object({ id: z.string() }).passthrough() }).passthrough(),
+      ),
+      warnings: z.array(z.string()),
+    })
+    .strict()
+    .describe("An answer from the video memory with the items it cites"),
   videoFacts: z
     .object({
       facts: z.array(

@@ -171,6 +171,10 @@ export const videoRuleInput = {
   source: z.string().min(1).max(500).optional().describe("Only streams whose name starts with this"),
 };
 
+export const videoAnswerInput = {
+  question: z.string().min(1).max(2000).describe("A question about what the watched streams showed"),
+};
+
 export const videoEntityInput = {
   id: z.string().min(1).max(256).describe("An entity id from cairn_video_entities"),
 };

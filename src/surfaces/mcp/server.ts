@@ -29,6 +29,7 @@ import {
   rememberOutput,
   searchInput,
   searchOutput,
+  videoAnswerInput,
   videoEntityInput,
   videoItemInput,
   videoRuleInput,
@@ -293,6 +294,26 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
         return jsonResult(
           { ...panel },
           panel.facts.map((fact) => `${fact.text} (importance ${fact.importance})`).join("\n") || "no facts yet",
+        );
+      }),
+  );
+
+  server.registerTool(
+    "cairn_video_answer",
+    {
+      title: "Answer from video memory",
+      description:
+        "Answers a question from the video memory (facts, chapters, traces, observations) with the server's chat " +
+        "model and returns the items it cited; fails when the server has no chat model.",
+      inputSchema: videoAnswerInput,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    ({ question }) =>
+      toolResult("cairn_video_answer", log, async () => {
+        const answer = await memory.answerFromVideo(scope, question);
+        return jsonResult(
+          { ...answer },
+          `${answer.answer}\n(cited: ${answer.cited.map((item) => item.id).join(", ")})`,
         );
       }),
   );
