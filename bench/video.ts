@@ -247,7 +247,11 @@ async function tableRun(_models: Models) {
       segmentLatencyMs: { mean: round(mean(latencies)), p95: round(percentile(latencies, 0.95)) },
       facts: await factFigures(memory, user),
       visitorsSeenAt30s: [
-        ...new Set(labelled.filter((entry) => entry.from <= 30 && entry.to >= 30).map((entry) => entry.entity)),
+        ...new Set(
+          labelled
+            .filter((entry) => entry.entity !== null && entry.from <= 30 && entry.to >= 30)
+            .map((entry) => entry.entity),
+        ),
       ],
       entityOfVisitorV2: [...byEntity].filter(([, visitors]) => visitors.has("V2")).map(([entity]) => entity),
       decisions: reports.flatMap((report) => report.decisions.map((decision) => ({ at: report.startMs, ...decision }))),
