@@ -354,6 +354,15 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
       ${videoTenantTables.map(wall).join("\n")}
     `,
   },
+  {
+    version: 8,
+    name: "video memory part 2: semantic facts, consolidation counters, procedural rules and the notification log",
+    sql: `
+      ALTER TABLE video_items DROP CONSTRAINT video_items_kind_check;
+      ALTER TABLE video_items ADD CONSTRAINT video_items_kind_check CHECK (kind IN ('entity', 'slot', 'observation',
+        'trace', 'chapter', 'fact', 'consolidation', 'rule', 'notification'));
+    `,
+  },
 ];
 
 export const latestSchemaVersion = migrations.at(-1)?.version ?? 0;

@@ -329,6 +329,32 @@ const migrations: readonly { version: number; name: string; sql: string; run?: (
       CREATE INDEX video_sources_by_node ON video_sources (scope_key, raw_node_id);
     `,
   },
+  {
+    version: 10,
+    name: "video memory part 2: semantic facts, consolidation counters, procedural rules and the notification log",
+    // SQLite cannot widen a CHECK in place: the table is rebuilt with the same rows (issue 14).
+    sql: `
+      CREATE TABLE video_items_next (
+        scope_key TEXT NOT NULL,
+        id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('entity', 'slot', 'observation', 'trace', 'chapter',
+                                           'fact', 'consolidation', 'rule', 'notification')),
+        stream TEXT,
+        entity_id TEXT,
+        start_ms INTEGER NOT NULL,
+        end_ms INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        data TEXT NOT NULL,
+        vector BLOB,
+        PRIMARY KEY (scope_key, id)
+      ) WITHOUT ROWID;
+      INSERT INTO video_items_next SELECT * FROM video_items;
+      DROP TABLE video_items;
+      ALTER TABLE video_items_next RENAME TO video_items;
+      CREATE INDEX video_items_by_kind ON video_items (scope_key, kind, start_ms);
+      CREATE INDEX video_items_by_entity ON video_items (scope_key, entity_id);
+    `,
+  },
 ];
 
 /** Every schema version this Cairn knows, ascending. */

@@ -236,13 +236,21 @@ const commands: Record<string, CliCommand> = {
   video: {
     help: videoHelp,
     scope: "required",
-    flags: { level: { type: "string" }, k: { type: "string" }, "save-images": { type: "string" } },
+    flags: {
+      level: { type: "string" },
+      k: { type: "string" },
+      "save-images": { type: "string" },
+      source: { type: "string" },
+      outcome: { type: "string" },
+    },
     positionals: Number.POSITIVE_INFINITY,
     run: (options, values, positionals) =>
       video(options, positionals, {
         level: values.level as string | undefined,
         k: values.k as string | undefined,
         saveImages: values["save-images"] as string | undefined,
+        source: values.source as string | undefined,
+        outcome: values.outcome as string | undefined,
       }),
   },
   demo: {
