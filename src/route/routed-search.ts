@@ -123,7 +123,7 @@ async function directPasses(
       : [];
   // The dense pass only finds the channel's own top hits: every candidate (routed or direct) is
   // then scored exactly from its stored vector, so no candidate lacks a dense score and the ANN
-  // pass costs what k needs, not what ranking a few hundred candidates needs (decision 013).
+  // pass costs what k needs, not what ranking a few hundred candidates needs (decision 015).
   const dense =
     query.textVector && enabled.has("dense")
       ? await store.searchVectors(options.spaces.text, query.textVector, {
