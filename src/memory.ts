@@ -15,7 +15,7 @@ import type { IntakeOptions } from "./ingest/image-intake.ts";
 import { defaultIngestLimits, type IngestLimits } from "./ingest/limits.ts";
 import { type PreparedSession, prepareSession, validateSession } from "./ingest/prepare-session.ts";
 import { type RememberOptions, type RememberResult, remember } from "./ingest/remember.ts";
-import { type CommitContext, commitWithMaintenance } from "./maintain/commit-session.ts";
+import { ActiveIndexCache, type CommitContext, commitWithMaintenance } from "./maintain/commit-session.ts";
 import { defaultMaintenanceConfig, type MaintenanceConfig } from "./maintain/config.ts";
 import { forgetWithRepair } from "./maintain/forget.ts";
 import { resolveJudge } from "./maintain/judge.ts";
@@ -169,6 +169,7 @@ export class Memory {
       spaces: this.spaces,
       newId: newEntryId,
       now: this.#now,
+      activeIndex: new ActiveIndexCache(activeIndexCacheSize),
     });
     const { roles, unit, ...compile } = options.compile ?? {};
     this.compileConfig = Object.freeze({

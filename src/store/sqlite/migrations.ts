@@ -1,5 +1,6 @@
 import type { Database } from "better-sqlite3";
 import { ensureTenant, tenantKeyRange } from "./tenants.ts";
+import { plainTableOf, plainTableSql } from "./vector-rows.ts";
 
 /**
  * Versioned schema. A migration runs once, inside a transaction, and is never edited after
@@ -328,6 +329,20 @@ const migrations: readonly { version: number; name: string; sql: string; run?: (
       ) WITHOUT ROWID;
       CREATE INDEX video_sources_by_node ON video_sources (scope_key, raw_node_id);
     `,
+  },
+  {
+    version: 9,
+    name: "a plain copy of every vector space's vectors, for exact scoring of search candidates",
+    sql: "",
+    // vec0 tables are made per vector space on first use (ensureSpace makes the copy with them from
+    // now on); existing ones get their copy here, filled by one sequential pass over vec0.
+    run: (db) => {
+      const tables = db.prepare("SELECT table_name FROM vector_spaces ORDER BY rowid").pluck().all() as string[];
+      for (const table of tables) {
+        db.exec(plainTableSql(table));
+        db.exec(`INSERT INTO ${plainTableOf(table)} (rowid, embedding) SELECT rowid, embedding FROM ${table}`);
+      }
+    },
   },
   {
     version: 10,

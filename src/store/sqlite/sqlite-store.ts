@@ -17,7 +17,7 @@ import { SqliteScopedStore } from "./sqlite-scoped-store.ts";
 import { tenantKeyRange } from "./tenants.ts";
 import type { VectorIndexOptions } from "./vector-index-options.ts";
 import { VectorIndexes } from "./vector-indexes.ts";
-import { type SpaceRow, vectorTableOf } from "./vector-rows.ts";
+import { plainTableSql, type SpaceRow, vectorTableOf } from "./vector-rows.ts";
 
 export interface SqliteStoreOptions {
   /** Folder holding `cairn.db` and the blob files; created if missing. */
@@ -127,6 +127,7 @@ export class SqliteStore implements Store, StoreServices {
     this.db.exec(
       `CREATE VIRTUAL TABLE ${table} USING vec0 (scope_key TEXT PARTITION KEY, session_rowid INTEGER, time_ms INTEGER, speaker TEXT, embedding FLOAT[${space.dimensions}] distance_metric=cosine)`,
     );
+    this.db.exec(plainTableSql(table));
     this.db
       .prepare("INSERT INTO vector_spaces (name, kind, dimensions, table_name) VALUES (?, ?, ?, ?)")
       .run(space.name, space.kind, space.dimensions, table);
