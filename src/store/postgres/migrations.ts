@@ -355,7 +355,7 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
     `,
   },
   {
-    version: 8,
+    version: 7,
     name: "video memory part 2: semantic facts, consolidation counters, procedural rules and the notification log",
     sql: `
       ALTER TABLE video_items DROP CONSTRAINT video_items_kind_check;
