@@ -58,6 +58,56 @@ export const channelIndexConformance = defineGroup("channel index", (test) => {
     assert.deepEqual(await a.searchLexical("text", "   ", { limit: 10 }), []);
   });
 
+  test("lexical search finds Chinese and Japanese words inside unspaced runs, and mixed CJK and English", async (store) => {
+    const { red } = await images();
+    const a = store.forScope(scopeA);
+    const result = await a.commitSession(
+      await buildSessionWrite({
+        key: "cjk",
+        turns: [
+          { text: "我昨天在东京买了一台新相机，花了很多钱。" },
+          { text: "今天的天气很好，我们去公园散步吧" },
+          { text: "週末は京都で抹茶のケーキを食べました" },
+          { text: "明日、東京タワーに行きます" },
+          { text: "The meeting about the Kyoto project moved to Friday" },
+          { text: "Ana bought a Leica相机 in 东京 last spring" },
+          { text: "a photo", images: [{ data: red, caption: "夕焼けの海", derivedText: "出口 EXIT" }] },
+        ],
+      }),
+    );
+    const [camera, weather, matcha, tower, english, mixed, pictured] = result.rawNodeIds as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
+    const found = async (query: string, field: "text" | "imageText" = "text") =>
+      ids(await a.searchLexical(field, query, { limit: 10 }));
+    // A word in the middle of a longer run, in Chinese and in Japanese (kanji, kana, the long-vowel mark).
+    assert.deepEqual(new Set(await found("相机")), new Set([camera, mixed]));
+    assert.deepEqual(await found("天气"), [weather]);
+    assert.deepEqual(await found("抹茶"), [matcha]);
+    assert.deepEqual(await found("タワー"), [tower]);
+    assert.deepEqual(await found("京都"), [matcha]);
+    // A whole question: its pairs meet the sentence that holds most of them first.
+    assert.equal((await found("你在东京买了什么相机？"))[0], camera);
+    // One character is a query too (it is indexed alone as well as in pairs).
+    assert.ok((await found("茶")).includes(matcha));
+    // Mixed scripts: the English word and the Chinese word each find their rows.
+    assert.deepEqual(new Set(await found("Leica 东京")), new Set([mixed, camera]));
+    assert.equal((await found("Leica 东京"))[0], mixed);
+    assert.deepEqual(await found("Kyoto project"), [english]);
+    // Image-derived text in Japanese is its own field, as in English.
+    assert.deepEqual(await found("夕焼け", "imageText"), [pictured]);
+    assert.deepEqual(await found("出口", "imageText"), [pictured]);
+    assert.deepEqual(await found("夕焼け"), []);
+    // A word that is not there finds nothing, even though its characters are common.
+    assert.deepEqual(await found("北京"), []);
+  });
+
   test("lexical scores come from the tenant's own rows: another tenant's words change no score", async (store) => {
     const { red, blue } = await images();
     const turns = [
