@@ -100,6 +100,7 @@ const commands: Record<string, CliCommand> = {
       to: { type: "string" },
       "max-images": { type: "string" },
       "max-tokens": { type: "string" },
+      "min-score": { type: "string" },
     },
     positionals: Number.POSITIVE_INFINITY,
     run: (options, values, positionals) =>
@@ -112,6 +113,7 @@ const commands: Record<string, CliCommand> = {
         to: values.to as string | undefined,
         maxImages: values["max-images"] as string | undefined,
         maxTokens: values["max-tokens"] as string | undefined,
+        minScore: values["min-score"] as string | undefined,
       }),
   },
   context: {
