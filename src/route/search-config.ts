@@ -3,7 +3,7 @@ import type { RouteConfig } from "../evidence/route-trace.ts";
 import { defaultRouteConfig } from "./router.ts";
 
 /** See `SearchConfig.minScore`. */
-export const defaultMinScore = 0.2;
+export const defaultMinScore = 0;
 
 /** Settings of the read pipeline. Defaults from DESIGN §4 (M2A fusion, C3M routing); the object handed around is frozen. */
 
@@ -28,7 +28,10 @@ export const defaultSearchConfig: SearchConfig = Object.freeze({
   rrfK: 60,
   /** M2A's top-10 per channel (DESIGN §4). */
   perChannel: 10,
-  /** At least one content word of a question of up to five (docs/decisions/014 gives the measurements). */
+  /**
+   * Off by default: word coverage misses synonyms and words only in pixels (docs/decisions/014); 0.2
+   * (one content word of a question of up to five) is the measured suggestion.
+   */
   minScore: defaultMinScore,
 });
 

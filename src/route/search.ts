@@ -43,7 +43,7 @@ export interface SearchOptions {
   readonly vision?: boolean;
   /**
    * Leave out evidence holding less than this share (0–1) of the query's content words; the pack
-   * says `noRelevantEvidence` when nothing is left. Default `SearchConfig.minScore` (0.25); 0 keeps all.
+   * says `noRelevantEvidence` when nothing is left. Default `SearchConfig.minScore` (0: keep all; 0.2 is the measured suggestion).
    */
   readonly minScore?: number;
   readonly filters?: {

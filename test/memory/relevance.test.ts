@@ -5,13 +5,18 @@ import { relevanceTerms, termCoverage } from "../../src/channels/relevance.ts";
 import { InputError } from "../../src/core/errors.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
-import { defaultMinScore } from "../../src/route/search-config.ts";
 import { drawPng, tempDir } from "../support/fixtures.ts";
 
 const scope = { tenant: "acme", user: "ana" };
 
-async function openWithHistory(t: { after: (fn: () => void | Promise<void>) => void }) {
-  const memory = await Memory.open({ path: join(tempDir(t), "store"), models: createHashModels() });
+/** The cut these tests use: the suggested 0.2, set as the memory's default (the shipped default, 0, cuts nothing). */
+const minScore = 0.2;
+
+async function openWithHistory(
+  t: { after: (fn: () => void | Promise<void>) => void },
+  search: { minScore?: number } = { minScore },
+) {
+  const memory = await Memory.open({ path: join(tempDir(t), "store"), models: createHashModels(), search });
   t.after(() => memory.close());
   await memory.addSession(scope, {
     session: "trip",
@@ -45,13 +50,16 @@ describe("relevance: a score comparable across queries, and a pack that says whe
     assert.ok(pack.items.length > 0);
     assert.match(pack.items[0]?.text ?? "", /sister/);
     for (const item of pack.items) {
-      assert.ok(typeof item.relevance === "number" && item.relevance >= defaultMinScore, "nothing below the cut");
+      assert.ok(typeof item.relevance === "number" && item.relevance >= minScore, "nothing below the cut");
     }
-    assert.equal(pack.relevance?.minScore, defaultMinScore);
+    assert.equal(pack.relevance?.minScore, minScore);
     assert.equal(pack.relevance?.best, 1);
     // The dense channel brings every turn of this small scope; those sharing no word are cut.
     const all = await memory.search(scope, "hiking with my sister in the Alps", { minScore: 0 });
-    assert.ok(all.items.some((item) => item.relevance === 0), "minScore 0 keeps everything retrieved");
+    assert.ok(
+      all.items.some((item) => item.relevance === 0),
+      "minScore 0 keeps everything retrieved",
+    );
     assert.equal(pack.relevance?.cut, all.items.length - pack.items.length);
     assert.ok(!pack.items.some((item) => /sourdough/.test(item.text)));
   });
@@ -75,6 +83,15 @@ describe("relevance: a score comparable across queries, and a pack that says whe
     );
     const chinese = await memory.search(scope, "东京的相机");
     assert.equal(chinese.items[0]?.text, "我们在东京买了一台新相机");
+  });
+
+  it("by default cuts nothing: every retrieved item comes back with its relevance", async (t) => {
+    const memory = await openWithHistory(t, {});
+    const pack = await memory.search(scope, "What is the capital of Australia?");
+    assert.equal(pack.relevance?.minScore, 0);
+    assert.equal(pack.noRelevantEvidence, false);
+    assert.ok(pack.items.length > 0 && pack.items.every((item) => item.relevance === 0));
+    assert.equal(pack.relevance?.best, 0, "the pack still says that nothing retrieved shares a word with the query");
   });
 
   it("rejects a minScore outside 0..1 with an InputError, and does not cut image-only queries", async (t) => {

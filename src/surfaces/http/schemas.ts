@@ -144,7 +144,7 @@ export const searchBody = z
       .max(1)
       .optional()
       .describe(
-        "leave out evidence holding less than this share of the query's content words (default 0.2; 0 keeps all); noRelevantEvidence says when nothing is left",
+        "leave out evidence holding less than this share of the query's content words (default 0, which keeps all; 0.2 asks for one content word of a short question); noRelevantEvidence says when nothing is left",
       ),
   })
   .strict()

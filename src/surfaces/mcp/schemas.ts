@@ -86,7 +86,7 @@ export const searchInput = {
     .max(1)
     .optional()
     .describe(
-      "Leave out evidence holding less than this share of your query's content words (default 0.2; 0 keeps all). " +
+      "Leave out evidence holding less than this share of your query's content words (default 0, which keeps all; 0.2 asks for one content word of a short question). " +
         "When nothing is left the result says noRelevantEvidence: the memory holds nothing on this",
     ),
   images: z

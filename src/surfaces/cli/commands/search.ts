@@ -6,7 +6,7 @@ import { renderPack } from "../render.ts";
 
 export const searchHelp = `cairn search "<text>" [--image PATH] [--user U] [--k N] [--session KEY] [--speaker NAME]
   [--from TIME] [--to TIME]   (RFC 3339 with an offset or Z) [--max-images N] [--max-tokens N]
-  [--min-score X]   (0-1: leave out evidence holding less than this share of the query's words; default 0.2)`;
+  [--min-score X]   (0-1: leave out evidence holding less than this share of the query's words; default 0, 0.2 suggested)`;
 
 export interface SearchFlags {
   readonly image?: string;
