@@ -11,6 +11,7 @@ import { ingest, ingestHelp } from "./commands/ingest.ts";
 import { keys, keysHelp } from "./commands/keys.ts";
 import { mcp, mcpHelp } from "./commands/mcp.ts";
 import { migrate, migrateHelp } from "./commands/migrate.ts";
+import { reembed, reembedHelp } from "./commands/reembed.ts";
 import { rememberCommand, rememberHelp } from "./commands/remember.ts";
 import { search, searchHelp } from "./commands/search.ts";
 import { serve, serveHelp } from "./commands/serve.ts";
@@ -179,6 +180,17 @@ const commands: Record<string, CliCommand> = {
       check(options, {
         scopeGiven: argv.some((arg) => /^--(tenant|user|agent)(=|$)/.test(arg)),
         repair: values.repair === true,
+      }),
+  },
+  reembed: {
+    help: reembedHelp,
+    scope: "optional",
+    flags: { force: { type: "boolean" } },
+    positionals: 0,
+    run: (options, values, _positionals, argv) =>
+      reembed(options, {
+        scopeGiven: argv.some((arg) => /^--(tenant|user|agent)(=|$)/.test(arg)),
+        force: values.force === true,
       }),
   },
   migrate: {
