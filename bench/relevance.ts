@@ -97,6 +97,8 @@ const rows = cuts.map((cut) => {
 const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
 const command = `CAIRN_DATA=../shared/data npx tsx bench/relevance.ts${values.profile === "hash" ? "" : ` --profile ${values.profile}`}${values.mode === "cairn" ? "" : ` --mode ${values.mode}`}`;
 const markdown = [
+  `### Relevance cut on LoCoMo (\`minScore\`, ${values.profile} profile)`,
+  "",
   `LoCoMo, ${values.profile} profile, \`${values.mode}\` search at the default budget, ${histories.length} histories: ` +
     `${adversarial.length} adversarial questions (answer "not mentioned") and ${answerable.length} answerable ones ` +
     `with gold turns (${withGold.length} of them with gold in the uncut pack). Run: \`${command}\` ` +
