@@ -58,7 +58,7 @@ export async function replaceVectors(
     const target = rows.get(space);
     if (!target) throw new InputError("spaces", `a vector for undeclared space ${space}`);
     const values = [node.rowid, ordinal, node.session_rowid, node.time_ms, node.speaker, vectorLiteral(vector)];
-    values.forEach((value, index) => target.columns[index]?.push(value));
+    for (const [index, value] of values.entries()) target.columns[index]?.push(value);
   };
   let count = 0;
   for (const replacement of write.rawNodes) {
