@@ -18,8 +18,10 @@ import {
   scopeB,
   scopeC,
   sha256,
+  spaces,
   textSpace,
 } from "./conformance-support.ts";
+import { forget } from "./scoped-reads.ts";
 
 /**
  * Conformance of the channel index: what the retrieval channels search (BM25 over text and
@@ -108,6 +110,10 @@ export const channelIndexConformance = defineGroup("channel index", (test) => {
     assert.deepEqual(await found("夕焼け"), []);
     // A word that is not there finds nothing, even though its characters are common.
     assert.deepEqual(await found("北京"), []);
+    // Forget takes the pairs and characters with the rows: nothing of the session is found any more.
+    await forget(a, { session: "cjk" }, spaces);
+    for (const query of ["相机", "抹茶", "茶", "タワー", "Leica"]) assert.deepEqual(await found(query), [], query);
+    assert.deepEqual(await found("夕焼け", "imageText"), []);
   });
 
   test("lexical scores come from the tenant's own rows: another tenant's words change no score", async (store) => {
