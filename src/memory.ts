@@ -20,6 +20,7 @@ import { defaultMaintenanceConfig, type MaintenanceConfig } from "./maintain/con
 import { forgetWithRepair } from "./maintain/forget.ts";
 import { resolveJudge } from "./maintain/judge.ts";
 import { Ramu } from "./maintain/ramu.ts";
+import { type ReembedResult, reembedScope } from "./maintain/reembed.ts";
 import {
   checkScopeIndex,
   type IndexCheck,
@@ -498,6 +499,44 @@ export class Memory {
     // A store migrated from before the maintained index builds it first, as a search or a write would.
     await this.#ensureIndex(scoped);
     return checkScopeIndex(scoped, this.maintenance.bounds);
+  }
+
+  /**
+   * Makes the vectors of a scope (or of every scope) again with this memory's models, after a change
+   * of model profile: raw nodes, images and their derived text stay exactly as they are; each
+   * scope's vectors are swapped in one transaction (audited as `reembed`), its index rebuilt on the
+   * new vectors, and a `ModelMismatchError` for it goes away. A scope whose vectors already come from
+   * these models is skipped (so a run that stopped part way can be run again), unless `force`.
+   * @example await memory.reembed({ tenant: "acme", user: "ana" }, { onProgress: (done, total) => {} });
+   */
+  async reembed(
+    scope?: Scope,
+    options: {
+      readonly force?: boolean;
+      readonly onProgress?: (progress: { scope: Scope; done: number; total: number }) => void;
+    } = {},
+  ): Promise<{ scope: Scope; skipped: boolean; result: ReembedResult | null }[]> {
+    const scopes = scope ? [scope] : await this.#store.listScopes();
+    const ours = new Set([this.spaces.text.name, this.spaces.imageText.name, this.spaces.image?.name]);
+    const done: { scope: Scope; skipped: boolean; result: ReembedResult | null }[] = [];
+    for (const target of scopes) {
+      const scoped = this.#scoped(target);
+      const result = await this.#writeLocks.run(scopeKey(scoped.scope), async () => {
+        const inUse = await scoped.vectorSpacesInUse();
+        const status = await scoped.indexStatus();
+        if (!options.force && inUse.every((space) => ours.has(space.name)) && !status.needsRebuild) return null;
+        const reembedded = await reembedScope(scoped, {
+          models: this.models,
+          spaces: this.spaces,
+          onProgress: (count, total) => options.onProgress?.({ scope: scoped.scope, done: count, total }),
+        });
+        await rebuildScopeIndex(scoped, this.#maintainer);
+        return reembedded;
+      });
+      this.#modelsChecked.delete(scopeKey(scoped.scope));
+      done.push({ scope: scoped.scope, skipped: result === null, result });
+    }
+    return done;
   }
 
   /**

@@ -133,6 +133,8 @@ export async function compiledSearch(
     budget: packed.budget,
     channelsUsed: channelsOf(valid),
     compiled: { ran: true, reason: null, fallback: null, gate, ...ran },
+    // A program that passed the gate answers a banked question on evidence it verified: no relevance cut.
+    noRelevantEvidence: packed.items.length === 0,
     warnings,
     timings: { embedMs, searchMs: totalMs - embedMs, totalMs },
   };

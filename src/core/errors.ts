@@ -85,8 +85,9 @@ export class ModelMismatchError extends ConfigError {
   constructor(stored: readonly string[], current: readonly string[]) {
     super(
       `this scope's vectors were made by ${stored.join(", ")}, but the models in use make ${current.join(", ")}: ` +
-        "open it with the model profile that built it (e.g. --profile / CAIRN_PROFILE), or pass " +
-        'onModelMismatch: "warn" to search without those vectors',
+        "open it with the model profile that built it (e.g. --profile / CAIRN_PROFILE), rebuild its vectors " +
+        'with the models in use (`cairn reembed`, `memory.reembed(scope)`), or pass onModelMismatch: "warn" to ' +
+        "search without those vectors",
     );
     this.stored = Object.freeze([...stored]);
     this.current = Object.freeze([...current]);

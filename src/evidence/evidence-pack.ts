@@ -81,6 +81,11 @@ export interface EvidenceItem {
   readonly channels: Partial<Record<ChannelName, ChannelHit>>;
   /** Tokens of the text plus the text of `imagesAsText`. */
   readonly textTokens: number;
+  /**
+   * The share of the query's content words this evidence holds, in [0, 1], comparable across queries
+   * (`channels/relevance.ts`); null for a query without words (an image alone) or a compiled program's evidence.
+   */
+  readonly relevance?: number | null;
   /** How routing reached this raw node, when it did: its entry, the link followed, and whether it is a latest state. */
   readonly route?: { readonly entry: string; readonly via: RouteVia; readonly latest: boolean };
 }
@@ -106,6 +111,13 @@ export interface EvidencePack {
   readonly route?: RouteTrace & { readonly selected: number };
   /** For `compiled` mode: which banked program ran, or why the default search answered. */
   readonly compiled?: CompiledTrace;
+  /**
+   * True when nothing in the pack is relevant: nothing was retrieved, or nothing reached the
+   * relevance cut (`relevance.minScore`). An agent should answer "not in memory" rather than guess.
+   */
+  readonly noRelevantEvidence: boolean;
+  /** The relevance cut applied (text queries): the threshold, the best candidate's score, and how many fell below. */
+  readonly relevance?: { readonly minScore: number; readonly best: number | null; readonly cut: number };
   readonly warnings: readonly string[];
   readonly timings: { readonly embedMs: number; readonly searchMs: number; readonly totalMs: number };
 }

@@ -1,3 +1,4 @@
+import { relevanceTerms, termCoverage } from "../channels/relevance.ts";
 import type { ChannelName, Fused } from "../channels/rrf.ts";
 import { allChannels, retrieveTriPath, type TopChannel } from "../channels/tri-path.ts";
 import { InputError } from "../core/errors.ts";
@@ -40,6 +41,11 @@ export interface SearchOptions {
    * captions and OCR text, charged to the text-token budget instead of the image budget.
    */
   readonly vision?: boolean;
+  /**
+   * Leave out evidence holding less than this share (0–1) of the query's content words; the pack
+   * says `noRelevantEvidence` when nothing is left. Default `SearchConfig.minScore` (0: keep all; 0.2 is the measured suggestion).
+   */
+  readonly minScore?: number;
   readonly filters?: {
     /** Session keys (the caller's own ids). */
     readonly sessions?: readonly string[];
@@ -101,6 +107,9 @@ export async function search(
   if (mode === "compiled")
     throw new InputError("mode", "compiled search runs through Memory.search, not the read pipeline");
   const channels = options.channels ?? allChannels;
+  const minScore = options.minScore ?? context.config.minScore;
+  if (typeof minScore !== "number" || !(minScore >= 0 && minScore <= 1))
+    throw new InputError("minScore", "must be a number from 0 to 1");
   const warnings: string[] = [];
 
   const embedStarted = performance.now();
@@ -112,12 +121,23 @@ export async function search(
     mode === "tri-path"
       ? await retrieveDirect(scoped, prepared, channels, filters, context)
       : await retrieveThroughIndex(scoped, prepared, { mode, options, channels, filters, budget, context, index });
-  const { items, used } = pack(retrieved, budget, options.vision ?? true);
+  const relevant = cutByRelevance(retrieved, prepared.text, minScore);
+  const packed = pack(relevant.retrieved, budget, options.vision ?? true);
+  const items = packed.items.map((item) => ({ ...item, relevance: relevant.scores.get(item.rawNodeId) ?? null }));
+  const used = packed.used;
   const searchMs = performance.now() - searchStarted;
   const cuts = Object.entries(used.cut).filter(([, count]) => count > 0);
   if (cuts.length > 0) {
     warnings.push(
       `budget cut ${cuts.map(([dimension, count]) => `${count} by ${dimension}`).join(", ")} (see budget.cutItems)`,
+    );
+  }
+  const noRelevantEvidence = items.length === 0;
+  if (noRelevantEvidence) {
+    warnings.push(
+      relevant.cut > 0
+        ? `no relevant evidence: the best of ${relevant.cut} candidates holds ${round2(relevant.best ?? 0)} of the query's words, below minScore ${minScore}`
+        : "no relevant evidence: nothing in this scope matched the query",
     );
   }
   const { route } = retrieved;
@@ -128,6 +148,8 @@ export async function search(
     budget: used,
     channelsUsed: retrieved.channelsUsed,
     ...(route ? { route: { ...route.trace, selected: items.length } } : {}),
+    noRelevantEvidence,
+    ...(relevant.terms > 0 ? { relevance: { minScore, best: relevant.best, cut: relevant.cut } } : {}),
     warnings,
     timings: { embedMs, searchMs, totalMs: performance.now() - started },
   };
@@ -250,6 +272,38 @@ function pack(retrieved: Retrieved, budget: Budget, vision: boolean) {
   });
   return { items, used };
 }
+
+/**
+ * Scores every candidate's relevance (the share of the query's words it holds, over its text, speaker
+ * and image-derived text) and leaves out those below `minScore` before packing, so weak hits spend no
+ * budget. A query without words (an image alone) has no relevance: nothing is cut.
+ */
+function cutByRelevance(retrieved: Retrieved, queryText: string, minScore: number) {
+  const terms = relevanceTerms(queryText);
+  const scores = new Map<string, number>();
+  if (terms.length === 0) return { retrieved, scores, terms: 0, best: null, cut: 0 };
+  let best: number | null = null;
+  const kept = retrieved.ordered.filter((hit) => {
+    const node = retrieved.nodes.get(hit.id);
+    if (!node) return false;
+    const text = [node.speaker, node.text, ...node.images.flatMap((image) => [image.caption, image.derivedText])]
+      .filter(Boolean)
+      .join(" ");
+    const score = termCoverage(terms, text) ?? 0;
+    scores.set(hit.id, score);
+    best = Math.max(best ?? 0, score);
+    return score >= minScore;
+  });
+  return {
+    retrieved: { ...retrieved, ordered: kept },
+    scores,
+    terms: terms.length,
+    best,
+    cut: scores.size - kept.length,
+  };
+}
+
+const round2 = (value: number) => Math.round(value * 100) / 100;
 
 /** Linked entries read from an index held in memory (the harness's replayed baselines). */
 function linkedFrom(index: IndexState): LinkedEntries {

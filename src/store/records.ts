@@ -126,6 +126,21 @@ export interface VectorSpace {
   readonly dimensions: number;
 }
 
+/**
+ * Every vector of a scope, made again by other models (`cairn reembed`): the vectors of each raw node
+ * in the declared spaces, and the audit event that records the change. Raw evidence is not in it.
+ */
+export interface VectorReplacement {
+  readonly spaces: readonly VectorSpace[];
+  readonly rawNodes: readonly {
+    readonly rawNodeId: string;
+    readonly textVectors: Readonly<Record<string, Float32Array>>;
+    /** Per image of the raw node, in its order: its vector per space (empty when it has no pixels). */
+    readonly imageVectors: readonly Readonly<Record<string, Float32Array>>[];
+  }[];
+  readonly audit: { readonly action: string; readonly subject: string; readonly details: Record<string, unknown> };
+}
+
 export interface SessionWrite {
   readonly key: string;
   readonly timeMs: number;

@@ -13,6 +13,7 @@ import type {
   SearchFilters,
   SessionRecord,
   SessionWrite,
+  VectorReplacement,
   VectorSpace,
 } from "./records.ts";
 import type { VideoItem, VideoItemQuery, VideoWrite } from "./video-records.ts";
@@ -146,6 +147,14 @@ export interface ScopedStore {
    * models would find nothing in them).
    */
   vectorSpacesInUse(): Promise<VectorSpace[]>;
+  /**
+   * Replaces every vector of the scope (`cairn reembed`), in one transaction: the scope's vectors in
+   * every space are deleted, `write`'s inserted in its declared spaces (image vectors also cached per
+   * blob), the index marked for a rebuild (its entries hold the old vectors; the version grows) and
+   * the audit event written. Raw nodes, blobs and lexical rows are not touched. A raw node must be
+   * given for every raw node of the scope and none other (an `InputError`, nothing changed).
+   */
+  replaceVectors(write: VectorReplacement): Promise<{ readonly vectors: number }>;
 
   // ── Active index: entries, their pointers and links ──────────────────────────────────────────
   /** The maintained index: active entries only (what maintenance plans against), or every entry. */

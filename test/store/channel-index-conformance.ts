@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import type { SearchFilters } from "../../src/store/records.ts";
+import { InputError } from "../../src/core/errors.ts";
+import type { SearchFilters, VectorReplacement } from "../../src/store/records.ts";
 import {
   assertClose,
   assertDescending,
@@ -16,8 +17,11 @@ import {
   scopeA,
   scopeB,
   scopeC,
+  sha256,
+  spaces,
   textSpace,
 } from "./conformance-support.ts";
+import { forget } from "./scoped-reads.ts";
 
 /**
  * Conformance of the channel index: what the retrieval channels search (BM25 over text and
@@ -56,6 +60,60 @@ export const channelIndexConformance = defineGroup("channel index", (test) => {
     // User text is never parsed as query syntax.
     assert.deepEqual(ids(await a.searchLexical("text", 'giraffe" OR * NEAR(', { limit: 10 })), [most, fewer]);
     assert.deepEqual(await a.searchLexical("text", "   ", { limit: 10 }), []);
+  });
+
+  test("lexical search finds Chinese and Japanese words inside unspaced runs, and mixed CJK and English", async (store) => {
+    const { red } = await images();
+    const a = store.forScope(scopeA);
+    const result = await a.commitSession(
+      await buildSessionWrite({
+        key: "cjk",
+        turns: [
+          { text: "我昨天在东京买了一台新相机，花了很多钱。" },
+          { text: "今天的天气很好，我们去公园散步吧" },
+          { text: "週末は京都で抹茶のケーキを食べました" },
+          { text: "明日、東京タワーに行きます" },
+          { text: "The meeting about the Kyoto project moved to Friday" },
+          { text: "Ana bought a Leica相机 in 东京 last spring" },
+          { text: "a photo", images: [{ data: red, caption: "夕焼けの海", derivedText: "出口 EXIT" }] },
+        ],
+      }),
+    );
+    const [camera, weather, matcha, tower, english, mixed, pictured] = result.rawNodeIds as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
+    const found = async (query: string, field: "text" | "imageText" = "text") =>
+      ids(await a.searchLexical(field, query, { limit: 10 }));
+    // A word in the middle of a longer run, in Chinese and in Japanese (kanji, kana, the long-vowel mark).
+    assert.deepEqual(new Set(await found("相机")), new Set([camera, mixed]));
+    assert.deepEqual(await found("天气"), [weather]);
+    assert.deepEqual(await found("抹茶"), [matcha]);
+    assert.deepEqual(await found("タワー"), [tower]);
+    assert.deepEqual(await found("京都"), [matcha]);
+    // A whole question: its pairs meet the sentence that holds most of them first.
+    assert.equal((await found("你在东京买了什么相机？"))[0], camera);
+    // One character is a query too (it is indexed alone as well as in pairs).
+    assert.ok((await found("茶")).includes(matcha));
+    // Mixed scripts: the English word and the Chinese word each find their rows.
+    assert.deepEqual(new Set(await found("Leica 东京")), new Set([mixed, camera]));
+    assert.equal((await found("Leica 东京"))[0], mixed);
+    assert.deepEqual(await found("Kyoto project"), [english]);
+    // Image-derived text in Japanese is its own field, as in English.
+    assert.deepEqual(await found("夕焼け", "imageText"), [pictured]);
+    assert.deepEqual(await found("出口", "imageText"), [pictured]);
+    assert.deepEqual(await found("夕焼け"), []);
+    // A word that is not there finds nothing, even though its characters are common.
+    assert.deepEqual(await found("北京"), []);
+    // Forget takes the pairs and characters with the rows: nothing of the session is found any more.
+    await forget(a, { session: "cjk" }, spaces);
+    for (const query of ["相机", "抹茶", "茶", "タワー", "Leica"]) assert.deepEqual(await found(query), [], query);
+    assert.deepEqual(await found("夕焼け", "imageText"), []);
   });
 
   test("lexical scores come from the tenant's own rows: another tenant's words change no score", async (store) => {
@@ -125,6 +183,90 @@ export const channelIndexConformance = defineGroup("channel index", (test) => {
       [imageSpace.name, textSpace.name].sort(),
     );
     assert.deepEqual(await store.forScope(scopeC).vectorSpacesInUse(), [], "another tenant's vectors are not seen");
+  });
+
+  test("replaceVectors swaps every vector of the scope into new spaces, atomically, and leaves raw evidence alone", async (store) => {
+    const { red, blue } = await images();
+    const a = store.forScope(scopeA);
+    const b = store.forScope(scopeB);
+    const written = await a.commitSession(
+      await buildSessionWrite({
+        key: "s",
+        turns: [
+          { text: "the heron in the reeds", images: [{ data: red, caption: "a heron" }] },
+          { text: "", images: [{ data: blue, caption: "only a picture" }] },
+          { text: "soup for lunch" },
+        ],
+      }),
+    );
+    const [heron, picture, soup] = written.rawNodeIds as [string, string, string];
+    await b.commitSession(await buildSessionWrite({ key: "b", turns: [{ text: "the heron again" }] }));
+    const evidence = async () => ({
+      nodes: await a.readRawNodes({ sessionId: written.session.id }),
+      sessions: await a.readSessions({}),
+      blob: Buffer.from((await a.readBlob(sha256(red))).data).toString("base64"),
+      lexical: await a.searchLexical("text", "heron soup", { limit: 10 }),
+    });
+    const before = await evidence();
+    const status = await a.indexStatus();
+    const newText = { name: "text:reembed-test-8", kind: "text", dimensions: 8 } as const;
+    const newImage = { name: "image:reembed-test-4", kind: "image", dimensions: 4 } as const;
+    const unit = (index: number, dimensions: number) =>
+      Float32Array.from({ length: dimensions }, (_, position) => (position === index ? 1 : 0));
+    const replacement: VectorReplacement = {
+      spaces: [newText, newImage],
+      rawNodes: [
+        {
+          rawNodeId: heron,
+          textVectors: { [newText.name]: unit(0, 8) },
+          imageVectors: [{ [newImage.name]: unit(0, 4) }],
+        },
+        { rawNodeId: picture, textVectors: {}, imageVectors: [{ [newImage.name]: unit(1, 4) }] },
+        { rawNodeId: soup, textVectors: { [newText.name]: unit(2, 8) }, imageVectors: [] },
+      ],
+      audit: { action: "reembed", subject: "vectors", details: { test: true } },
+    };
+
+    // A write that misses a raw node, or names another scope's, is refused and changes nothing.
+    const foreign = (await b.readRawNodes({ sessionId: (await b.readSessions({}))[0]?.id ?? "" }))[0]?.id ?? "";
+    for (const rawNodes of [
+      replacement.rawNodes.slice(1),
+      [...replacement.rawNodes.slice(1), { rawNodeId: foreign, textVectors: {}, imageVectors: [] }],
+    ]) {
+      await assert.rejects(
+        a.replaceVectors({ ...replacement, rawNodes }),
+        (error: unknown) => error instanceof InputError,
+      );
+      assert.deepEqual(
+        (await a.vectorSpacesInUse()).map((space) => space.name),
+        [imageSpace.name, textSpace.name],
+      );
+    }
+
+    assert.deepEqual(await a.replaceVectors(replacement), { vectors: 4 });
+    assert.deepEqual(
+      (await a.vectorSpacesInUse()).map((space) => space.name),
+      [newImage.name, newText.name],
+      "only the new spaces hold the scope's vectors",
+    );
+    assert.deepEqual(await a.searchVectors(textSpace.name, await embedText("heron"), { limit: 10 }), []);
+    assert.deepEqual(ids(await a.searchVectors(newText.name, unit(2, 8), { limit: 1 })), [soup]);
+    assert.deepEqual(ids(await a.searchVectors(newImage.name, unit(1, 4), { limit: 1 })), [picture]);
+    assert.deepEqual(
+      [...(await a.readVectors(newText.name, [heron, picture, soup])).keys()].sort(),
+      [heron, soup].sort(),
+    );
+    assert.deepEqual(await evidence(), before, "raw nodes, sessions, blobs and lexical rows are as they were");
+    const after = await a.indexStatus();
+    assert.ok(after.needsRebuild && after.version > status.version, "the index, built on old vectors, is marked");
+    const [audit] = await a.readAudit({ limit: 1 });
+    assert.equal(audit?.action, "reembed");
+    assert.deepEqual(
+      (await b.vectorSpacesInUse()).map((space) => space.name),
+      [textSpace.name],
+      "another scope keeps its own",
+    );
+    assert.equal((await b.searchVectors(textSpace.name, await embedText("the heron again"), { limit: 1 })).length, 1);
   });
 
   test("vector search ranks by cosine similarity, best first, within the limit", async (store) => {

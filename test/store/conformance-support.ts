@@ -332,6 +332,7 @@ export const seamMethods = {
   searchVectors: "channel index",
   readVectors: "channel index",
   vectorSpacesInUse: "channel index",
+  replaceVectors: "channel index",
   readIndex: "active index",
   indexStatus: "active index",
   readLinkedEntries: "active index",

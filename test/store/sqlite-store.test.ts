@@ -255,6 +255,62 @@ describe("SqliteStore", () => {
     assert.deepEqual(Buffer.from((await reopened.forScope(scope).readBlob(sha256(kept))).data), kept);
   });
 
+  it("migration 8 indexes stored Chinese and Japanese text again as bigrams, and leaves English rows as they were", async (t) => {
+    const dir = tempDir(t);
+    const red = await drawPng({ color: "#c00" });
+    const store = await SqliteStore.open({ path: dir });
+    const a = store.forScope(scope);
+    const written = await a.commitSession(
+      await buildSessionWrite({
+        key: "s",
+        turns: [
+          { text: "我昨天在东京买了一台新相机" },
+          { text: "the quokka smiled on the island" },
+          { text: "a photo", images: [{ data: red, caption: "夕焼けの海" }] },
+        ],
+      }),
+    );
+    const other = store.forScope({ tenant: "globex", user: "bo" });
+    await other.commitSession(await buildSessionWrite({ key: "s", turns: [{ text: "週末は京都で抹茶を飲みました" }] }));
+    const english = await a.searchLexical("text", "quokka island", { limit: 10 });
+    // As a store before migration 8 held them: the raw text after the scope token, and version 8 unapplied.
+    for (const [tenant, key] of [
+      ["acme", "acme/ana/"],
+      ["globex", "globex/bo/"],
+    ] as const) {
+      const storage = tenantStorage(tenant);
+      const token = `s${sha256(key).slice(0, 24)}`;
+      for (const [table, column] of [
+        [storage.textTable, "r.text"],
+        [
+          storage.imageTextTable,
+          "(SELECT group_concat(caption, ' ') FROM raw_node_images WHERE raw_node_rowid = r.rowid)",
+        ],
+      ] as const) {
+        const rows = store.db
+          .prepare(`SELECT f.rowid AS rowid, ${column} AS body FROM ${table} f JOIN raw_nodes r ON r.rowid = f.rowid`)
+          .all() as { rowid: number; body: string }[];
+        for (const row of rows) {
+          store.db.prepare(`DELETE FROM ${table} WHERE rowid = ?`).run(row.rowid);
+          store.db.prepare(`INSERT INTO ${table} (rowid, body) VALUES (?, ?)`).run(row.rowid, `${token} ${row.body}`);
+        }
+      }
+    }
+    store.db.prepare("DELETE FROM schema_migrations WHERE version = 8").run();
+    assert.deepEqual(await a.searchLexical("text", "相机", { limit: 10 }), [], "the old index misses a word in a run");
+    await store.close();
+
+    const migrated = await SqliteStore.open({ path: dir });
+    t.after(() => migrated.close());
+    const [camera, , photo] = written.rawNodeIds;
+    const found = async (scoped: ReturnType<SqliteStore["forScope"]>, field: "text" | "imageText", query: string) =>
+      (await scoped.searchLexical(field, query, { limit: 10 })).map((hit) => hit.id);
+    assert.deepEqual(await found(migrated.forScope(scope), "text", "相机"), [camera]);
+    assert.deepEqual(await found(migrated.forScope(scope), "imageText", "夕焼け"), [photo]);
+    assert.equal((await found(migrated.forScope({ tenant: "globex", user: "bo" }), "text", "抹茶")).length, 1);
+    assert.deepEqual(await migrated.forScope(scope).searchLexical("text", "quokka island", { limit: 10 }), english);
+  });
+
   it("removes a half-written temporary blob file left by a writer killed mid-write", async (t) => {
     const dir = tempDir(t);
     await (await SqliteStore.open({ path: dir })).close();

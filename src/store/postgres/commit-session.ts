@@ -1,13 +1,14 @@
 import { ConflictError, StoreError } from "../../core/errors.ts";
 import { vectorBytes } from "../../core/vectors.ts";
 import { IndexVersionConflict } from "../index-records.ts";
+import { lexicalDocument } from "../lexical-text.ts";
 import { type SessionRow, toSession } from "../record-rows.ts";
 import type { CommitResult, RawNodeWrite, SessionRecord, SessionWrite } from "../records.ts";
 import type { SessionIdentity } from "../store.ts";
 import { writeAudit } from "./audit-events.ts";
 import { applyPlan, lockIndex } from "./index-rows.ts";
+import { insertLexicalDocuments } from "./lexical-documents.ts";
 import { addLexicalStatistics } from "./lexical-statistics.ts";
-import { textSearchConfig } from "./lexical-terms.ts";
 import { rawNodeRowids } from "./read-raw-nodes.ts";
 import { sessionRowByKey } from "./read-sessions.ts";
 import type { ScopeContext } from "./scope-context.ts";
@@ -331,11 +332,11 @@ async function insertDerivedRows(
   write.rawNodes.forEach((node, position) => {
     const rowid = nodes[position]?.rowid;
     if (rowid === undefined) throw new StoreError("commitSession", "raw node rows out of step with the write");
-    documents.add(rowid, "text", node.text);
+    documents.add(rowid, "text", lexicalDocument(node.text));
     const imageText = node.images
       .map((image) => [image.caption, image.derivedText].filter(Boolean).join(" "))
       .join(" ");
-    if (imageText.trim()) documents.add(rowid, "imageText", imageText);
+    if (imageText.trim()) documents.add(rowid, "imageText", lexicalDocument(imageText));
     for (const [space, vector] of Object.entries(node.textVectors)) addVector(space, rowid, textOrdinal, node, vector);
     node.images.forEach((image, ordinal) => {
       images.add(rowid, ordinal, image.hash, image.caption, image.derivedText, image.origin);
@@ -365,24 +366,8 @@ async function insertDerivedRows(
     );
   }
   if (documents.size > 0) {
-    // A document's length is its number of term occurrences (stop words are not terms).
-    await sql.query(
-      `WITH terms AS (
-         SELECT x.rowid, x.field, to_tsvector('${textSearchConfig}', x.body) AS terms
-         FROM unnest($3::bigint[], $4::text[], $5::text[]) AS x (rowid, field, body)
-       ), documents AS (
-         SELECT rowid, field, terms,
-           coalesce((SELECT sum(array_length(u.positions, 1)) FROM unnest(terms) u), 0)::int AS length
-         FROM terms
-       ), inserted AS (
-         INSERT INTO lexical_docs (raw_node_rowid, field, tenant, scope_key, length)
-         SELECT rowid, field, $1, $2, length FROM documents
-       )
-       INSERT INTO lexical_postings (scope_key, field, lexeme, raw_node_rowid, tenant, tf, length)
-       SELECT $2, d.field, u.lexeme, d.rowid, $1, array_length(u.positions, 1), d.length
-       FROM documents d, unnest(d.terms) u`,
-      [tenant, key, ...documents.values],
-    );
+    const [rowids = [], fields = [], bodies = []] = documents.values;
+    await insertLexicalDocuments(sql, context, { rowids, fields, bodies });
   }
   for (const [name, columns] of vectors) {
     const space = spaces.get(name);

@@ -13,7 +13,11 @@ import type { Sql } from "./tenant-transaction.ts";
  */
 
 /** Adds the documents of these raw nodes (already inserted) to the tenant's statistics. */
-export async function addLexicalStatistics(context: ScopeContext, sql: Sql, rowids: readonly number[]): Promise<void> {
+export async function addLexicalStatistics(
+  context: Pick<ScopeContext, "tenant">,
+  sql: Sql,
+  rowids: readonly number[],
+): Promise<void> {
   if (rowids.length === 0) return;
   await sql.query(
     `INSERT INTO lexical_terms (tenant, field, lexeme, df)
@@ -34,7 +38,7 @@ export async function addLexicalStatistics(context: ScopeContext, sql: Sql, rowi
 
 /** Takes the documents of these raw nodes (still present) out of the tenant's statistics. */
 export async function removeLexicalStatistics(
-  context: ScopeContext,
+  context: Pick<ScopeContext, "tenant">,
   sql: Sql,
   rowids: readonly number[],
 ): Promise<void> {

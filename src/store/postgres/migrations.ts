@@ -1,4 +1,6 @@
 import type pg from "pg";
+import { reindexCjkDocuments } from "./lexical-documents.ts";
+import type { Sql } from "./tenant-transaction.ts";
 
 /**
  * Versioned schema, like the SQLite store's: a migration runs once, inside a transaction, and is
@@ -46,7 +48,12 @@ const wall = (table: string) => `
 /** Tenant tables added after migration 1, each walled by the migration that creates it. */
 export const videoTenantTables = ["video_items", "video_sources"] as const;
 
-const migrations: readonly { version: number; name: string; sql: string }[] = [
+const migrations: readonly {
+  version: number;
+  name: string;
+  sql: string;
+  run?: (sql: Sql) => Promise<void>;
+}[] = [
   {
     version: 1,
     name: "cold store, tenant-owned blobs, lexical documents, active index, audit, row-level security",
@@ -355,6 +362,13 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
     `,
   },
   {
+    version: 6,
+    name: "Chinese, Japanese and Korean text indexed as character bigrams, found by any word inside a run",
+    // The default parser made a whole unspaced CJK clause one lexeme (issue 16); stored documents are indexed again.
+    sql: "SELECT 1",
+    run: reindexCjkDocuments,
+  },
+  {
     version: 7,
     name: "video memory part 2: semantic facts, consolidation counters, procedural rules and the notification log",
     sql: `
@@ -399,6 +413,7 @@ export async function migrate(client: pg.ClientBase, now: () => number): Promise
     for (const migration of migrations) {
       if (applied.has(migration.version)) continue;
       await client.query(migration.sql);
+      await migration.run?.({ query: async (text, values) => (await client.query(text, values as unknown[])).rows });
       await client.query("INSERT INTO schema_migrations (version, name, applied_ms) VALUES ($1, $2, $3)", [
         migration.version,
         migration.name,

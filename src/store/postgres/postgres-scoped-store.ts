@@ -13,6 +13,7 @@ import type {
   SearchFilters,
   SessionRecord,
   SessionWrite,
+  VectorReplacement,
   VectorSpace,
 } from "../records.ts";
 import type {
@@ -34,6 +35,7 @@ import { knownImages, readBlob } from "./read-blobs.ts";
 import { readRawNodes } from "./read-raw-nodes.ts";
 import { readSessionParts, readSessions } from "./read-sessions.ts";
 import { readVectors } from "./read-vectors.ts";
+import { replaceVectors } from "./replace-vectors.ts";
 import type { ScopeContext, StoreServices } from "./scope-context.ts";
 import { applyIndexPlan, indexStatus, restoreIndexAndAudit } from "./scope-index.ts";
 import { scopeStats } from "./scope-stats.ts";
@@ -136,6 +138,10 @@ export class PostgresScopedStore implements ScopedStore {
     const known = await this.#context.store.spaces.named(space);
     if (!known) return new Map();
     return this.#read("readVectors", (sql) => readVectors(this.#context, sql, known, rawNodeIds));
+  }
+
+  async replaceVectors(write: VectorReplacement): Promise<{ readonly vectors: number }> {
+    return this.#write("replaceVectors", (sql) => replaceVectors(this.#context, sql, write));
   }
 
   async vectorSpacesInUse(): Promise<VectorSpace[]> {

@@ -2,6 +2,7 @@ import type { Statement } from "better-sqlite3";
 import { ConflictError, StoreError } from "../../core/errors.ts";
 import { vectorBytes } from "../../core/vectors.ts";
 import { IndexVersionConflict } from "../index-records.ts";
+import { lexicalDocument } from "../lexical-text.ts";
 import { type SessionRow, toSession } from "../record-rows.ts";
 import type { CommitResult, SessionRecord, SessionWrite, VectorSpace } from "../records.ts";
 import type { SessionIdentity } from "../store.ts";
@@ -303,11 +304,11 @@ function insertRawNodes(
     );
     rawNodeIds.push(id);
     rowids.push(rowid);
-    insertText.run(BigInt(rowid), `${scopeToken} ${node.text}`);
+    insertText.run(BigInt(rowid), `${scopeToken} ${lexicalDocument(node.text)}`);
     const imageText = node.images
       .map((image) => [image.caption, image.derivedText].filter(Boolean).join(" "))
       .join(" ");
-    if (imageText.trim()) insertImageText.run(BigInt(rowid), `${scopeToken} ${imageText}`);
+    if (imageText.trim()) insertImageText.run(BigInt(rowid), `${scopeToken} ${lexicalDocument(imageText)}`);
     const meta = [key, BigInt(sessionRowid), BigInt(node.timeMs), node.speaker ?? ""] as const;
     for (const [space, vector] of Object.entries(node.textVectors)) insertVector(space, rowid, vector, meta);
     node.images.forEach((image, ordinal) => {

@@ -1,4 +1,5 @@
 import type { Database } from "better-sqlite3";
+import { reindexCjk } from "./reindex-cjk.ts";
 import { ensureTenant, tenantKeyRange } from "./tenants.ts";
 import { plainTableOf, plainTableSql } from "./vector-rows.ts";
 
@@ -329,6 +330,13 @@ const migrations: readonly { version: number; name: string; sql: string; run?: (
       ) WITHOUT ROWID;
       CREATE INDEX video_sources_by_node ON video_sources (scope_key, raw_node_id);
     `,
+  },
+  {
+    version: 8,
+    name: "Chinese, Japanese and Korean text indexed as character bigrams, found by any word inside a run",
+    // FTS5's unicode61 made a whole unspaced CJK clause one token (issue 16); stored rows are indexed again.
+    sql: "",
+    run: reindexCjk,
   },
   {
     version: 9,

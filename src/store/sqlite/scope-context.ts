@@ -62,6 +62,6 @@ export function createScopeContext(db: Database, key: string, store: StoreServic
 }
 
 /** 24 hex digits (96 bits) of SHA-256: collision-free across any realistic number of scopes. */
-function scopeTokenOf(key: string): string {
+export function scopeTokenOf(key: string): string {
   return `s${createHash("sha256").update(key).digest("hex").slice(0, 24)}`;
 }

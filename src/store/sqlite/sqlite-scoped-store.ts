@@ -13,6 +13,7 @@ import type {
   SearchFilters,
   SessionRecord,
   SessionWrite,
+  VectorReplacement,
   VectorSpace,
 } from "../records.ts";
 import type {
@@ -34,6 +35,7 @@ import { admitPrograms, readBank, retirePrograms } from "./question-bank.ts";
 import { knownImages, readBlob } from "./read-blobs.ts";
 import { readRawNodes } from "./read-raw-nodes.ts";
 import { readSessionParts, readSessions } from "./read-sessions.ts";
+import { replaceVectors } from "./replace-vectors.ts";
 import { createScopeContext, type ScopeContext, type StoreServices } from "./scope-context.ts";
 import { applyIndexPlan, indexStatus, restoreIndexAndAudit } from "./scope-index.ts";
 import { scopeStats } from "./scope-stats.ts";
@@ -112,6 +114,10 @@ export class SqliteScopedStore implements ScopedStore {
 
   async readVectors(space: string, rawNodeIds: readonly string[]): Promise<Map<string, Float32Array>> {
     return textVectors(this.#context, space, rawNodeIds);
+  }
+
+  async replaceVectors(write: VectorReplacement): Promise<{ readonly vectors: number }> {
+    return replaceVectors(this.#context, write);
   }
 
   async vectorSpacesInUse(): Promise<VectorSpace[]> {

@@ -11,6 +11,7 @@ import { ingest, ingestHelp } from "./commands/ingest.ts";
 import { keys, keysHelp } from "./commands/keys.ts";
 import { mcp, mcpHelp } from "./commands/mcp.ts";
 import { migrate, migrateHelp } from "./commands/migrate.ts";
+import { reembed, reembedHelp } from "./commands/reembed.ts";
 import { rememberCommand, rememberHelp } from "./commands/remember.ts";
 import { search, searchHelp } from "./commands/search.ts";
 import { serve, serveHelp } from "./commands/serve.ts";
@@ -100,6 +101,7 @@ const commands: Record<string, CliCommand> = {
       to: { type: "string" },
       "max-images": { type: "string" },
       "max-tokens": { type: "string" },
+      "min-score": { type: "string" },
     },
     positionals: Number.POSITIVE_INFINITY,
     run: (options, values, positionals) =>
@@ -112,6 +114,7 @@ const commands: Record<string, CliCommand> = {
         to: values.to as string | undefined,
         maxImages: values["max-images"] as string | undefined,
         maxTokens: values["max-tokens"] as string | undefined,
+        minScore: values["min-score"] as string | undefined,
       }),
   },
   context: {
@@ -177,6 +180,17 @@ const commands: Record<string, CliCommand> = {
       check(options, {
         scopeGiven: argv.some((arg) => /^--(tenant|user|agent)(=|$)/.test(arg)),
         repair: values.repair === true,
+      }),
+  },
+  reembed: {
+    help: reembedHelp,
+    scope: "optional",
+    flags: { force: { type: "boolean" } },
+    positionals: 0,
+    run: (options, values, _positionals, argv) =>
+      reembed(options, {
+        scopeGiven: argv.some((arg) => /^--(tenant|user|agent)(=|$)/.test(arg)),
+        force: values.force === true,
       }),
   },
   migrate: {

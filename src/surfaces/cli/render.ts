@@ -11,7 +11,7 @@ export function renderPack(pack: EvidencePack): string {
     .filter(Boolean)
     .join(" + ");
   lines.push(`query ${query}  (channels: ${pack.channelsUsed.join(", ") || "none"})`);
-  if (pack.items.length === 0) lines.push("  no evidence found");
+  if (pack.items.length === 0) lines.push("  no relevant evidence found");
   pack.items.forEach((item, index) => {
     const where = item.provenance;
     const channels = Object.entries(item.channels)
@@ -35,7 +35,8 @@ export function renderPack(pack: EvidencePack): string {
       );
     }
     if (item.imagesCut > 0) lines.push(`    (${item.imagesCut} image(s) cut by the image budget)`);
-    lines.push(`    score ${item.score.toFixed(4)} via ${channels} · ${item.textTokens} tokens`);
+    const relevance = item.relevance == null ? "" : ` · relevance ${item.relevance.toFixed(2)}`;
+    lines.push(`    score ${item.score.toFixed(4)} via ${channels}${relevance} · ${item.textTokens} tokens`);
   });
   const { used, limits, cut } = pack.budget;
   lines.push(

@@ -138,6 +138,14 @@ export const searchBody = z
       .min(1)
       .optional(),
     vision: z.boolean().optional().describe("false: images arrive as captions and OCR text"),
+    minScore: z
+      .number()
+      .min(0)
+      .max(1)
+      .optional()
+      .describe(
+        "leave out evidence holding less than this share of the query's content words (default 0, which keeps all; 0.2 asks for one content word of a short question); noRelevantEvidence says when nothing is left",
+      ),
   })
   .strict()
   .refine((body) => (body.text?.trim() ?? "") !== "" || body.image !== undefined, {
@@ -332,6 +340,11 @@ const evidenceItem = z
       })
       .strict()
       .describe("each channel's rank and score for this raw node"),
+    relevance: z
+      .number()
+      .nullable()
+      .optional()
+      .describe("share (0-1) of the query's content words this evidence holds; null for an image-only query"),
     textTokens: z.number().int(),
     route: z
       .object({ entry: z.string(), via: routeVia, latest: z.boolean() })
@@ -432,6 +445,14 @@ const evidencePack = z
     mode: z.enum(["cairn", "route", "tri-path", "compiled"]),
     route: routeTrace.optional().describe("absent for tri-path"),
     compiled: compiledTrace.optional().describe("present for compiled"),
+    noRelevantEvidence: z
+      .boolean()
+      .describe("true when nothing relevant was found: nothing retrieved, or nothing reached minScore"),
+    relevance: z
+      .object({ minScore: z.number(), best: z.number().nullable(), cut: z.number().int() })
+      .strict()
+      .optional()
+      .describe("the relevance cut of a text query: threshold, best candidate's score, candidates cut"),
     warnings: z.array(z.string()),
     timings: z.object({ embedMs: z.number(), searchMs: z.number(), totalMs: z.number() }).strict(),
   })

@@ -89,6 +89,7 @@ export function compactPack(pack: EvidencePack) {
         // Absent rather than null: twelve items of nulls are a tenth of a default answer.
         provenance: { ...provenance, ...definedFields({ role, source, uri }) },
         score: Math.round(item.score * 1000) / 1000,
+        ...(item.relevance != null ? { relevance: Math.round(item.relevance * 100) / 100 } : {}),
         images: item.images.map((image) => ({
           hash: image.hash,
           mediaType: image.mediaType,
@@ -100,6 +101,8 @@ export function compactPack(pack: EvidencePack) {
         ...(item.imagesCut > 0 ? { imagesCut: item.imagesCut } : {}),
       };
     }),
+    // Says outright when nothing relevant was found, so the model answers "not in memory" instead of guessing.
+    noRelevantEvidence: pack.noRelevantEvidence,
     budget: { limits: pack.budget.limits, used: pack.budget.used, cut: pack.budget.cut },
     mode: pack.mode,
     // Which banked program answered, or why the default search did (compiled mode only).

@@ -80,6 +80,15 @@ export const searchInput = {
     .boolean()
     .optional()
     .describe("Whether you can see images (default true); with false images come as their captions and OCR text"),
+  minScore: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe(
+      "Leave out evidence holding less than this share of your query's content words (default 0, which keeps all; 0.2 asks for one content word of a short question). " +
+        "When nothing is left the result says noRelevantEvidence: the memory holds nothing on this",
+    ),
   images: z
     .enum(["link", "original", "thumbnail", "none"])
     .optional()
@@ -216,6 +225,7 @@ export const searchOutput = z
         })
         .passthrough(),
     ),
+    noRelevantEvidence: z.boolean(),
     budget: z.object({}).passthrough(),
     warnings: z.array(z.string()),
   })

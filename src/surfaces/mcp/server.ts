@@ -148,7 +148,7 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
       outputSchema: searchOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    ({ text, image, budget, filters, channels, mode: readMode, vision, images, detail }) =>
+    ({ text, image, budget, filters, channels, mode: readMode, vision, minScore, images, detail }) =>
       toolResult("cairn_search", log, async () => {
         const pack = await memory.search(
           scope,
@@ -159,6 +159,7 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
             channels,
             mode: readMode,
             vision,
+            minScore,
           },
         );
         const mode = images ?? "link";

@@ -5,7 +5,8 @@ import { type CommonOptions, openMemory, output, scopeOf } from "../context.ts";
 import { renderPack } from "../render.ts";
 
 export const searchHelp = `cairn search "<text>" [--image PATH] [--user U] [--k N] [--session KEY] [--speaker NAME]
-  [--from TIME] [--to TIME]   (RFC 3339 with an offset or Z) [--max-images N] [--max-tokens N]`;
+  [--from TIME] [--to TIME]   (RFC 3339 with an offset or Z) [--max-images N] [--max-tokens N]
+  [--min-score X]   (0-1: leave out evidence holding less than this share of the query's words; default 0, 0.2 suggested)`;
 
 export interface SearchFlags {
   readonly image?: string;
@@ -16,6 +17,7 @@ export interface SearchFlags {
   readonly to?: string;
   readonly maxImages?: string;
   readonly maxTokens?: string;
+  readonly minScore?: string;
 }
 
 export async function search(options: CommonOptions, text: string | undefined, flags: SearchFlags): Promise<number> {
@@ -29,13 +31,20 @@ export async function search(options: CommonOptions, text: string | undefined, f
     ...(flags.maxImages === undefined ? {} : { images: positiveInteger("--max-images", flags.maxImages) }),
     ...(flags.maxTokens === undefined ? {} : { textTokens: positiveInteger("--max-tokens", flags.maxTokens) }),
   };
+  const minScore = flags.minScore === undefined ? undefined : Number(flags.minScore);
+  if (minScore !== undefined && !(flags.minScore?.trim() && minScore >= 0 && minScore <= 1))
+    throw new InputError("--min-score", "must be a number from 0 to 1");
   const image = flags.image ? await readImageFlag(flags.image) : undefined;
   const memory = await openMemory(options, { mustExist: true });
   try {
     const pack = await memory.search(
       scopeOf(options),
       { text, image },
-      { budget, filters: { sessions: flags.session, speakers: flags.speaker, from: flags.from, to: flags.to } },
+      {
+        budget,
+        minScore,
+        filters: { sessions: flags.session, speakers: flags.speaker, from: flags.from, to: flags.to },
+      },
     );
     output(options, pack, () => renderPack(pack));
     return 0;
