@@ -3,7 +3,7 @@ import { vectorBytes } from "../../core/vectors.ts";
 import type { VectorReplacement } from "../records.ts";
 import { writeAudit } from "./audit-events.ts";
 import type { ScopeContext } from "./scope-context.ts";
-import { imageSlots, type VectorRow, vectorTableOf } from "./vector-rows.ts";
+import { imageSlots, plainTableOf, type VectorRow, vectorTableOf } from "./vector-rows.ts";
 
 /**
  * Replaces every vector of one scope in one transaction (`ScopedStore.replaceVectors`): the scope's
@@ -52,9 +52,12 @@ export function replaceVectors(context: ScopeContext, write: VectorReplacement):
           .pluck()
           .all(key) as number[];
         if (rowids.length === 0) continue;
-        db.prepare(`DELETE FROM ${space.table_name} WHERE rowid IN (SELECT value FROM json_each(?))`).run(
-          JSON.stringify(rowids),
-        );
+        // The plain copy (exact scoring, decision 015) goes with its vec0 rows.
+        for (const table of [space.table_name, plainTableOf(space.table_name)]) {
+          db.prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT value FROM json_each(?))`).run(
+            JSON.stringify(rowids),
+          );
+        }
         removed.push({ table: space.table_name, rowids });
       }
       const tables = new Map(write.spaces.map((space) => [space.name, store.ensureSpace(space)]));
@@ -64,6 +67,7 @@ export function replaceVectors(context: ScopeContext, write: VectorReplacement):
         db.prepare(
           `INSERT INTO ${table} (rowid, scope_key, session_rowid, time_ms, speaker, embedding) VALUES (?, ?, ?, ?, ?, ?)`,
         ).run(BigInt(rowid), key, BigInt(node.session_rowid), BigInt(node.time_ms), node.speaker ?? "", vector);
+        db.prepare(`INSERT INTO ${plainTableOf(table)} (rowid, embedding) VALUES (?, ?)`).run(BigInt(rowid), vector);
         inserted.push({ table, rowid, vector });
       };
       const cache = db.prepare(
