@@ -22,12 +22,21 @@ import { basename, dirname, join } from "node:path";
  * so a reader never sees a partial file. Files land before the database transaction that references
  * them; a journal records which keys a write is about to add, so files orphaned by a crash are
  * removed on the next open.
+ *
+ * Files are deleted only under the database's write lock (`underWriteLock`), after checking there
+ * that no row holds the blob, and a commit makes sure, under the same lock, that every file it
+ * references exists (writing it again if a deletion got there first). So a file goes only when no
+ * committed row needs it, whatever the timing of writers and forgets in other processes: without
+ * the lock a forget's check-then-delete could remove the file of an image that another process's
+ * session committed in between (seen in the crash loop as a stored image with no file).
  */
 export class BlobFiles {
   readonly #root: string;
+  readonly #underWriteLock: (work: () => void) => void;
 
-  constructor(root: string) {
+  constructor(root: string, underWriteLock: (work: () => void) => void) {
     this.#root = root;
+    this.#underWriteLock = underWriteLock;
   }
 
   init(): void {
@@ -83,6 +92,7 @@ export class BlobFiles {
     return id;
   }
 
+  /** Writes the blob's file and thumbnail, each unless it is already there (the same name holds the same bytes). */
   put(key: string, data: Uint8Array, thumbnail: Uint8Array): void {
     writeAtomically(this.blobPath(key), data);
     writeAtomically(this.thumbnailPath(key), thumbnail);
@@ -97,9 +107,18 @@ export class BlobFiles {
   settle(journalId: string, isKnown: (key: string) => boolean): void {
     const path = join(this.#root, "pending", journalId);
     if (!existsSync(path)) return;
-    const others = this.#journalledKeys(journalId);
-    for (const key of readJournal(path)) {
-      if (isBlobKey(key) && !isKnown(key) && !others.has(key)) this.remove(key);
+    const keys = readJournal(path).filter(isBlobKey);
+    if (keys.length > 0) {
+      try {
+        this.#underWriteLock(() => {
+          const others = this.#journalledKeys(journalId);
+          for (const key of keys) if (!isKnown(key) && !others.has(key)) this.remove(key);
+        });
+      } catch {
+        // The lock was not to be had (another writer held it past the busy timeout): the journal
+        // stays, and the next open settles it. The write or forget it belongs to is already over.
+        return;
+      }
     }
     rmSync(path, { force: true });
   }

@@ -54,8 +54,11 @@ function writeSession(context: ScopeContext, write: SessionWrite, identity: Sess
   const tenant = context.tenantStorage;
   const keyOf = (hash: string) => blobKey(tenant.token, hash);
   const newBlobs = write.blobs.filter((blob) => !store.hasBlob(keyOf(blob.hash)));
-  const journal = files.begin(newBlobs.map((blob) => keyOf(blob.hash)));
+  // Every blob is journalled, new or not: one that a forget releases before the lock is written
+  // again inside the transaction, and a rollback must take that file away too.
+  const journal = files.begin(write.blobs.map((blob) => keyOf(blob.hash)));
   try {
+    // Written before the lock (fsync is slow); checked again under it, below.
     for (const blob of newBlobs) files.put(keyOf(blob.hash), blob.data, blob.thumbnail);
     const vectors: VectorRow[] = [];
     // IMMEDIATE takes the write lock first, so the key check and the insert see the same state even
@@ -63,6 +66,10 @@ function writeSession(context: ScopeContext, write: SessionWrite, identity: Sess
     // leaving an empty table behind.
     const result = context.db
       .transaction(() => {
+        // Files are deleted only under this lock (BlobFiles): what exists now stays until this
+        // commits, and a file deleted since the check above (another process's forget released the
+        // blob) is written again, so no committed image lacks its bytes.
+        for (const blob of write.blobs) files.put(keyOf(blob.hash), blob.data, blob.thumbnail);
         const existing = sessionRowByKey(context, write.key);
         if (existing) {
           if (identity && existing.id !== identity.sessionId) {

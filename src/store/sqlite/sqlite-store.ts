@@ -81,7 +81,8 @@ export class SqliteStore implements Store, StoreServices {
       // A forget killed between its commit and its checkpoint leaves earlier versions of the pages
       // it erased in the WAL: the next open moves the WAL into the database and truncates it.
       db.pragma("wal_checkpoint(TRUNCATE)");
-      const files = new BlobFiles(options.path);
+      const opened = db;
+      const files = new BlobFiles(options.path, (work) => opened.transaction(work).immediate());
       files.init();
       const store = new SqliteStore(db, files, loadAuditSecret(options.path), options);
       const ownersOf = db.prepare("SELECT tenant FROM blobs WHERE hash = ?").pluck();
