@@ -110,7 +110,7 @@ export async function search(
   const searchStarted = performance.now();
   const retrieved =
     mode === "tri-path"
-      ? await retrieveDirect(scoped, prepared, channels, filters, context)
+      ? await retrieveDirect(scoped, prepared, channels, filters, context, budget)
       : await retrieveThroughIndex(scoped, prepared, { mode, options, channels, filters, budget, context, index });
   const { items, used } = pack(retrieved, budget, options.vision ?? true);
   const searchMs = performance.now() - searchStarted;
@@ -176,6 +176,7 @@ async function retrieveDirect(
   channels: readonly TopChannel[],
   filters: SearchFilters | undefined,
   context: SearchContext,
+  budget: Budget,
 ): Promise<Retrieved> {
   const direct = await retrieveTriPath(
     scoped,
@@ -185,7 +186,7 @@ async function retrieveDirect(
       channels,
       filters,
       rrfK: context.config.rrfK,
-      perChannel: context.config.perChannel,
+      perChannel: channelDepth(context.config, budget),
     },
   );
   const nodes = await scoped.readRawNodes({ ids: direct.fused.map((hit) => hit.id) });
@@ -225,13 +226,22 @@ async function retrieveThroughIndex(
       channels: read.channels,
       filters: read.filters,
       rrfK: context.config.rrfK,
-      perChannel: context.config.perChannel,
+      perChannel: channelDepth(context.config, read.budget),
       routing: { ...context.config.routing, ...read.options.routing },
       pageBeam: read.budget.pages,
       budgetRawNodes: read.budget.rawNodes,
     },
   );
   return routed;
+}
+
+/**
+ * How many candidates each channel offers: the configured `perChannel` (M2A's ten), but never fewer than the
+ * budget's raw nodes, so that a single channel can fill the pack it is asked for (a 12-node budget read by BM25
+ * alone used to get 10 items while fused reads got 12).
+ */
+export function channelDepth(config: Pick<SearchConfig, "perChannel">, budget: Pick<Budget, "rawNodes">): number {
+  return Math.max(config.perChannel, budget.rawNodes);
 }
 
 /** Packs under the budget; a routed pack charges the pages routing read and puts latest states first. */
