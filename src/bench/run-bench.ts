@@ -7,6 +7,7 @@ import type { Budget } from "../evidence/budget.ts";
 import type { MemoryOptions } from "../memory.ts";
 import type { Models } from "../models/provider.ts";
 import type { SearchConfig } from "../route/search-config.ts";
+import { ablationOptions } from "./ablations.ts";
 import {
   type AnswerAssessment,
   type AnswerJudge,
@@ -44,6 +45,8 @@ export interface BenchResult {
     /** The compiled methods' gate, when one ran (PMMC α_route and δ). */
     readonly gate?: { readonly alphaRoute: number; readonly margin: number };
     readonly limit: number | null;
+    /** Levers switched off (`--ablate`); absent or empty for the engine's defaults. */
+    readonly ablate?: readonly string[];
     readonly date: string;
     readonly machine: { readonly cpu: string; readonly cores: number; readonly node: string };
   };
@@ -107,6 +110,8 @@ export interface RunBenchOptions {
    * more searches per question and method, each a pack the method fills itself under that budget.
    */
   readonly atK?: boolean;
+  /** Levers switched off for this run (see ablations.ts); recorded in each result's config. */
+  readonly ablate?: readonly string[];
 }
 
 /**
@@ -137,6 +142,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
           dir,
           store: options.store,
           compile: options.compile,
+          memory: ablationOptions(options.ablate ?? []),
           onSession: () => tick(`${history.id}: ingest`),
         },
       );
@@ -215,6 +221,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
             }
           : {}),
         limit: options.limit ?? null,
+        ablate: options.ablate ?? [],
         date: new Date().toISOString(),
         machine: { cpu: cpus()[0]?.model ?? "unknown", cores: cpus().length, node: process.version },
       },

@@ -17,6 +17,7 @@ import type { VectorSpaces } from "../models/vector-spaces.ts";
 import type { IndexEntry, IndexState } from "../store/index-records.ts";
 import type { RawNode, SearchFilters } from "../store/records.ts";
 import type { ScopedStore } from "../store/store.ts";
+import { latestFirstWithinChains } from "./pack-order.ts";
 import { latestFirst, retrieveRouted } from "./routed-search.ts";
 import type { LinkedEntries, Route } from "./router.ts";
 import type { SearchConfig, SearchMode } from "./search-config.ts";
@@ -254,7 +255,8 @@ function pack(retrieved: Retrieved, budget: Budget, vision: boolean) {
     used: { ...packed.budget.used, pages: route.pagesRead },
     cut: { ...packed.budget.cut, pages: route.pagesCut },
   };
-  const items = latestFirst(packed.items, (item) => item.rawNodeId, route).map((item) => {
+  const order = route.trace.config.order === "latest-first" ? latestFirst : latestFirstWithinChains;
+  const items = order(packed.items, (item) => item.rawNodeId, route).map((item) => {
     const via = route.nodes.get(item.rawNodeId);
     return via ? { ...item, route: { entry: via.entry, via: via.via, latest: via.latest } } : item;
   });

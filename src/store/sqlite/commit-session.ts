@@ -298,7 +298,7 @@ function insertRawNodes(
     );
     rawNodeIds.push(id);
     rowids.push(rowid);
-    insertText.run(BigInt(rowid), `${scopeToken} ${node.text}`);
+    insertText.run(BigInt(rowid), `${scopeToken} ${node.indexText ?? node.text}`);
     const imageText = node.images
       .map((image) => [image.caption, image.derivedText].filter(Boolean).join(" "))
       .join(" ");
