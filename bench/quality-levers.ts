@@ -11,7 +11,7 @@
 
 import type { DatasetName } from "../src/bench/datasets/index.ts";
 import { loadDataset, resolveDataDir } from "../src/bench/datasets/index.ts";
-import { storedIndexMethod } from "../src/bench/methods/index-methods.ts";
+import { maintenanceBaselines, storedIndexMethod } from "../src/bench/methods/index-methods.ts";
 import { searchMethod } from "../src/bench/methods/search-method.ts";
 import { runBench } from "../src/bench/run-bench.ts";
 import { defaultBudget } from "../src/evidence/budget.ts";
@@ -22,13 +22,18 @@ const [dataset = "locomo", histories = "2", profile = "local", quick] = process.
 const variants = (process.env.CAIRN_LEVERS ?? "").split(",").filter(Boolean);
 const all = [
   searchMethod("bm25", "", { mode: "tri-path", channels: ["bm25"] }),
+  searchMethod("dense", "", { mode: "tri-path", channels: ["dense"] }),
   searchMethod("tri-path", "", { mode: "tri-path" }),
+  storedIndexMethod("c3m", "", { mode: "route", routing: { lambda: 0.15 } }),
+  ...maintenanceBaselines.filter((method) => method.name === "unbounded"),
   storedIndexMethod("cairn (default)", "", {}),
   storedIndexMethod("order: latest-first", "", { routing: { order: "latest-first" } }),
   storedIndexMethod("image weight 1 (off)", "", { routing: { imageWeight: 1 } }),
   storedIndexMethod("image weight 0.5", "", { routing: { imageWeight: 0.5 } }),
   storedIndexMethod("image weight 0", "", { routing: { imageWeight: 0 } }),
   storedIndexMethod("no image channel", "", { channels: ["bm25", "dense"] }),
+  // Routing's contribution to the default: no entry chosen, so only the direct channels' hits are ranked.
+  storedIndexMethod("no routing (entries 0)", "", { routing: { entries: 0 } }),
 ];
 const methods = variants.length > 0 ? all.filter((method) => variants.includes(method.name)) : all;
 const models = await createModels(profile);
@@ -53,7 +58,9 @@ try {
       const at5 =
         scored.reduce((sum, score) => {
           const gold = new Set(score.gold.turns);
-          return sum + score.retrievedTurns.slice(0, 5).filter((turn) => gold.has(turn)).length / gold.size;
+          return (
+            sum + [...new Set(score.retrievedTurns.slice(0, 5))].filter((turn) => gold.has(turn)).length / gold.size
+          );
         }, 0) / scored.length;
       console.log(`${method.padEnd(24)} ${cell(at5)}  ${cell(summary.recallTurn)}    -    ${cell(summary.mrr)}`);
     } else {
