@@ -4,6 +4,7 @@
  *
  *   npx tsx bench/quality-levers.ts locomo 2 hash        # dataset, histories (--limit), profile (default local)
  *   npx tsx bench/quality-levers.ts locomo 2 hash quick  # budget 10 only: recall@5 read off the k = 10 pack
+ *   CAIRN_LEVERS="bm25,cairn (default)" CAIRN_ABLATE=context-text npx tsx bench/quality-levers.ts locomo 10 hash quick
  *
  * Prints recall@5/10/20 and MRR@10 per variant (each variant read at raw-node budgets 5, 10 and 20), and
  * recall@10 per category. Writes nothing; BENCHMARKS.md quotes what it printed and says how it was run.
@@ -46,8 +47,13 @@ try {
     budget: quick ? { ...defaultBudget, rawNodes: 10 } : defaultBudget,
     search: defaultSearchConfig,
     atK: !quick,
+    // Write-time levers switched off for the replay (see src/bench/ablations.ts).
+    ablate: (process.env.CAIRN_ABLATE ?? "").split(",").filter(Boolean),
   });
-  console.log(`${dataset}, first ${histories} histories, ${profile} profile${quick ? ", budget 10 (quick)" : ""}`);
+  const ablated = process.env.CAIRN_ABLATE ? `, ablated: ${process.env.CAIRN_ABLATE}` : "";
+  console.log(
+    `${dataset}, first ${histories} histories, ${profile} profile${quick ? ", budget 10 (quick)" : ""}${ablated}`,
+  );
   const cell = (value: number | null | undefined) =>
     value === null || value === undefined ? "  -  " : value.toFixed(3);
   console.log(`${"variant".padEnd(24)} r@5    r@10   r@20   MRR@10`);
