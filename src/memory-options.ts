@@ -3,6 +3,7 @@ import type { CompileConfig } from "./compile/compile-config.ts";
 import type { CompileRoles } from "./compile/roles.ts";
 import type { Budget } from "./evidence/budget.ts";
 import type { RouteConfig } from "./evidence/route-trace.ts";
+import type { IndexTextConfig } from "./ingest/index-text.ts";
 import type { IngestLimits } from "./ingest/limits.ts";
 import type { IndexBounds, MaintenanceConfig } from "./maintain/config.ts";
 import type { RelationJudge } from "./maintain/judge.ts";
@@ -28,6 +29,11 @@ export interface MemoryOptions {
   readonly budget?: Partial<Budget>;
   readonly search?: Partial<Omit<SearchConfig, "routing">> & { readonly routing?: Partial<RouteConfig> };
   readonly limits?: Partial<IngestLimits>;
+  /**
+   * What each raw node is searchable by besides its own text: speaker, session date, neighbouring turns'
+   * gist, image text (`defaultIndexTextConfig`). Read at write time; raw evidence is never changed.
+   */
+  readonly indexText?: Partial<IndexTextConfig>;
   /** Bounds of the active index and RAMU's settings (DESIGN §4 defaults). */
   readonly maintenance?: Partial<Omit<MaintenanceConfig, "bounds">> & { readonly bounds?: Partial<IndexBounds> };
   /** The relation judge: the model-free comparator by default; `"chat"` uses `models.chat` (an LLM judge). */

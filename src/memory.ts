@@ -12,6 +12,7 @@ import { type Scope, scopeKey, validateScope } from "./core/scope.ts";
 import { type Budget, defaultBudget } from "./evidence/budget.ts";
 import type { EvidencePack } from "./evidence/evidence-pack.ts";
 import type { IntakeOptions } from "./ingest/image-intake.ts";
+import { defaultIndexTextConfig, type IndexTextConfig } from "./ingest/index-text.ts";
 import { defaultIngestLimits, type IngestLimits } from "./ingest/limits.ts";
 import { type PreparedSession, prepareSession, validateSession } from "./ingest/prepare-session.ts";
 import { type RememberOptions, type RememberResult, remember } from "./ingest/remember.ts";
@@ -124,6 +125,8 @@ export class Memory {
   readonly budget: Budget;
   readonly searchConfig: SearchConfig;
   readonly limits: IngestLimits;
+  /** What raw nodes are searchable by besides their text (contextual index text; DESIGN §4 defaults). */
+  readonly indexText: IndexTextConfig;
   readonly maintenance: MaintenanceConfig;
   /** Prospective compilation's settings (PMMC; docs/decisions/010). */
   readonly compileConfig: CompileConfig;
@@ -159,6 +162,7 @@ export class Memory {
       routing: Object.freeze({ ...defaultSearchConfig.routing, ...options.search?.routing }),
     });
     this.limits = Object.freeze({ ...defaultIngestLimits, ...options.limits });
+    this.indexText = Object.freeze({ ...defaultIndexTextConfig, ...options.indexText });
     this.maintenance = Object.freeze({
       ...defaultMaintenanceConfig,
       ...options.maintenance,
@@ -231,6 +235,7 @@ export class Memory {
       spaces: this.spaces,
       intake: this.#intake(options),
       readImages: options.readImages,
+      indexText: this.indexText,
     });
     return this.#commit(scoped, prepared.write, prepared.warnings);
   }
@@ -301,6 +306,7 @@ export class Memory {
       models: this.models,
       spaces: this.spaces,
       intake: this.#intake(options),
+      indexText: this.indexText,
     });
     const write = { ...prepared.write, append: { partKey: options.partKey ?? `turns:${prepared.turnsHash}` } };
     return this.#commit(scoped, write, prepared.warnings);

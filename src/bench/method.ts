@@ -20,6 +20,12 @@ export interface Retrieval {
   readonly selected: readonly string[];
   /** What reached the candidate set before budget selection (selected ∪ cut), best first. */
   readonly candidates: readonly string[];
+  /**
+   * Whether the candidates came through routing over an active index (C3M's C_q, joined by the direct
+   * channels' hits in `cairn` mode). Route-Hit and Support Recall are routing diagnostics: they are
+   * reported for these methods only, since a method that does not route has no routed candidate set.
+   */
+  readonly routed?: boolean;
   /** Raw nodes whose images reached the reader (as pixels or as text). */
   readonly imagesDelivered: readonly string[];
   readonly textTokens: number;

@@ -13,10 +13,22 @@ export interface QuestionScore {
   readonly category: string;
   /** Evidence recall of the final pack; null where the question has no gold at that level. */
   readonly recall: { readonly turn: number | null; readonly session: number | null; readonly image: number | null };
-  /** C3M Route-Hit: share of gold turns (or sessions when no turn gold) that reached the candidate set. */
+  /**
+   * C3M Route-Hit: share of gold turns (or sessions when no turn gold) among the first `routeHitDepth(budget)`
+   * candidates a routed method ranked; null for a method that does not route (its candidate list is not a
+   * routed set, and its depth is whatever the method happens to fetch).
+   */
   readonly routeHit: number | null;
-  /** C3M Support Recall: the same share in the final pack (equals turn recall, or session recall without turn gold). */
+  /** C3M Support Recall: the same share in the final pack (turn recall, or session recall without turn gold); routed methods only. */
   readonly supportRecall: number | null;
+  /**
+   * Turn recall of the pack when the raw-node budget is k (the other budget dimensions unchanged), and the
+   * reciprocal rank of the first gold turn in the k = 10 pack (MRR@10); null without turn gold or when not measured.
+   */
+  readonly atK?: {
+    readonly recall: Readonly<Record<RankDepth, number | null>>;
+    readonly mrr10: number | null;
+  };
   /** Turn-level gold in the first k of the pack (any gold counts). */
   readonly hitAt: { readonly 1: number | null; readonly 5: number | null; readonly 10: number | null };
   readonly mrr: number | null;
@@ -44,15 +56,50 @@ export interface QuestionScore {
   };
 }
 
+/** The raw-node budgets at which the harness reads every method again for recall@k (and MRR@10 at k = 10). */
+export const rankDepths = [5, 10, 20] as const;
+export type RankDepth = (typeof rankDepths)[number];
+
+/**
+ * How deep Route-Hit looks into a routed method's candidates: four times the raw-node budget, the depth the
+ * routed read fetches raw nodes to (routed-search.ts), so every routed method is judged on the same depth.
+ */
+export function routeHitDepth(budgetRawNodes: number): number {
+  return Math.max(48, 4 * budgetRawNodes);
+}
+
+/** Turn recall@k and MRR@10 from the packs a method gave at raw-node budgets 5, 10 and 20. Pure. */
+export function scoreAtK(
+  question: BenchQuestion,
+  packs: Readonly<Record<RankDepth, readonly string[]>>,
+  idsOf: (rawNodeId: string) => DatasetIds | undefined,
+): NonNullable<QuestionScore["atK"]> {
+  const { turns } = question.gold;
+  const turnsOf = (selected: readonly string[]) =>
+    selected.map((id) => idsOf(id)?.turn ?? null).filter((turn): turn is string => turn !== null);
+  const recallOf = (k: RankDepth) => recall(turns, new Set(turnsOf(packs[k]).slice(0, k)));
+  const firstGold = turnsOf(packs[10])
+    .slice(0, 10)
+    .findIndex((turn) => turns.includes(turn));
+  return {
+    recall: { 5: recallOf(5), 10: recallOf(10), 20: recallOf(20) },
+    mrr10: turns.length === 0 ? null : firstGold >= 0 ? 1 / (firstGold + 1) : 0,
+  };
+}
+
 /** Scores one question's retrieval against its gold. Pure. */
 export function scoreQuestion(
   question: BenchQuestion,
   retrieval: Retrieval,
   idsOf: (rawNodeId: string) => DatasetIds | undefined,
   latencyMs: number,
+  budgetRawNodes = 12,
 ): QuestionScore {
   const selected = retrieval.selected.map(idsOf).filter((ids): ids is DatasetIds => ids !== undefined);
-  const candidates = retrieval.candidates.map(idsOf).filter((ids): ids is DatasetIds => ids !== undefined);
+  const candidates = retrieval.candidates
+    .slice(0, routeHitDepth(budgetRawNodes))
+    .map(idsOf)
+    .filter((ids): ids is DatasetIds => ids !== undefined);
   const delivered = new Set(retrieval.imagesDelivered);
   const imagesRead = new Set(
     retrieval.selected.filter((id) => delivered.has(id)).flatMap((id) => idsOf(id)?.images ?? []),
@@ -69,8 +116,8 @@ export function scoreQuestion(
     id: question.id,
     category: question.category,
     recall: { turn: turnRecall, session: sessionRecall, image: recall(images, imagesRead) },
-    routeHit: recall(routeLevel === "turn" ? turns : sessions, candidateIds),
-    supportRecall: routeLevel === "turn" ? turnRecall : sessionRecall,
+    routeHit: retrieval.routed ? recall(routeLevel === "turn" ? turns : sessions, candidateIds) : null,
+    supportRecall: retrieval.routed ? (routeLevel === "turn" ? turnRecall : sessionRecall) : null,
     hitAt: { 1: hit(1), 5: hit(5), 10: hit(10) },
     mrr: turns.length === 0 ? null : firstGold >= 0 ? 1 / (firstGold + 1) : 0,
     imageHit: images.length === 0 ? null : images.some((image) => imagesRead.has(image)) ? 1 : 0,
@@ -190,6 +237,11 @@ export interface MetricSummary {
   readonly hitAt5: number | null;
   readonly hitAt10: number | null;
   readonly mrr: number | null;
+  /** Turn recall with the raw-node budget at 5, 10 and 20, and MRR@10 (absent in results from before they were measured). */
+  readonly recallAt5?: number | null;
+  readonly recallAt10?: number | null;
+  readonly recallAt20?: number | null;
+  readonly mrrAt10?: number | null;
   readonly imageHitRate: number | null;
   readonly textTokensMean: number;
   readonly imagesMean: number;
@@ -217,6 +269,10 @@ export function summarise(scores: readonly QuestionScore[]): MetricSummary {
     hitAt5: mean(scored.map((score) => score.hitAt[5])),
     hitAt10: mean(scored.map((score) => score.hitAt[10])),
     mrr: mean(scored.map((score) => score.mrr)),
+    recallAt5: mean(scored.map((score) => score.atK?.recall[5] ?? null)),
+    recallAt10: mean(scored.map((score) => score.atK?.recall[10] ?? null)),
+    recallAt20: mean(scored.map((score) => score.atK?.recall[20] ?? null)),
+    mrrAt10: mean(scored.map((score) => score.atK?.mrr10 ?? null)),
     imageHitRate: mean(scored.map((score) => score.imageHit)),
     textTokensMean: mean(scores.map((score) => score.textTokens)) ?? 0,
     imagesMean: mean(scores.map((score) => score.images)) ?? 0,

@@ -30,11 +30,18 @@ export async function replayHistory(
     readonly store?: BenchStore;
     /** Compilation settings (the compiled methods' gate); never compiles on commit in a replay. */
     readonly compile?: MemoryOptions["compile"];
+    /** Settings an ablation changes (index text, search); the engine's defaults otherwise. */
+    readonly memory?: Pick<MemoryOptions, "indexText" | "search">;
     readonly onSession?: () => void;
   },
 ): Promise<ReplayedHistory> {
   const store = await (options.store ?? sqliteBenchStore).open({ name: safeName(history.id), dir: options.dir });
-  const memory = await Memory.open({ store, models: options.models, compile: { ...options.compile, onCommit: false } });
+  const memory = await Memory.open({
+    store,
+    models: options.models,
+    ...options.memory,
+    compile: { ...options.compile, onCommit: false },
+  });
   const scope: Scope = { tenant: "bench", user: safeName(history.id) };
   const started = performance.now();
   const warnings: string[] = [];

@@ -7,6 +7,7 @@ import type { Budget } from "../evidence/budget.ts";
 import type { MemoryOptions } from "../memory.ts";
 import type { Models } from "../models/provider.ts";
 import type { SearchConfig } from "../route/search-config.ts";
+import { ablationOptions } from "./ablations.ts";
 import {
   type AnswerAssessment,
   type AnswerJudge,
@@ -14,12 +15,15 @@ import {
   summariseAnswers,
 } from "./answer/answer-judge.ts";
 import { type BenchStore, sqliteBenchStore } from "./bench-store.ts";
-import type { BenchDataset } from "./dataset.ts";
-import type { BenchMethod, CompileFigures, IndexFigures } from "./method.ts";
+import type { BenchDataset, BenchQuestion } from "./dataset.ts";
+import type { BenchContext, BenchMethod, CompileFigures, IndexFigures } from "./method.ts";
 import {
   type CompileSummary,
   type MetricSummary,
   type QuestionScore,
+  type RankDepth,
+  rankDepths,
+  scoreAtK,
   scoreQuestion,
   summarise,
   summariseByCategory,
@@ -41,6 +45,8 @@ export interface BenchResult {
     /** The compiled methods' gate, when one ran (PMMC α_route and δ). */
     readonly gate?: { readonly alphaRoute: number; readonly margin: number };
     readonly limit: number | null;
+    /** Levers switched off (`--ablate`); absent or empty for the engine's defaults. */
+    readonly ablate?: readonly string[];
     readonly date: string;
     readonly machine: { readonly cpu: string; readonly cores: number; readonly node: string };
   };
@@ -99,6 +105,13 @@ export interface RunBenchOptions {
   readonly answerJudge?: AnswerJudge;
   /** The backend each history is replayed into (default: SQLite). */
   readonly store?: BenchStore;
+  /**
+   * Also read every question at raw-node budgets 5, 10 and 20 for recall@k and MRR@10 (default true): three
+   * more searches per question and method, each a pack the method fills itself under that budget.
+   */
+  readonly atK?: boolean;
+  /** Levers switched off for this run (see ablations.ts); recorded in each result's config. */
+  readonly ablate?: readonly string[];
 }
 
 /**
@@ -129,6 +142,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
           dir,
           store: options.store,
           compile: options.compile,
+          memory: ablationOptions(options.ablate ?? []),
           onSession: () => tick(`${history.id}: ingest`),
         },
       );
@@ -152,7 +166,12 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
             const started = performance.now();
             const retrieval = await method.retrieve(context, question, queryImage);
             const latency = performance.now() - started - retrieval.embedMs;
-            scores.get(method.name)?.push(scoreQuestion(question, retrieval, replayed.idsOf, latency));
+            const score = scoreQuestion(question, retrieval, replayed.idsOf, latency, options.budget.rawNodes);
+            const atK =
+              options.atK === false
+                ? undefined
+                : scoreAtK(question, await packsAtK(method, context, question, queryImage), replayed.idsOf);
+            scores.get(method.name)?.push(atK ? { ...score, atK } : score);
             if (retrieval.warnings.length > 0) warnings.get(method.name)?.push(...retrieval.warnings);
             if (options.answerJudge) {
               const assessment = await options.answerJudge.assess(
@@ -202,6 +221,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
             }
           : {}),
         limit: options.limit ?? null,
+        ablate: options.ablate ?? [],
         date: new Date().toISOString(),
         machine: { cpu: cpus()[0]?.model ?? "unknown", cores: cpus().length, node: process.version },
       },
@@ -217,6 +237,25 @@ export async function runBench(options: RunBenchOptions): Promise<BenchResult[]>
       ...(options.answerJudge ? { answers: answerSummary(assessments.get(method.name) ?? []) } : {}),
     };
   });
+}
+
+/** The method's packs with the raw-node budget at each of `rankDepths` (other dimensions as configured). */
+async function packsAtK(
+  method: BenchMethod,
+  context: BenchContext,
+  question: BenchQuestion,
+  queryImage: Uint8Array | null,
+): Promise<Record<RankDepth, readonly string[]>> {
+  const packs: Partial<Record<RankDepth, readonly string[]>> = {};
+  for (const k of rankDepths) {
+    const retrieval = await method.retrieve(
+      { ...context, budget: { ...context.budget, rawNodes: k } },
+      question,
+      queryImage,
+    );
+    packs[k] = retrieval.selected;
+  }
+  return packs as Record<RankDepth, readonly string[]>;
 }
 
 function summariseIndex(list: readonly IndexFigures[]): { maintenance?: MaintenanceSummary } {

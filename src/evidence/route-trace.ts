@@ -17,6 +17,17 @@ export interface RouteConfig {
   readonly window: number;
   /** How candidates' signals combine: reciprocal-rank fusion of each list's top, or a sum of scaled scores over all. */
   readonly fusion: "rrf" | "sum";
+  /**
+   * The pack's order: `relevance` keeps relevance order and puts a version chain's latest state first only
+   * within the positions the chain's items hold (a tie rule); `latest-first` holds every earlier state back
+   * until its latest state, moving whatever lies between.
+   */
+  readonly order: "relevance" | "latest-first";
+  /**
+   * Weight of the image channel in score fusion for a question that does not ask about something seen
+   * (no query image, no words such as "photo" or "picture"; route/query-intent.ts); 1 for one that does.
+   */
+  readonly imageWeight: number;
 }
 
 /** How a raw node was reached: directly from a chosen entry, or through one of its links. */

@@ -7,6 +7,7 @@ import type { VectorSpaces } from "../models/vector-spaces.ts";
 import type { RawNodeWrite, SessionWrite } from "../store/records.ts";
 import type { ScopedStore } from "../store/store.ts";
 import type { AcceptedImage, IntakeOptions } from "./image-intake.ts";
+import { contextualTexts, defaultIndexTextConfig, type IndexTextConfig } from "./index-text.ts";
 import { intakeSessionImages, readImages, type SessionImages, type TurnImage } from "./session-images.ts";
 import { parseSessionInput, type SessionInput } from "./session-input.ts";
 
@@ -24,6 +25,8 @@ export interface PrepareContext {
   readonly intake: IntakeOptions;
   /** Run the image readers on new images (default true). */
   readonly readImages?: boolean;
+  /** What each raw node is searchable by besides its own text (default `defaultIndexTextConfig`). */
+  readonly indexText?: IndexTextConfig;
 }
 
 /**
@@ -54,22 +57,33 @@ export async function prepareSession(
       .filter(Boolean)
       .join("\n"),
   );
-  // A turn that is only an image is represented in the dense text channel by what the image says.
-  const turnTexts = session.turns.map((turn, index) => (turn.text ?? "").trim() || (imageTexts[index] ?? ""));
+  const sessionTimeMs = timeMs(session.time);
+  const turnTimes = session.turns.map((turn) => (turn.time ? timeMs(turn.time) : sessionTimeMs));
+  // The lexical and dense text channels read each turn with its context (speaker, date, neighbours,
+  // images); a turn that is only an image is represented by what the image says. The raw text is kept as given.
+  const turnTexts = contextualTexts(
+    session.turns.map((turn, index) => ({
+      speaker: turn.speaker ?? null,
+      text: turn.text ?? "",
+      imageText: imageTexts[index] ?? "",
+      timeMs: turnTimes[index] ?? sessionTimeMs,
+    })),
+    context.indexText ?? defaultIndexTextConfig,
+  );
   // One pass through the embedder for both spaces: fewer round trips to the model worker.
   const vectors = await embedTexts(models.text, [...turnTexts, ...imageTexts]);
   const unembedded = [...images.unique.values()].filter((image) => !known.get(image.hash)?.vector);
   const imageVectors = await embedImages(models, unembedded, warnings);
   for (const [hash, { vector }] of known) if (vector) imageVectors.set(hash, vector);
 
-  const sessionTimeMs = timeMs(session.time);
   const rawNodes = session.turns.map(
     (turn, index): RawNodeWrite => ({
       turn: index,
       speaker: turn.speaker ?? null,
       role: turn.role ?? null,
       text: turn.text ?? "",
-      timeMs: turn.time ? timeMs(turn.time) : sessionTimeMs,
+      indexText: turnTexts[index] ?? "",
+      timeMs: turnTimes[index] ?? sessionTimeMs,
       source: session.source ?? null,
       uri: turn.uri ?? null,
       metadata: turn.metadata ?? {},

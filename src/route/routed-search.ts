@@ -6,6 +6,7 @@ import type { RouteConfig } from "../evidence/route-trace.ts";
 import type { IndexEntry } from "../store/index-records.ts";
 import type { RawNode, SearchFilters } from "../store/records.ts";
 import type { ScopedStore } from "../store/store.ts";
+import { asksAboutImages } from "./query-intent.ts";
 import { type LinkedEntries, type Route, routeQuery } from "./router.ts";
 import { type CoverageKey, orderWithCoverage } from "./select.ts";
 
@@ -83,7 +84,8 @@ export async function retrieveRouted(
   }
   const pool = readAll ? poolIds.filter((id) => nodes.has(id)) : poolIds;
   const lists = await candidateLists(store, query, options, { enabled, passes, pool, nodes, route });
-  const fused = fuseCandidates(lists, passes.direct, options);
+  const weights = { image: asksAboutImages(query.text, Boolean(query.imageVector)) ? 1 : options.routing.imageWeight };
+  const fused = fuseCandidates(lists, passes.direct, options, weights);
   if (!readAll) {
     const reach = Math.max(minReadAhead, readAheadPerBudgetNode * options.budgetRawNodes);
     nodes = new Map(
@@ -236,11 +238,12 @@ function fuseCandidates(
   lists: Partial<Record<ChannelName, Ranked[]>>,
   direct: DirectPasses["direct"],
   options: RoutedSearchOptions,
+  weights: Partial<Record<ChannelName, number>>,
 ): Fused[] {
   const imageParts = new Map(direct?.fused.map((hit) => [hit.id, hit.channels]) ?? []);
   return (
     options.routing.fusion === "sum"
-      ? fuseScores(lists)
+      ? fuseScores(lists, weights)
       : fuseRrf(lists, { k: options.rrfK, perChannel: options.perChannel })
   ).map((hit) => ({
     ...hit,
@@ -299,16 +302,21 @@ export function latestFirst<T>(ordered: readonly T[], idOf: (item: T) => string,
 
 /**
  * Score fusion over the whole candidate set: each list's scores scaled to [0, 1] by its best
- * candidate (negative similarities count as 0), summed with equal weight, so every candidate is
- * ranked, not only each list's top ten. Ranks are kept per channel for the trace.
+ * candidate (negative similarities count as 0), summed with each channel's weight (1 unless `weights`
+ * says otherwise), so every candidate is ranked, not only each list's top ten. Ranks are kept per
+ * channel for the trace.
  */
-function fuseScores(lists: Partial<Record<ChannelName, readonly Ranked[]>>): Fused[] {
+function fuseScores(
+  lists: Partial<Record<ChannelName, readonly Ranked[]>>,
+  weights: Partial<Record<ChannelName, number>> = {},
+): Fused[] {
   const total = new Map<string, { score: number; channels: Fused["channels"] }>();
   for (const [channel, list] of channelLists(lists)) {
     const top = Math.max(0, ...list.map((hit) => hit.score));
+    const weight = weights[channel] ?? 1;
     list.forEach((hit, index) => {
       const current = total.get(hit.id) ?? { score: 0, channels: {} };
-      current.score += top > 0 ? Math.max(0, hit.score) / top : 0;
+      current.score += top > 0 ? (weight * Math.max(0, hit.score)) / top : 0;
       current.channels = { ...current.channels, [channel]: { rank: index + 1, score: hit.score } };
       total.set(hit.id, current);
     });

@@ -23,6 +23,10 @@ export const defaultRouteConfig: RouteConfig = Object.freeze({
   window: 0,
   /** Score fusion ranks every routed candidate, RRF only each list's top ten (decision 005). */
   fusion: "sum",
+  /** Relevance order, latest state first within a chain's positions (issue 19; BENCHMARKS.md "Pack order"). */
+  order: "relevance",
+  /** Image evidence on demand: chosen on LoCoMo and Mem-Gallery (BENCHMARKS.md "Image channel on demand"). */
+  imageWeight: 0.25,
 });
 
 export interface RouteQuery {

@@ -18,6 +18,7 @@ import type { VectorSpaces } from "../models/vector-spaces.ts";
 import type { IndexEntry, IndexState } from "../store/index-records.ts";
 import type { RawNode, SearchFilters } from "../store/records.ts";
 import type { ScopedStore } from "../store/store.ts";
+import { latestFirstWithinChains } from "./pack-order.ts";
 import { latestFirst, retrieveRouted } from "./routed-search.ts";
 import type { LinkedEntries, Route } from "./router.ts";
 import type { SearchConfig, SearchMode } from "./search-config.ts";
@@ -119,7 +120,7 @@ export async function search(
   const searchStarted = performance.now();
   const retrieved =
     mode === "tri-path"
-      ? await retrieveDirect(scoped, prepared, channels, filters, context)
+      ? await retrieveDirect(scoped, prepared, channels, filters, context, budget)
       : await retrieveThroughIndex(scoped, prepared, { mode, options, channels, filters, budget, context, index });
   const relevant = cutByRelevance(retrieved, prepared.text, minScore);
   const packed = pack(relevant.retrieved, budget, options.vision ?? true);
@@ -198,6 +199,7 @@ async function retrieveDirect(
   channels: readonly TopChannel[],
   filters: SearchFilters | undefined,
   context: SearchContext,
+  budget: Budget,
 ): Promise<Retrieved> {
   const direct = await retrieveTriPath(
     scoped,
@@ -207,7 +209,7 @@ async function retrieveDirect(
       channels,
       filters,
       rrfK: context.config.rrfK,
-      perChannel: context.config.perChannel,
+      perChannel: channelDepth(context.config, budget),
     },
   );
   const nodes = await scoped.readRawNodes({ ids: direct.fused.map((hit) => hit.id) });
@@ -247,13 +249,22 @@ async function retrieveThroughIndex(
       channels: read.channels,
       filters: read.filters,
       rrfK: context.config.rrfK,
-      perChannel: context.config.perChannel,
+      perChannel: channelDepth(context.config, read.budget),
       routing: { ...context.config.routing, ...read.options.routing },
       pageBeam: read.budget.pages,
       budgetRawNodes: read.budget.rawNodes,
     },
   );
   return routed;
+}
+
+/**
+ * How many candidates each channel offers: the configured `perChannel` (M2A's ten), but never fewer than the
+ * budget's raw nodes, so that a single channel can fill the pack it is asked for (a 12-node budget read by BM25
+ * alone used to get 10 items while fused reads got 12).
+ */
+export function channelDepth(config: Pick<SearchConfig, "perChannel">, budget: Pick<Budget, "rawNodes">): number {
+  return Math.max(config.perChannel, budget.rawNodes);
 }
 
 /** Packs under the budget; a routed pack charges the pages routing read and puts latest states first. */
@@ -266,7 +277,8 @@ function pack(retrieved: Retrieved, budget: Budget, vision: boolean) {
     used: { ...packed.budget.used, pages: route.pagesRead },
     cut: { ...packed.budget.cut, pages: route.pagesCut },
   };
-  const items = latestFirst(packed.items, (item) => item.rawNodeId, route).map((item) => {
+  const order = route.trace.config.order === "latest-first" ? latestFirst : latestFirstWithinChains;
+  const items = order(packed.items, (item) => item.rawNodeId, route).map((item) => {
     const via = route.nodes.get(item.rawNodeId);
     return via ? { ...item, route: { entry: via.entry, via: via.via, latest: via.latest } } : item;
   });

@@ -102,6 +102,11 @@ export interface RawNodeWrite {
   readonly speaker: string | null;
   readonly role: string | null;
   readonly text: string;
+  /**
+   * What lexical search reads for this raw node (its text with context: speaker, date, neighbours, images;
+   * see ingest/index-text.ts). Derived, never shown as evidence; `text` when absent.
+   */
+  readonly indexText?: string;
   readonly timeMs: number;
   readonly source: string | null;
   readonly uri: string | null;

@@ -125,12 +125,11 @@ describe("LoCoMo loader (generated fixture)", () => {
       metadata: { datasetTurnId: "D1:1" },
       time: "2023-05-08T13:56:00.000Z",
     });
+    // The fixture's image carries LoCoMo's web-search `query` ("red bicycle"): it must not reach the write path.
     assert.deepEqual(first.sessions[0]?.turns[1], {
       speaker: "Ben",
       text: "Look at my new bike!",
-      images: [
-        { unavailable: "https://example.invalid/bike.jpg", caption: "a photo of a red bicycle (search: red bicycle)" },
-      ],
+      images: [{ unavailable: "https://example.invalid/bike.jpg", caption: "a photo of a red bicycle" }],
       metadata: { datasetTurnId: "D1:2", datasetImageIds: ["D1:2"], captionOnlyImage: true },
       time: "2023-05-08T13:56:01.000Z",
     });
@@ -166,6 +165,10 @@ describe("LoCoMo loader (generated fixture)", () => {
     assert.equal(noteCount(dataset, "questions with no evidence (gold left empty)"), 1);
     assert.equal(noteCount(dataset, "image turns stored as caption-only images (no pixels released upstream)"), 2);
     assert.equal(noteCount(dataset, "image turns without img_url"), 1);
+    assert.equal(
+      noteCount(dataset, "image turns whose web-search query was dropped (not something a user's image has)"),
+      1,
+    );
     assert.equal(noteCount(dataset, "numeric answers turned into text"), 1);
     assert.equal(noteCount(dataset, "sessions dated before an earlier-numbered session (ordered by date)"), 1);
   });

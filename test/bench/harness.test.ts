@@ -122,6 +122,62 @@ describe("evaluation harness", () => {
     assert.equal(q1?.retrievedTurns[0], "D1:1", "per-question output keeps the dataset's own ids");
   });
 
+  it("is fair: every method fills the same budget, routing diagnostics only where routing ran, recall@k beside", async (t) => {
+    const small = await smallDataset(tempDir(t));
+    // A question that 40 filler turns of each history answer in part, so every method can fill its pack.
+    const dataset = {
+      ...small,
+      histories: small.histories.map((history) => ({
+        ...history,
+        questions: [
+          ...history.questions,
+          {
+            id: `${history.id}:q5`,
+            text: "What small talk was there about weather and lunch plans?",
+            category: "multi-hop",
+            gold: { turns: ["D1:10", "D2:29"], sessions: ["D1", "D2"], images: [] },
+          },
+        ],
+      })),
+    };
+    const results = await runBench({
+      dataset,
+      methods: benchMethods.filter((method) =>
+        ["recency", "bm25", "dense", "tri-path", "cairn", "c3m"].includes(method.name),
+      ),
+      models: createHashModels(),
+      // More raw nodes than M2A's ten per channel: every method must still fill the pack.
+      budget: { ...defaultBudget, rawNodes: 14 },
+      search: defaultSearchConfig,
+    });
+    const by = new Map(results.map((result) => [result.method, result]));
+    for (const name of ["bm25", "dense", "tri-path", "cairn"]) {
+      const result = by.get(name);
+      assert.ok(result);
+      const packSizes = result.questions
+        .filter((score) => score.id.endsWith(":q5"))
+        .map((score) => score.retrievedTurns.length);
+      assert.deepEqual(packSizes, [14, 14], `${name}: a 14-node budget is filled`);
+    }
+    assert.equal(by.get("bm25")?.summary.routeHit, null, "a direct channel has no routed candidate set");
+    assert.equal(by.get("recency")?.summary.routeHit, null, "a sliding window does not route");
+    assert.equal(by.get("tri-path")?.summary.supportRecall, null);
+    assert.notEqual(by.get("cairn")?.summary.routeHit ?? null, null, "the routed read reports Route-Hit");
+    assert.notEqual(by.get("c3m")?.summary.supportRecall ?? null, null);
+    for (const result of results) {
+      const { recallAt5, recallAt10, recallAt20, mrrAt10 } = result.summary;
+      assert.ok(
+        typeof recallAt5 === "number" && typeof recallAt10 === "number" && typeof recallAt20 === "number",
+        `${result.method}: recall@k measured`,
+      );
+      assert.ok(recallAt5 <= recallAt10 + 1e-9 || result.method === "cairn", `${result.method}: recall@k grows with k`);
+      assert.ok(typeof mrrAt10 === "number" && mrrAt10 <= 1);
+    }
+    const single = by.get("bm25")?.byCategory["single-hop"];
+    assert.equal(single?.recallAt5, 1, "rare words put each gold turn first");
+    assert.equal(single?.mrrAt10, 1);
+  });
+
   it("is query-blind: every session of a history is written before its first question is asked", async (t) => {
     const dataset = await smallDataset(tempDir(t));
     const events: string[] = [];

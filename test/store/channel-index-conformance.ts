@@ -116,6 +116,24 @@ export const channelIndexConformance = defineGroup("channel index", (test) => {
     assert.deepEqual(await found("夕焼け", "imageText"), []);
   });
 
+  test("lexical search reads a raw node's index text; the raw node keeps its own text", async (store) => {
+    const a = store.forScope(scopeA);
+    const result = await a.commitSession(
+      await buildSessionWrite({
+        key: "s1",
+        turns: [
+          { speaker: "Ana", text: "Yes, last week!", indexText: "Ana: Yes, last week! | went parade Sunday" },
+          { speaker: "Bo", text: "we had soup for lunch" },
+        ],
+      }),
+    );
+    const [answer] = result.rawNodeIds as [string, string];
+    assert.deepEqual(ids(await a.searchLexical("text", "Did Ana go to the parade?", { limit: 10 })), [answer]);
+    const [node] = await a.readRawNodes({ ids: [answer] });
+    assert.equal(node?.text, "Yes, last week!", "the evidence is the turn as said, not its index text");
+    assert.deepEqual(ids(await a.searchLexical("text", "soup", { limit: 10 })).length, 1);
+  });
+
   test("lexical scores come from the tenant's own rows: another tenant's words change no score", async (store) => {
     const { red, blue } = await images();
     const turns = [

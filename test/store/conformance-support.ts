@@ -65,6 +65,8 @@ export interface TurnSpec {
   readonly speaker?: string | null;
   readonly role?: string | null;
   readonly text: string;
+  /** What lexical search reads instead of `text` (contextual index text); `text` when absent. */
+  readonly indexText?: string;
   readonly timeMs?: number;
   readonly uri?: string | null;
   readonly metadata?: Record<string, unknown>;
@@ -110,6 +112,7 @@ export async function buildSessionWrite(spec: SessionSpec): Promise<SessionWrite
       speaker: turnSpec.speaker ?? null,
       role: turnSpec.role ?? null,
       text: turnSpec.text,
+      ...(turnSpec.indexText === undefined ? {} : { indexText: turnSpec.indexText }),
       timeMs: turnSpec.timeMs ?? timeMs,
       source: spec.source ?? null,
       uri: turnSpec.uri ?? null,

@@ -36,6 +36,11 @@ const turnSchema = z.object({
   text: z.string(),
   img_url: z.array(z.string()).optional(),
   blip_caption: z.string().optional(),
+  /**
+   * The web-search string LoCoMo's authors used to fetch the picture. No real user's image carries one, so it never
+   * reaches the write path (it used to be appended to the caption, which made image turns easier to find than a
+   * deployment could make them); only its presence is counted.
+   */
   query: z.string().optional(),
 });
 
@@ -188,7 +193,10 @@ function locomoImage(turn: z.infer<typeof turnSchema>, quirks: QuirkCounter): Im
   quirks.add("image turns stored as caption-only images (no pixels released upstream)");
   const caption = turn.blip_caption?.trim() ?? "";
   if (caption === "") quirks.add("image turns without blip_caption");
-  const query = turn.query?.trim();
+  // blip_caption stands in for a captioner: a deployment captions the pixels itself (image readers); LoCoMo released
+  // only BLIP's caption, so the caption is the image's only text. The `query` field is dropped (see turnSchema).
+  if (turn.query?.trim())
+    quirks.add("image turns whose web-search query was dropped (not something a user's image has)");
   const url = turn.img_url?.[0];
   let unavailable: string;
   if (url === undefined || url.trim() === "") {
@@ -200,7 +208,7 @@ function locomoImage(turn: z.infer<typeof turnSchema>, quirks: QuirkCounter): Im
   } else {
     unavailable = url;
   }
-  return captionOnlyImage(unavailable, query ? `${caption} (search: ${query})` : caption);
+  return captionOnlyImage(unavailable, caption);
 }
 
 function locomoQuestion(

@@ -25,12 +25,16 @@ export function searchMethod(
 }
 
 export function fromPack(
-  pack: Pick<EvidencePack, "items" | "budget" | "warnings"> & { timings?: EvidencePack["timings"] },
+  pack: Pick<EvidencePack, "items" | "budget" | "warnings"> & {
+    timings?: EvidencePack["timings"];
+    route?: EvidencePack["route"];
+  },
 ): Retrieval {
   const selected = pack.items.map((item) => item.rawNodeId);
   return {
     selected,
     candidates: [...selected, ...pack.budget.cutItems.map((cut) => cut.rawNodeId)],
+    routed: pack.route !== undefined,
     imagesDelivered: pack.items
       .filter((item) => item.images.length + item.imagesAsText.length > 0)
       .map((item) => item.rawNodeId),

@@ -26,6 +26,11 @@ const metricSummarySchema = z.object({
   hitAt5: share,
   hitAt10: share,
   mrr: share,
+  // Absent in results from before recall@k was measured.
+  recallAt5: share.optional(),
+  recallAt10: share.optional(),
+  recallAt20: share.optional(),
+  mrrAt10: share.optional(),
   imageHitRate: share,
   textTokensMean: count,
   imagesMean: count,

@@ -117,6 +117,7 @@ const columns: readonly [string, (summary: MetricSummary) => string][] = [
   ["Turn recall", (summary) => share(summary.recallTurn)],
   ["Session recall", (summary) => share(summary.recallSession)],
   ["Image recall", (summary) => share(summary.recallImage)],
+  // Routing diagnostics: "—" for methods that do not route (see QuestionScore.routeHit).
   ["Route-Hit", (summary) => share(summary.routeHit)],
   ["Support Recall", (summary) => share(summary.supportRecall)],
   ["hit@10", (summary) => share(summary.hitAt10)],
@@ -140,6 +141,7 @@ function renderDataset(dataset: string, rows: readonly BenchResultSummary[], plo
       rows.map((row) => [code(row.method), ...columns.map(([, cell]) => cell(row.summary))]),
     ),
   );
+  blocks.push(...renderRanking(rows));
   const { ingest } = first;
   const seconds = ingest.ms / 1000;
   const rate = seconds > 0 ? `${decimal(ingest.rawNodes / seconds, 1)} raw nodes/s` : "rate not measured";
@@ -205,6 +207,45 @@ function describeMixedRuns(rows: readonly BenchResultSummary[]): string | null {
     return `${methods.map(code).join(", ")} (${when})`;
   });
   return `> **Note:** these rows come from runs with different settings or questions: ${parts.join("; ")}.`;
+}
+
+/**
+ * Recall@k and MRR@10 (turn gold): each method read again with the raw-node budget at 5, 10 and 20, beside the
+ * budgeted figures above; then recall@10 per category. Absent for results from before these were measured.
+ */
+function renderRanking(rows: readonly BenchResultSummary[]): string[] {
+  const measured = rows.filter((row) => row.summary.recallAt10 !== undefined && row.summary.recallAt10 !== null);
+  if (measured.length === 0) return [];
+  const at = (summary: MetricSummary | undefined, pick: (summary: MetricSummary) => number | null | undefined) =>
+    summary === undefined ? "—" : share(pick(summary) ?? null);
+  const categories = [...new Set(measured.flatMap((row) => Object.keys(row.byCategory)))].sort();
+  return [
+    "### Ranking at k",
+    "Turn recall with the raw-node budget at k = 5, 10 and 20 (each method fills that budget itself, the other " +
+      "dimensions as above), and MRR@10: the reciprocal rank of the first gold turn in the k = 10 pack.",
+    table(
+      ["Method", "recall@5", "recall@10", "recall@20", "MRR@10"],
+      measured.map((row) => [
+        code(row.method),
+        at(row.summary, (summary) => summary.recallAt5),
+        at(row.summary, (summary) => summary.recallAt10),
+        at(row.summary, (summary) => summary.recallAt20),
+        at(row.summary, (summary) => summary.mrrAt10),
+      ]),
+    ),
+    "Recall@10 (MRR@10) per category:",
+    table(
+      ["Category", ...measured.map((row) => code(row.method))],
+      categories.map((category) => [
+        escapeText(category),
+        ...measured.map((row) => {
+          const summary = row.byCategory[category];
+          if (summary?.recallAt10 === undefined || summary.recallAt10 === null) return "—";
+          return `${share(summary.recallAt10)} (${share(summary.mrrAt10 ?? null)})`;
+        }),
+      ]),
+    ),
+  ];
 }
 
 function renderCategories(rows: readonly BenchResultSummary[]): string[] {

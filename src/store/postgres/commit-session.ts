@@ -332,7 +332,7 @@ async function insertDerivedRows(
   write.rawNodes.forEach((node, position) => {
     const rowid = nodes[position]?.rowid;
     if (rowid === undefined) throw new StoreError("commitSession", "raw node rows out of step with the write");
-    documents.add(rowid, "text", lexicalDocument(node.text));
+    documents.add(rowid, "text", lexicalDocument(node.indexText ?? node.text));
     const imageText = node.images
       .map((image) => [image.caption, image.derivedText].filter(Boolean).join(" "))
       .join(" ");

@@ -311,7 +311,7 @@ function insertRawNodes(
     );
     rawNodeIds.push(id);
     rowids.push(rowid);
-    insertText.run(BigInt(rowid), `${scopeToken} ${lexicalDocument(node.text)}`);
+    insertText.run(BigInt(rowid), `${scopeToken} ${lexicalDocument(node.indexText ?? node.text)}`);
     const imageText = node.images
       .map((image) => [image.caption, image.derivedText].filter(Boolean).join(" "))
       .join(" ");

@@ -214,6 +214,7 @@ const commands: Record<string, CliCommand> = {
       gate: { type: "string" },
       answer: { type: "boolean" },
       store: { type: "string" },
+      ablate: { type: "string" },
     },
     positionals: 0,
     run: (options, values, _positionals, argv) => bench(options, values, argv),

@@ -112,6 +112,16 @@ export const searchBody = z
         linked: z.number().int().min(0).max(1000).optional(),
         window: z.number().int().min(0).max(100).optional(),
         fusion: z.enum(["rrf", "sum"]).optional(),
+        order: z
+          .enum(["relevance", "latest-first"])
+          .optional()
+          .describe("relevance (default): latest state first only within a version chain's positions"),
+        imageWeight: z
+          .number()
+          .min(0)
+          .max(10)
+          .optional()
+          .describe("image channel weight for a question that does not ask about something seen"),
       })
       .strict()
       .optional(),
@@ -398,6 +408,8 @@ const routeTrace = z
         linked: z.number().int(),
         window: z.number().int(),
         fusion: z.enum(["rrf", "sum"]),
+        order: z.enum(["relevance", "latest-first"]),
+        imageWeight: z.number(),
         pageBeam: z.number().int(),
       })
       .strict(),

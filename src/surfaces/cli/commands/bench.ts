@@ -1,4 +1,5 @@
 import { join, resolve } from "node:path";
+import { ablationOptions, ablations } from "../../../bench/ablations.ts";
 import { type AnswerJudge, createAnswerJudge } from "../../../bench/answer/answer-judge.ts";
 import {
   type BenchStore,
@@ -24,7 +25,7 @@ import { positiveInteger } from "./search.ts";
 export const benchHelp = `cairn bench --dataset locomo|mem-gallery|lcmp|all --method NAME[,NAME]|all [--limit N]
   [--budget rawNodes=12,images=8,textTokens=12000] [--gate alphaRoute=0.6,margin=0.05] [--data DIR] [--out DIR]
   [--benchmarks FILE] [--answer]
-  [--store sqlite|postgres]
+  [--store sqlite|postgres] [--ablate LEVER[,LEVER]]
   Replays a dataset query-blind and scores each method's evidence; writes JSON, JSONL, SVG plots and BENCHMARKS.md.
   Only a full SQLite run without --out rewrites bench/results and ./BENCHMARKS.md; with --limit the results go to
   bench/results/tmp (or --out DIR), each with its own BENCHMARKS.md, unless --benchmarks FILE says otherwise.
@@ -32,7 +33,9 @@ export const benchHelp = `cairn bench --dataset locomo|mem-gallery|lcmp|all --me
   roles and databases) or on a throwaway local cluster; its results go to bench/results/postgres (or
   bench/results/tmp/postgres with --limit, or --out DIR) with their own BENCHMARKS.md.
   --answer also answers from each pack with CAIRN_OPENAI_CHAT_MODEL and judges with CAIRN_OPENAI_JUDGE_MODEL
-  (default: the same model) on the endpoint CAIRN_OPENAI_BASE_URL.`;
+  (default: the same model) on the endpoint CAIRN_OPENAI_BASE_URL.
+  --ablate switches evidence-quality levers off for the run (${Object.keys(ablations).join(", ")}); its results go
+  to bench/results/tmp (or --out DIR) and never rewrite ./BENCHMARKS.md.`;
 
 export interface BenchFlags {
   readonly dataset?: string;
@@ -46,6 +49,7 @@ export interface BenchFlags {
   readonly benchmarks?: string;
   readonly answer?: boolean;
   readonly store?: string;
+  readonly ablate?: string;
 }
 
 export async function bench(options: CommonOptions, flags: BenchFlags, argv: readonly string[]): Promise<number> {
@@ -59,9 +63,11 @@ export async function bench(options: CommonOptions, flags: BenchFlags, argv: rea
   // Only a full SQLite run with the default output rewrites the committed results and BENCHMARKS.md; a
   // run with --limit or --out, or on another backend, writes its results and its own BENCHMARKS.md
   // elsewhere (bench/results/tmp is ignored by git), unless --benchmarks names the file.
-  const partial = limit !== undefined || flags.out !== undefined || storeName !== "sqlite";
+  const ablate = flags.ablate ? flags.ablate.split(",").map((name) => name.trim()) : [];
+  ablationOptions(ablate);
+  const partial = limit !== undefined || flags.out !== undefined || storeName !== "sqlite" || ablate.length > 0;
   const defaultOut = join(
-    limit !== undefined ? "bench/results/tmp" : "bench/results",
+    limit !== undefined || ablate.length > 0 ? "bench/results/tmp" : "bench/results",
     storeName === "sqlite" ? "" : storeName,
   );
   const outDir = resolve(flags.out ?? defaultOut);
@@ -73,6 +79,7 @@ export async function bench(options: CommonOptions, flags: BenchFlags, argv: rea
     search: defaultSearchConfig,
     gate,
     limit: limit ?? null,
+    ablate,
     dataDir,
   };
   // The harness prints the configuration it ran with, so a table can always be traced to its settings.
@@ -94,6 +101,7 @@ export async function bench(options: CommonOptions, flags: BenchFlags, argv: rea
           compile: gate,
           limit,
           store,
+          ablate,
           answerJudge: chats?.judge,
           onProgress: ({ total, label }) => {
             progress ??= startProgress(`bench ${name}`, total, { quiet: options.json });

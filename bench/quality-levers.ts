@@ -1,0 +1,90 @@
+/**
+ * Issue 19's read-time levers as variants of the default search over one replay (the write-time lever,
+ * contextual index text, needs its own replay: `cairn bench --ablate context-text`):
+ *
+ *   npx tsx bench/quality-levers.ts locomo 2 hash        # dataset, histories (--limit), profile (default local)
+ *   npx tsx bench/quality-levers.ts locomo 2 hash quick  # budget 10 only: recall@5 read off the k = 10 pack
+ *   CAIRN_LEVERS="bm25,cairn (default)" CAIRN_ABLATE=context-text npx tsx bench/quality-levers.ts locomo 10 hash quick
+ *
+ * Prints recall@5/10/20 and MRR@10 per variant (each variant read at raw-node budgets 5, 10 and 20), and
+ * recall@10 per category. Writes nothing; BENCHMARKS.md quotes what it printed and says how it was run.
+ */
+
+import type { DatasetName } from "../src/bench/datasets/index.ts";
+import { loadDataset, resolveDataDir } from "../src/bench/datasets/index.ts";
+import { maintenanceBaselines, storedIndexMethod } from "../src/bench/methods/index-methods.ts";
+import { searchMethod } from "../src/bench/methods/search-method.ts";
+import { runBench } from "../src/bench/run-bench.ts";
+import { defaultBudget } from "../src/evidence/budget.ts";
+import { createModels } from "../src/models/profiles.ts";
+import { defaultSearchConfig } from "../src/route/search-config.ts";
+
+const [dataset = "locomo", histories = "2", profile = "local", quick] = process.argv.slice(2);
+const variants = (process.env.CAIRN_LEVERS ?? "").split(",").filter(Boolean);
+const all = [
+  searchMethod("bm25", "", { mode: "tri-path", channels: ["bm25"] }),
+  searchMethod("dense", "", { mode: "tri-path", channels: ["dense"] }),
+  searchMethod("tri-path", "", { mode: "tri-path" }),
+  storedIndexMethod("c3m", "", { mode: "route", routing: { lambda: 0.15 } }),
+  ...maintenanceBaselines.filter((method) => method.name === "unbounded"),
+  storedIndexMethod("cairn (default)", "", {}),
+  storedIndexMethod("order: latest-first", "", { routing: { order: "latest-first" } }),
+  storedIndexMethod("image weight 1 (off)", "", { routing: { imageWeight: 1 } }),
+  storedIndexMethod("image weight 0.5", "", { routing: { imageWeight: 0.5 } }),
+  storedIndexMethod("image weight 0", "", { routing: { imageWeight: 0 } }),
+  storedIndexMethod("no image channel", "", { channels: ["bm25", "dense"] }),
+  // Routing's contribution to the default: no entry chosen, so only the direct channels' hits are ranked.
+  storedIndexMethod("no routing (entries 0)", "", { routing: { entries: 0 } }),
+];
+const methods = variants.length > 0 ? all.filter((method) => variants.includes(method.name)) : all;
+const models = await createModels(profile);
+try {
+  const data = await loadDataset(dataset as DatasetName, resolveDataDir(undefined), { limit: Number(histories) });
+  const results = await runBench({
+    dataset: data,
+    methods,
+    models,
+    budget: quick ? { ...defaultBudget, rawNodes: 10 } : defaultBudget,
+    search: defaultSearchConfig,
+    atK: !quick,
+    // Write-time levers switched off for the replay (see src/bench/ablations.ts).
+    ablate: (process.env.CAIRN_ABLATE ?? "").split(",").filter(Boolean),
+  });
+  const ablated = process.env.CAIRN_ABLATE ? `, ablated: ${process.env.CAIRN_ABLATE}` : "";
+  console.log(
+    `${dataset}, first ${histories} histories, ${profile} profile${quick ? ", budget 10 (quick)" : ""}${ablated}`,
+  );
+  const cell = (value: number | null | undefined) =>
+    value === null || value === undefined ? "  -  " : value.toFixed(3);
+  console.log(`${"variant".padEnd(24)} r@5    r@10   r@20   MRR@10`);
+  for (const { method, summary, questions } of results) {
+    if (quick) {
+      // Read off the k = 10 pack: recall@5 is its first five items.
+      const scored = questions.filter((score) => score.gold.turns.length > 0);
+      const at5 =
+        scored.reduce((sum, score) => {
+          const gold = new Set(score.gold.turns);
+          return (
+            sum + [...new Set(score.retrievedTurns.slice(0, 5))].filter((turn) => gold.has(turn)).length / gold.size
+          );
+        }, 0) / scored.length;
+      console.log(`${method.padEnd(24)} ${cell(at5)}  ${cell(summary.recallTurn)}    -    ${cell(summary.mrr)}`);
+    } else {
+      const { recallAt5, recallAt10, recallAt20, mrrAt10 } = summary;
+      console.log(
+        `${method.padEnd(24)} ${cell(recallAt5)}  ${cell(recallAt10)}  ${cell(recallAt20)}  ${cell(mrrAt10)}`,
+      );
+    }
+  }
+  const categories = [...new Set(results.flatMap((result) => Object.keys(result.byCategory)))].sort();
+  console.log(`\nrecall@10 by category\n${"variant".padEnd(24)} ${categories.map((c) => c.padStart(12)).join(" ")}`);
+  for (const { method, byCategory } of results) {
+    const cells = categories.map((category) => {
+      const summary = byCategory[category];
+      return cell(quick ? (summary?.recallTurn ?? null) : (summary?.recallAt10 ?? null)).padStart(12);
+    });
+    console.log(`${method.padEnd(24)} ${cells.join(" ")}`);
+  }
+} finally {
+  await models.close();
+}

@@ -1,0 +1,105 @@
+import { queryTerms } from "../store/query-terms.ts";
+
+/**
+ * What a raw node is searchable by besides its own words ("contextual" indexing, issue 19 part 2). A
+ * turn alone often lacks what a question names: who said it ("what did Caroline paint?"), when
+ * ("in May 2023"), what it answers ("Yes, last week!" to "did you go to the parade?") and what its
+ * image shows. The index text carries those; the raw evidence (`text`) is never changed, and only
+ * the lexical and dense text channels read the index text.
+ */
+export interface IndexTextConfig {
+  /** Prefix the speaker's name. */
+  readonly speaker: boolean;
+  /** Add the session's date in words and in ISO form ("Monday 8 May 2023 2023-05-08"). */
+  readonly date: boolean;
+  /** Add the captions and read text of the turn's images. */
+  readonly images: boolean;
+  /** Turns either side (same session) whose gist is added. */
+  readonly neighbours: number;
+  /** Content words a neighbour contributes (its first ones, stop words left out). */
+  readonly gistWords: number;
+}
+
+/**
+ * Defaults: every part on, one turn either side, eight words each. Chosen on LoCoMo and the Mem-Gallery
+ * histories at hand with the hash profile (BENCHMARKS.md, "Contextual index text"); not tuned per dataset.
+ */
+export const defaultIndexTextConfig: IndexTextConfig = Object.freeze({
+  speaker: true,
+  date: true,
+  images: true,
+  neighbours: 1,
+  gistWords: 8,
+});
+
+/** Index text switched off: each raw node is searchable by its own text only (what Cairn did before). */
+export const plainIndexTextConfig: IndexTextConfig = Object.freeze({
+  speaker: false,
+  date: false,
+  images: false,
+  neighbours: 0,
+  gistWords: 0,
+});
+
+export interface IndexTextTurn {
+  readonly speaker: string | null;
+  readonly text: string;
+  /** The turn's images' captions and read text, already joined. */
+  readonly imageText: string;
+  readonly timeMs: number;
+}
+
+const weekdays = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+const months = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
+];
+
+/** A UTC date in words and ISO form: "Monday 8 May 2023 2023-05-08". */
+export function dateWords(timeMs: number): string {
+  const date = new Date(timeMs);
+  if (Number.isNaN(date.getTime())) return "";
+  const iso = date.toISOString().slice(0, 10);
+  return `${weekdays[date.getUTCDay()]} ${date.getUTCDate()} ${months[date.getUTCMonth()]} ${date.getUTCFullYear()} ${iso}`;
+}
+
+/**
+ * Each turn's index text, in order: its own text (or, for an image-only turn, what the image says),
+ * then the context the configuration asks for. Pure.
+ *
+ * @example
+ * contextualTexts([{ speaker: "Ana", text: "Yes!", imageText: "", timeMs: Date.UTC(2023, 4, 8) }], defaultIndexTextConfig)
+ * // ["Ana: Yes! | Monday 8 May 2023 2023-05-08"]
+ */
+export function contextualTexts(turns: readonly IndexTextTurn[], config: IndexTextConfig): string[] {
+  const gists = turns.map((turn) =>
+    config.neighbours > 0 && config.gistWords > 0
+      ? queryTerms(`${turn.text} ${turn.imageText}`, config.gistWords).join(" ")
+      : "",
+  );
+  return turns.map((turn, index) => {
+    const own = turn.text.trim() || turn.imageText.trim();
+    // A turn with nothing of its own stays unsearchable: context alone would make it match its neighbours' words.
+    if (!own) return "";
+    const parts = [config.speaker && turn.speaker ? `${turn.speaker}: ${own}` : own];
+    if (config.images && turn.text.trim() && turn.imageText.trim()) parts.push(turn.imageText.trim());
+    if (config.date) parts.push(dateWords(turn.timeMs));
+    const around: string[] = [];
+    for (let offset = -config.neighbours; offset <= config.neighbours; offset++) {
+      const gist = offset === 0 ? "" : gists[index + offset];
+      if (gist) around.push(gist);
+    }
+    if (around.length > 0) parts.push(around.join(" "));
+    return parts.filter(Boolean).join(" | ");
+  });
+}
