@@ -30,21 +30,33 @@ export async function reembedScope(
     readonly spaces: VectorSpaces;
     readonly batch?: number;
     readonly onProgress?: (done: number, total: number) => void;
+    /**
+     * The text a write embeds for each turn of one session (in turn order), given each turn's image
+     * text: the contextual index text of the write path, so a re-embedded scope reads as a fresh
+     * write would. Default: the turn's own text, or its image text for an image-only turn.
+     */
+    readonly turnTexts?: (nodes: readonly RawNode[], imageTexts: readonly string[]) => string[];
   },
 ): Promise<ReembedResult> {
   const { models, spaces } = context;
   const from = (await scoped.vectorSpacesInUse()).map((space) => space.name);
   const nodes: RawNode[] = [];
-  for (const session of await scoped.readSessions({}))
-    nodes.push(...(await scoped.readRawNodes({ sessionId: session.id })));
-
-  const imageTexts = nodes.map((node) =>
-    node.images
-      .flatMap((image) => [image.caption, image.derivedText])
-      .filter(Boolean)
-      .join("\n"),
-  );
-  const turnTexts = nodes.map((node, index) => node.text.trim() || (imageTexts[index] ?? ""));
+  const imageTexts: string[] = [];
+  const turnTexts: string[] = [];
+  for (const session of await scoped.readSessions({})) {
+    const turns = await scoped.readRawNodes({ sessionId: session.id });
+    const images = turns.map((node) =>
+      node.images
+        .flatMap((image) => [image.caption, image.derivedText])
+        .filter(Boolean)
+        .join("\n"),
+    );
+    nodes.push(...turns);
+    imageTexts.push(...images);
+    turnTexts.push(
+      ...(context.turnTexts?.(turns, images) ?? turns.map((node, index) => node.text.trim() || (images[index] ?? ""))),
+    );
+  }
   const batch = context.batch ?? 64;
   const textVectors: (Float32Array | undefined)[] = [];
   const imageTextVectors: (Float32Array | undefined)[] = [];

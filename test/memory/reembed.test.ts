@@ -5,6 +5,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { ModelMismatchError } from "../../src/core/errors.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { drawPng, tempDir, writeFile } from "../support/fixtures.ts";
 import { snapshotTree } from "../support/store-snapshot.ts";
 
@@ -96,5 +97,30 @@ describe("reembed: vectors made again with the models in use, raw evidence untou
     const forced = await memory.reembed(ana, { force: true });
     assert.equal(forced[0]?.skipped, false);
     assert.deepEqual(rawEvidence(path), before);
+  });
+
+  it("makes the vectors a write makes: each turn embedded with its context, so re-embedding keeps that lever", async (t) => {
+    const path = await builtWith256(t);
+    const textVectors = async () => {
+      const store = await SqliteStore.open({ path });
+      try {
+        const scoped = store.forScope(ana);
+        const [session] = await scoped.readSessions({});
+        const nodes = await scoped.readRawNodes({ sessionId: session?.id ?? "" });
+        const [space] = (await scoped.vectorSpacesInUse()).filter((s) => s.kind === "text" && s.name.includes("256"));
+        const vectors = await scoped.readVectors(
+          space?.name ?? "",
+          nodes.map((node) => node.id),
+        );
+        return nodes.map((node) => [...(vectors.get(node.id) ?? [])]);
+      } finally {
+        await store.close();
+      }
+    };
+    const written = await textVectors();
+    const memory = await Memory.open({ path, models: createHashModels({ dimensions: 256 }) });
+    await memory.reembed(ana, { force: true });
+    await memory.close();
+    assert.deepEqual(await textVectors(), written, "the same models give the same vectors a write gave");
   });
 });
