@@ -3,6 +3,7 @@
  *
  *   npm run bench:context                                   # full run: all datasets and managers, OCR on; updates BENCHMARKS.md
  *   npm run bench:context -- --dataset lcmp --limit 5 --out /tmp/ctx   # a slice; never touches BENCHMARKS.md
+ *   (--no-fidelity skips part (a); --no-ocr counts a turn on a kept page as present without reading it back)
  *
  * (a) Fidelity: the first LoCoMo conversation rendered at 0.5×–1.0×, `--pages` pages per scale read back by
  *     tesseract (the local OCR reader), word recall beside image tokens per page under each rule.
@@ -39,6 +40,7 @@ const { values } = parseArgs({
     data: { type: "string" },
     pages: { type: "string", default: "3" },
     "no-ocr": { type: "boolean", default: false },
+    "no-fidelity": { type: "boolean", default: false },
     "image-tokens": { type: "string", default: "openai-tile" },
     budgets: { type: "string", default: "paper,tight" },
   },
@@ -53,7 +55,8 @@ const budgetSettings: Readonly<Record<string, ContextBudget>> = {
   tight: { ...defaultContextBudget, window: 16_000, trigger: 8_000 },
 };
 
-const partial = values.limit !== undefined || values.out !== undefined;
+// A run that leaves out a part of the section (fidelity) or of the data never rewrites BENCHMARKS.md.
+const partial = values.limit !== undefined || values.out !== undefined || values["no-fidelity"] === true;
 const out = values.out ?? "bench/results/context";
 const datasets = (values.dataset ?? "").split(",").filter(Boolean) as DatasetName[];
 const managers = (values.manager ?? "").split(",").filter(Boolean);
@@ -67,12 +70,14 @@ const log = (line: string) => console.error(`[${((Date.now() - started) / 1000).
 
 let fidelity: FidelityRow[] = [];
 try {
-  const locomo = await loadDataset("locomo", dataDir, { limit: 1 });
-  const first = await datasetTrajectory(locomo);
-  log("fidelity: rendering and reading back LoCoMo conversation 1");
-  fidelity = await measureFidelity(first.trajectory.messages, ocrReader.reader, { pages: Number(values.pages) });
-  for (const row of fidelity)
-    log(`  scale ${row.scale}: recall ${row.wordRecall.toFixed(3)}, ${row.imageTokens.openaiTile} tile tokens/page`);
+  if (!values["no-fidelity"]) {
+    const locomo = await loadDataset("locomo", dataDir, { limit: 1 });
+    const first = await datasetTrajectory(locomo);
+    log("fidelity: rendering and reading back LoCoMo conversation 1");
+    fidelity = await measureFidelity(first.trajectory.messages, ocrReader.reader, { pages: Number(values.pages) });
+    for (const row of fidelity)
+      log(`  scale ${row.scale}: recall ${row.wordRecall.toFixed(3)}, ${row.imageTokens.openaiTile} tile tokens/page`);
+  }
   const retention: BudgetedResult[] = [];
   for (const name of datasets) {
     const dataset = await loadDataset(name, dataDir, limit === undefined ? {} : { limit });
