@@ -120,6 +120,10 @@ export function createApi(getConnection) {
     listUsers: () => json("GET", "/v1/users"),
     /** `{ session: key }` or `{ rawNode: id }`; audited by the server like any forget. */
     forget: (target) => json("POST", "/v1/forget", target),
+    /** A trajectory and a manager in, the working context out (`POST /v1/context`). */
+    manageContext: (body) => json("POST", "/v1/context", body),
+    /** An image's original bytes as a Blob (for sending them on, e.g. into a trajectory). */
+    imageBlob: (hash) => request("GET", `/v1/blobs/${encodeURIComponent(hash)}`).then((response) => response.blob()),
 
     /** An object URL for an image blob (or its thumbnail), fetched once per scope. */
     imageUrl(hash, options = {}) {

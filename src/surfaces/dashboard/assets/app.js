@@ -2,6 +2,7 @@
 import { createAddSession } from "./add-session.js";
 import { createApi, describeError, loadConnection, saveConnection } from "./api.js";
 import { createAudit } from "./audit.js";
+import { createContextPreview } from "./context.js";
 import { h, replace, setStatus } from "./dom.js";
 import { createEntries } from "./entries.js";
 import { createKnowledge } from "./knowledge.js";
@@ -16,6 +17,7 @@ const knowledge = createKnowledge(api, { onForgotten: () => afterForget() });
 const timeline = createTimeline(api, { onForgotten: () => afterForget() });
 const entries = createEntries(api);
 const audit = createAudit(api);
+const contextPreview = createContextPreview(api);
 createSearch(api);
 createAddSession(api, {
   onAdded: async (result) => {
@@ -37,7 +39,15 @@ await followHash();
 document.body.dataset.ready = "true";
 
 async function refresh() {
-  await Promise.all([loadStats(), loadUsers(), knowledge.load(), timeline.load(), entries.load(), audit.load()]);
+  await Promise.all([
+    loadStats(),
+    loadUsers(),
+    knowledge.load(),
+    timeline.load(),
+    entries.load(),
+    audit.load(),
+    contextPreview.load(),
+  ]);
 }
 
 /** The tenant's users, for a tenant-wide key: each one a button that switches the panels to that user. */
