@@ -11,6 +11,8 @@ import type { ContextItem } from "../../context/working-context.ts";
 import { contentWords } from "../../core/text.ts";
 import { countTokens } from "../../core/tokens.ts";
 import type { ImageReader } from "../../models/provider.ts";
+import { type AnswerAssessment, type AnswerSummary, summariseAnswers } from "../answer/answer-judge.ts";
+import type { ContextAnswerJudge } from "./context-answer.ts";
 import type { ReplayTrajectory } from "./dataset-trajectory.ts";
 
 /**
@@ -29,6 +31,8 @@ export interface ReplayOptions {
   readonly render: RenderSettings;
   /** Reads rendered pages back; without it, a turn on a kept page counts as rendered (legibility unmeasured). */
   readonly ocr?: ImageReader;
+  /** With a chat endpoint: answers every question from the working context at its time and judges it (part c). */
+  readonly answer?: ContextAnswerJudge;
 }
 
 export interface RetentionResult {
@@ -59,6 +63,8 @@ export interface RetentionResult {
   /** Mean share of a question's gold images present as native images. */
   readonly imageNative: number;
   readonly pagesRead: number;
+  /** Answer accuracy from the working context, when `answer` was given. */
+  readonly answers?: AnswerSummary;
 }
 
 /**
@@ -125,6 +131,7 @@ export async function replayRetention(
   const perQuestion: { turn?: { any: number; text: number; rendered: number }; image?: number }[] = [];
   const ocrCache = new Map<string, readonly string[]>();
   let pagesRead = 0;
+  const assessments: AnswerAssessment[] = [];
 
   for (let index = 0; index <= messages.length; index++) {
     // The context before message `index` holds messages [0, index).
@@ -147,6 +154,13 @@ export async function replayRetention(
       for (const recent of messages.slice(boundary, index)) items.push(...(nativeCache.get(recent.id) ?? []));
       const view = await inspect(items, options, ocrCache, () => pagesRead++);
       for (const question of checkpoint.questions) {
+        if (options.answer)
+          assessments.push(
+            await options.answer.assess(
+              items.map((item) => item.message),
+              question,
+            ),
+          );
         const scored: (typeof perQuestion)[number] = {};
         const goldTurns = question.gold.turns
           .map((turn) => replay.turnMessages.get(`${checkpoint.history}|${turn}`) ?? [])
@@ -200,6 +214,7 @@ export async function replayRetention(
     imageQuestions: images.length,
     imageNative: mean(images),
     pagesRead,
+    ...(options.answer ? { answers: summariseAnswers(assessments).overall } : {}),
   };
 }
 

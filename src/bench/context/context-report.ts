@@ -60,6 +60,13 @@ export function renderMarkdown(
     "| dataset | budget | manager | role | calls | triggers | non-cache tokens | vs none | spent before 1st trigger (vs none) | mean / max context | gold turns present (text · rendered) | gold images native |",
     "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   ];
+  if (retention.some((row) => row.answers))
+    lines.splice(
+      lines.length - 2,
+      2,
+      `${lines[lines.length - 2]} answer accuracy (judged) |`,
+      `${lines[lines.length - 1]} ---: |`,
+    );
   for (const row of retention) {
     const none = retention.find(
       (candidate) =>
@@ -69,7 +76,7 @@ export function renderMarkdown(
     const floor =
       none && row.manager !== "none" ? fixed(row.nonCacheBeforeFirstTrigger / none.tokens.nonCache, 2) : "–";
     lines.push(
-      `| ${row.dataset} | ${row.budgetName} | ${row.manager} | ${row.role} | ${row.tokens.calls} | ${row.triggers} | ${row.tokens.nonCache.toLocaleString("en")} | ${ratio} | ${floor} | ${row.meanContextTokens.toLocaleString("en")} / ${row.maxContextTokens.toLocaleString("en")} | ${fixed(row.turnRetention)} (${fixed(row.turnAsText)} · ${fixed(row.turnAsRendered)}) of ${row.turnQuestions} q | ${row.imageQuestions > 0 ? `${fixed(row.imageNative)} of ${row.imageQuestions} q` : "–"} |`,
+      `| ${row.dataset} | ${row.budgetName} | ${row.manager} | ${row.role} | ${row.tokens.calls} | ${row.triggers} | ${row.tokens.nonCache.toLocaleString("en")} | ${ratio} | ${floor} | ${row.meanContextTokens.toLocaleString("en")} / ${row.maxContextTokens.toLocaleString("en")} | ${fixed(row.turnRetention)} (${fixed(row.turnAsText)} · ${fixed(row.turnAsRendered)}) of ${row.turnQuestions} q | ${row.imageQuestions > 0 ? `${fixed(row.imageNative)} of ${row.imageQuestions} q` : "–"} |${row.answers ? ` ${row.answers.accuracy === null ? "–" : fixed(row.answers.accuracy)} (${row.answers.judged}) |` : retention.some((other) => other.answers) ? " – |" : ""}`,
     );
   }
   lines.push("", ...plots.map((plot) => `![${path.basename(plot, ".svg")}](${plot})`), "");
