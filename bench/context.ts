@@ -3,6 +3,8 @@
  *
  *   npm run bench:context                                   # full run: all datasets and managers, OCR on; updates BENCHMARKS.md
  *   npm run bench:context -- --dataset lcmp --limit 5 --out /tmp/ctx   # a slice; never touches BENCHMARKS.md
+ *   (--no-fidelity skips part (a); --no-ocr counts a turn on a kept page as present without reading it back)
+ *   CAIRN_OPENAI_BASE_URL=… CAIRN_OPENAI_CHAT_MODEL=… npm run bench:context -- --answer   # adds (c), answer accuracy
  *
  * (a) Fidelity: the first LoCoMo conversation rendered at 0.5×–1.0×, `--pages` pages per scale read back by
  *     tesseract (the local OCR reader), word recall beside image tokens per page under each rule.
@@ -15,6 +17,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { createContextAnswerJudge } from "../src/bench/context/context-answer.ts";
 import { presentShare, replayRetention } from "../src/bench/context/context-replay.ts";
 import { type BudgetedResult, renderMarkdown, writePlots } from "../src/bench/context/context-report.ts";
 import { datasetTrajectory } from "../src/bench/context/dataset-trajectory.ts";
@@ -25,6 +28,7 @@ import { imageTokenRuleNamed } from "../src/context/image-tokens.ts";
 import { managerNamed } from "../src/context/managers/index.ts";
 import { defaultRenderSettings } from "../src/context/render/page-layout.ts";
 import { createLocalOcrReader } from "../src/models/local-provider.ts";
+import { createEndpointChat } from "../src/models/profiles.ts";
 
 /** The section of BENCHMARKS.md a full run rewrites. */
 const start = "<!-- context-managers:start (npm run bench:context rewrites this section) -->";
@@ -39,8 +43,10 @@ const { values } = parseArgs({
     data: { type: "string" },
     pages: { type: "string", default: "3" },
     "no-ocr": { type: "boolean", default: false },
+    "no-fidelity": { type: "boolean", default: false },
     "image-tokens": { type: "string", default: "openai-tile" },
     budgets: { type: "string", default: "paper,tight" },
+    answer: { type: "boolean", default: false },
   },
 });
 
@@ -53,7 +59,8 @@ const budgetSettings: Readonly<Record<string, ContextBudget>> = {
   tight: { ...defaultContextBudget, window: 16_000, trigger: 8_000 },
 };
 
-const partial = values.limit !== undefined || values.out !== undefined;
+// A run that leaves out a part of the section (fidelity) or of the data never rewrites BENCHMARKS.md.
+const partial = values.limit !== undefined || values.out !== undefined || values["no-fidelity"] === true;
 const out = values.out ?? "bench/results/context";
 const datasets = (values.dataset ?? "").split(",").filter(Boolean) as DatasetName[];
 const managers = (values.manager ?? "").split(",").filter(Boolean);
@@ -62,17 +69,25 @@ const imageRule = imageTokenRuleNamed(values["image-tokens"] ?? "openai-tile", "
 const dataDir = resolveDataDir(values.data);
 const ocrReader = createLocalOcrReader();
 const ocr = values["no-ocr"] ? undefined : ocrReader.reader;
+// Part (c): answers from the working context by CAIRN_OPENAI_CHAT_MODEL, judged by CAIRN_OPENAI_JUDGE_MODEL (or the same).
+const answerer = values.answer ? await createEndpointChat("CAIRN_OPENAI_CHAT_MODEL") : undefined;
+const judgeChat =
+  answerer && process.env.CAIRN_OPENAI_JUDGE_MODEL ? await createEndpointChat("CAIRN_OPENAI_JUDGE_MODEL") : answerer;
+const answer =
+  answerer && judgeChat ? createContextAnswerJudge({ answerer: answerer.chat, judge: judgeChat.chat }) : undefined;
 const started = Date.now();
 const log = (line: string) => console.error(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${line}`);
 
 let fidelity: FidelityRow[] = [];
 try {
-  const locomo = await loadDataset("locomo", dataDir, { limit: 1 });
-  const first = await datasetTrajectory(locomo);
-  log("fidelity: rendering and reading back LoCoMo conversation 1");
-  fidelity = await measureFidelity(first.trajectory.messages, ocrReader.reader, { pages: Number(values.pages) });
-  for (const row of fidelity)
-    log(`  scale ${row.scale}: recall ${row.wordRecall.toFixed(3)}, ${row.imageTokens.openaiTile} tile tokens/page`);
+  if (!values["no-fidelity"]) {
+    const locomo = await loadDataset("locomo", dataDir, { limit: 1 });
+    const first = await datasetTrajectory(locomo);
+    log("fidelity: rendering and reading back LoCoMo conversation 1");
+    fidelity = await measureFidelity(first.trajectory.messages, ocrReader.reader, { pages: Number(values.pages) });
+    for (const row of fidelity)
+      log(`  scale ${row.scale}: recall ${row.wordRecall.toFixed(3)}, ${row.imageTokens.openaiTile} tile tokens/page`);
+  }
   const retention: BudgetedResult[] = [];
   for (const name of datasets) {
     const dataset = await loadDataset(name, dataDir, limit === undefined ? {} : { limit });
@@ -84,7 +99,13 @@ try {
         throw new Error(`unknown budget ${budgetName}; expected ${Object.keys(budgetSettings).join(", ")}`);
       }
       for (const managerName of managers) {
-        const options = { budget, imageRule, render: defaultRenderSettings, ...(ocr ? { ocr } : {}) };
+        const options = {
+          budget,
+          imageRule,
+          render: defaultRenderSettings,
+          ...(ocr ? { ocr } : {}),
+          ...(answer ? { answer } : {}),
+        };
         const result = { ...(await replayRetention(replay, managerNamed(managerName), options)), budgetName };
         retention.push(result);
         log(
@@ -118,6 +139,8 @@ try {
   log(`wrote ${out}${partial ? " (a partial run: BENCHMARKS.md untouched)" : " and BENCHMARKS.md"}`);
 } finally {
   await ocrReader.close();
+  await answerer?.close();
+  if (judgeChat !== answerer) await judgeChat?.close();
 }
 
 async function updateBenchmarks(section: string): Promise<void> {

@@ -66,16 +66,16 @@ export interface Trajectory {
 }
 
 /** A role and name label kept for provenance wherever a message is rendered or summarised. */
-export function messageLabel(message: TrajectoryMessage): string {
+export function messageLabel(message: TrajectoryMessage, options: { readonly time?: boolean } = {}): string {
   const parts: string[] = [message.role];
   if (message.name) parts.push(message.name);
   if (message.role === "tool" && message.toolCallId) parts.push(`call ${message.toolCallId}`);
-  if (message.time) parts.push(compactTime(message.time));
+  if (message.time && options.time !== false) parts.push(compactTime(message.time));
   return parts.join(" · ");
 }
 
 /** `2023-05-08T13:56:02.000Z` → `2023-05-08 13:56 UTC`: minutes are enough for provenance, and fewer glyphs read better. */
-function compactTime(time: string): string {
+export function compactTime(time: string): string {
   const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/.exec(time);
   if (!match) return time;
   const zone = match[3] === undefined ? "" : match[3] === "Z" ? " UTC" : ` ${match[3]}`;

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { replayRetention } from "../../src/bench/context/context-replay.ts";
+import { quotedShare, replayRetention } from "../../src/bench/context/context-replay.ts";
 import { datasetTrajectory, type ReplayTrajectory } from "../../src/bench/context/dataset-trajectory.ts";
 import type { BenchQuestion } from "../../src/bench/dataset.ts";
 import { defaultDataDir, loadLcmp } from "../../src/bench/datasets/index.ts";
@@ -69,10 +69,30 @@ describe("context retention replay", () => {
     assert.equal(reset.imageNative, 0);
     assert.equal(reset.callsOverWindow, 0);
     assert.ok(reset.tokens.nonCache < none.tokens.nonCache / 2);
+    assert.equal(none.nonCacheBeforeFirstTrigger, none.tokens.nonCache, "never triggered: all of it is before");
+    assert.ok(reset.nonCacheBeforeFirstTrigger > 0 && reset.nonCacheBeforeFirstTrigger < reset.tokens.nonCache);
     const vera = await replayRetention(data, managerNamed("vera"), options);
     assert.equal(vera.imageNative, 1, "VERA keeps the old image native");
     const rendering = await replayRetention(data, managerNamed("visual-rendering"), options);
     assert.equal(rendering.imageNative, 0, "Visual Rendering keeps only its caption");
+  });
+});
+
+describe("quoted presence", () => {
+  it("finds a turn's words only when they stand together, not scattered over the whole text", () => {
+    const turn = ["kayak", "lake", "bled", "rented"];
+    const together = ["we", "rented", "kayak", "lake", "bled", "today"];
+    assert.equal(quotedShare(turn, together, 8), 1);
+    const scattered = [
+      "kayak",
+      ...Array.from({ length: 20 }, (_, i) => `w${i}`),
+      "lake",
+      ...Array.from({ length: 20 }, (_, i) => `v${i}`),
+      "bled",
+      "rented",
+    ];
+    assert.equal(quotedShare(turn, scattered, 8), 0.5, "only 'bled rented' stand within 8 words of each other");
+    assert.equal(quotedShare(turn, [], 8), 0);
   });
 });
 

@@ -49,6 +49,31 @@ describe("page layout", () => {
     assert.equal(labels[1], "[assistant]");
     assert.deepEqual(pages[0]?.messageIds.slice(0, 2), ["m0", "m1"]);
   });
+
+  it("fills pages from the newest line back, so kept newest pages are full, and keeps every line's time readable", () => {
+    const messages = Array.from({ length: 40 }, (_, index) =>
+      message(`m${index}`, prose.repeat(2), {
+        name: "Ana",
+        time: index < 20 ? "2024-05-01T10:00:00Z" : "2024-05-02T18:30:00Z",
+      }),
+    );
+    const pages = layOutPages(historyBlocks(messages, { visuals: "as-text" }), defaultRenderSettings);
+    assert.ok(pages.length >= 3);
+    const full = pages[pages.length - 1]?.lines.length ?? 0;
+    for (const page of pages.slice(1)) assert.equal(page.lines.length, full, "every page but the oldest is full");
+    assert.ok((pages[0]?.lines.length ?? 0) <= full);
+    const labels = pages.flatMap((page) =>
+      page.lines.filter((line) => (line.labelChars ?? 0) > 0).map((line) => line.text.slice(0, line.labelChars)),
+    );
+    // The time is written when it changes, not on every turn of a conversation.
+    assert.deepEqual(
+      labels.filter((label) => label.includes("UTC")),
+      ["[user · Ana · 2024-05-01 10:00 UTC]", "[user · Ana · 2024-05-02 18:30 UTC]"],
+    );
+    // Every page header names the time of its first message.
+    for (const page of pages) assert.match(page.lines[0]?.text ?? "", / · 2024-05-0[12] \d\d:\d\d UTC —$/);
+    assert.match(pages[pages.length - 1]?.lines[0]?.text ?? "", /2024-05-02 18:30 UTC/);
+  });
 });
 
 describe("renderer", () => {
@@ -65,10 +90,10 @@ describe("renderer", () => {
     const first = await new Renderer().page(page, defaultRenderSettings);
     const second = await new Renderer().page(page, defaultRenderSettings);
     assert.deepEqual(Buffer.from(first.png), Buffer.from(second.png));
-    assert.equal(first.width, 750);
-    assert.equal(first.height, 1050);
+    assert.equal(first.width, 768);
+    assert.equal(first.height, 1536);
     const full = await new Renderer().page(page, { ...defaultRenderSettings, scale: 1 });
-    assert.deepEqual([full.width, full.height], [1000, 1400]);
+    assert.deepEqual([full.width, full.height], [1024, 2048]);
     assert.notDeepEqual(Buffer.from(full.png), Buffer.from(first.png));
   });
 

@@ -68,4 +68,31 @@ describe("POST /v1/context", () => {
     const noKey = await server.request("/v1/context", { json: { messages: [{ role: "user", content: "x" }] } });
     assert.equal(noKey.status, 401);
   });
+
+  it("with force, manages a history below the trigger (a preview) and says each message's form", async (t) => {
+    const server = await startTestServer(t);
+    const { key } = await server.keyStore().create({ tenant: "acme", user: "ana" });
+    const messages = Array.from({ length: 12 }, (_, n) => ({
+      role: n % 2 ? "assistant" : "user",
+      content: `Turn ${n}: ${"the ferry leaves the harbour at noon ".repeat(30)}`,
+    }));
+    const plain = await (
+      await server.request("/v1/context", { key, json: { messages, manager: "visual-rendering", evict: false } })
+    ).json();
+    assert.equal(plain.managed, false);
+    assert.deepEqual(new Set(plain.forms), new Set(["native"]));
+    const forced = await (
+      await server.request("/v1/context", {
+        key,
+        json: { messages, manager: "visual-rendering", budget: { keepRecent: 2 }, evict: false, force: true },
+      })
+    ).json();
+    assert.equal(forced.managed, true);
+    assert.deepEqual(
+      forced.forms,
+      ["rendered", "native", "native"],
+      "all older turns fit on pages: nothing dropped, no pointer",
+    );
+    assert.equal(forced.forms.length, forced.messages.length);
+  });
 });

@@ -11,13 +11,19 @@ import type { ContextItem } from "../../context/working-context.ts";
 import { contentWords } from "../../core/text.ts";
 import { countTokens } from "../../core/tokens.ts";
 import type { ImageReader } from "../../models/provider.ts";
+import { type AnswerAssessment, type AnswerSummary, summariseAnswers } from "../answer/answer-judge.ts";
+import type { ContextAnswerJudge } from "./context-answer.ts";
 import type { ReplayTrajectory } from "./dataset-trajectory.ts";
 
 /**
  * A gold turn counts as present in summary text or OCR'd page text when at least this share of its content words
- * is there (a paraphrase-free, model-free proxy: what a reader could still quote).
+ * is found together, within a stretch of that text no longer than `presentWindow` times the turn's own count of
+ * content words (a paraphrase-free, model-free proxy: what a reader could still quote). Words scattered over a
+ * whole summary or over ten pages are not the turn: a bag-of-words test over all of it (the first version) let a
+ * 4,000-token summary "hold" 0.89 of LoCoMo's gold turns at the 8k trigger.
  */
 export const presentShare = 0.5;
+export const presentWindow = 2;
 
 export interface ReplayOptions {
   readonly budget: ContextBudget;
@@ -25,6 +31,8 @@ export interface ReplayOptions {
   readonly render: RenderSettings;
   /** Reads rendered pages back; without it, a turn on a kept page counts as rendered (legibility unmeasured). */
   readonly ocr?: ImageReader;
+  /** With a chat endpoint: answers every question from the working context at its time and judges it (part c). */
+  readonly answer?: ContextAnswerJudge;
 }
 
 export interface RetentionResult {
@@ -33,6 +41,11 @@ export interface RetentionResult {
   readonly role: ContextManager["role"];
   readonly messages: number;
   readonly tokens: LedgerTotals;
+  /**
+   * Non-cache tokens spent before the manager first ran (all of them when it never did). Every manager spends the
+   * same up to there, so this share of No Compression's total is a floor no manager can go under on this trajectory.
+   */
+  readonly nonCacheBeforeFirstTrigger: number;
   readonly triggers: number;
   readonly meanContextTokens: number;
   readonly maxContextTokens: number;
@@ -50,6 +63,8 @@ export interface RetentionResult {
   /** Mean share of a question's gold images present as native images. */
   readonly imageNative: number;
   readonly pagesRead: number;
+  /** Answer accuracy from the working context, when `answer` was given. */
+  readonly answers?: AnswerSummary;
 }
 
 /**
@@ -83,6 +98,7 @@ export async function replayRetention(
   let state: ManagerState | undefined;
   let triggers = 0;
   const ledger = new TokenLedger();
+  let beforeFirstTrigger: number | undefined;
   let contextSum = 0;
   let maxContext = 0;
   let overWindow = 0;
@@ -113,12 +129,16 @@ export async function replayRetention(
   const checkpoints = [...replay.checkpoints].sort((a, b) => a.after - b.after);
   let nextCheckpoint = 0;
   const perQuestion: { turn?: { any: number; text: number; rendered: number }; image?: number }[] = [];
-  const ocrCache = new Map<string, Set<string>>();
+  const ocrCache = new Map<string, readonly string[]>();
   let pagesRead = 0;
+  const assessments: AnswerAssessment[] = [];
 
   for (let index = 0; index <= messages.length; index++) {
     // The context before message `index` holds messages [0, index).
-    if (manager.name !== "none" && headCost + tailCost > options.budget.trigger) await manageAt(index);
+    if (manager.name !== "none" && headCost + tailCost > options.budget.trigger) {
+      beforeFirstTrigger ??= ledger.totals.nonCache;
+      await manageAt(index);
+    }
     const message = messages[index];
     if (message?.role === "assistant") {
       const input = headCost + tailCost;
@@ -134,6 +154,13 @@ export async function replayRetention(
       for (const recent of messages.slice(boundary, index)) items.push(...(nativeCache.get(recent.id) ?? []));
       const view = await inspect(items, options, ocrCache, () => pagesRead++);
       for (const question of checkpoint.questions) {
+        if (options.answer)
+          assessments.push(
+            await options.answer.assess(
+              items.map((item) => item.message),
+              question,
+            ),
+          );
         const scored: (typeof perQuestion)[number] = {};
         const goldTurns = question.gold.turns
           .map((turn) => replay.turnMessages.get(`${checkpoint.history}|${turn}`) ?? [])
@@ -174,6 +201,7 @@ export async function replayRetention(
     role: manager.role,
     messages: messages.length,
     tokens: ledger.totals,
+    nonCacheBeforeFirstTrigger: beforeFirstTrigger ?? ledger.totals.nonCache,
     triggers,
     meanContextTokens: Math.round(contextSum / Math.max(1, ledger.totals.calls)),
     maxContextTokens: maxContext,
@@ -186,6 +214,7 @@ export async function replayRetention(
     imageQuestions: images.length,
     imageNative: mean(images),
     pagesRead,
+    ...(options.answer ? { answers: summariseAnswers(assessments).overall } : {}),
   };
 }
 
@@ -203,12 +232,12 @@ interface ContextView {
 async function inspect(
   items: readonly ContextItem[],
   options: ReplayOptions,
-  ocrCache: Map<string, Set<string>>,
+  ocrCache: Map<string, readonly string[]>,
   onPage: () => void,
 ): Promise<ContextView> {
   const nativeIds = new Set<string>();
   const nativeImages = new Set<string>();
-  const summaryWords = new Set<string>();
+  const summaryWords: string[] = [];
   const renderedIds = new Set<string>();
   const pageImages: string[] = [];
   const pageWidth = Math.round(options.render.pageWidth * options.render.scale);
@@ -218,7 +247,7 @@ async function inspect(
     if (item.form === "native") for (const id of item.sources) nativeIds.add(id);
     const content = item.message.content;
     if (item.form === "summary" && typeof content === "string") {
-      for (const word of contentWords(content)) summaryWords.add(word);
+      summaryWords.push(...contentWords(content));
     }
     if (item.form !== "rendered" || typeof content === "string") continue;
     for (const id of item.sources) renderedIds.add(id);
@@ -230,37 +259,63 @@ async function inspect(
     }
   }
   // Pages are read only when a gold turn sits on one: most checkpoints need no OCR at all.
-  let pageWords: Promise<Set<string>> | undefined;
+  let pageWords: Promise<string[]> | undefined;
   const readPages = (ocr: ImageReader) => {
     pageWords ??= (async () => {
-      const words = new Set<string>();
+      // Pages in order, so a turn broken across two pages is still found together.
+      const words: string[] = [];
       for (const url of pageImages) {
         const key = createHash("sha256").update(url).digest("hex");
         let read = ocrCache.get(key);
         if (read === undefined) {
-          read = new Set(contentWords(await ocr.readImage(Buffer.from(url.slice(url.indexOf(",") + 1), "base64"))));
+          read = contentWords(await ocr.readImage(Buffer.from(url.slice(url.indexOf(",") + 1), "base64")));
           ocrCache.set(key, read);
           onPage();
         }
-        for (const word of read) words.add(word);
+        words.push(...read);
       }
       return words;
     })();
     return pageWords;
   };
-  const share = (message: TrajectoryMessage, words: ReadonlySet<string>) => {
+  const share = (message: TrajectoryMessage, words: readonly string[]) => {
     const wanted = [...new Set(contentWords(message.text))];
     if (wanted.length === 0) return false;
-    return wanted.filter((word) => words.has(word)).length / wanted.length >= presentShare;
+    return quotedShare(wanted, words, presentWindow * wanted.length) >= presentShare;
   };
   return {
     nativeImages,
     async presence(message) {
       if (message === undefined) return { text: false, rendered: false };
-      const text = nativeIds.has(message.id) || (summaryWords.size > 0 && share(message, summaryWords));
+      const text = nativeIds.has(message.id) || (summaryWords.length > 0 && share(message, summaryWords));
       if (!renderedIds.has(message.id)) return { text, rendered: false };
       if (options.ocr === undefined || contentWords(message.text).length === 0) return { text, rendered: true };
       return { text, rendered: share(message, await readPages(options.ocr)) };
     },
   };
+}
+
+/**
+ * The largest share of `wanted` (distinct words) found within any `window` consecutive words of `sequence`.
+ *
+ * @example quotedShare(["red", "kayak"], ["a", "red", "kayak"], 4) // 1
+ */
+export function quotedShare(wanted: readonly string[], sequence: readonly string[], window: number): number {
+  if (wanted.length === 0) return 0;
+  const want = new Set(wanted);
+  const inWindow = new Map<string, number>();
+  let best = 0;
+  const size = Math.max(1, window);
+  for (let end = 0; end < sequence.length; end++) {
+    const added = sequence[end] ?? "";
+    if (want.has(added)) inWindow.set(added, (inWindow.get(added) ?? 0) + 1);
+    const leaving = sequence[end - size];
+    if (leaving !== undefined && want.has(leaving)) {
+      const count = (inWindow.get(leaving) ?? 0) - 1;
+      if (count > 0) inWindow.set(leaving, count);
+      else inWindow.delete(leaving);
+    }
+    best = Math.max(best, inWindow.size);
+  }
+  return best / want.size;
 }

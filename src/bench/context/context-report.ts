@@ -1,8 +1,9 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { TopLevelSpec } from "vega-lite";
+import type { RenderSettings } from "../../context/render/page-layout.ts";
 import { placeLabels, renderSvg } from "../report/plots.ts";
-import { presentShare, type RetentionResult } from "./context-replay.ts";
+import { presentShare, presentWindow, type RetentionResult } from "./context-replay.ts";
 import type { FidelityRow } from "./fidelity.ts";
 
 /** One manager's replay under one named budget. */
@@ -13,6 +14,9 @@ export interface ContextRunInfo {
   readonly date: string;
   readonly node: string;
   readonly seconds: number;
+  readonly render: RenderSettings;
+  /** What the run did not measure or measured on a slice (e.g. the OCR check), one sentence each. */
+  readonly notes?: readonly string[];
 }
 
 function fixed(value: number, digits = 3): string {
@@ -32,13 +36,15 @@ export function renderMarkdown(
     `Measured without an LLM by \`${run.command}\` on ${run.date.slice(0, 10)} (Node ${run.node}, ${run.seconds} s, 2 shared cores).`,
     "Budgets: `paper` = 128k-token window managed from 64k, `tight` = 16k managed from 8k; both keep the 8 newest messages",
     "native and let a manager's representation of older history fill at most half the trigger; images costed by OpenAI tile rules;",
-    "pages at 0.75× (750×1050 px, 16 px DejaVu Sans Mono at scale 1), at most 10 per call. Each dataset is one long",
+    `pages at ${run.render.scale}× (${Math.round(run.render.pageWidth * run.render.scale)}×${Math.round(run.render.pageHeight * run.render.scale)} px, ${run.render.fontSize} px DejaVu Sans Mono at scale 1), at most 10 per call. Each dataset is one long`,
     "trajectory (its histories back to back); every assistant message is one model call whose input is the working context",
     "before it. A question is asked at the end of its history (LCMP: of its concept), and scored on the working context then.",
-    `A gold turn is present if its message is native, or if ≥ ${presentShare} of its content words are in the summary or on`,
+    `A gold turn is present if its message is native, or if ≥ ${presentShare} of its content words are found together (within ${presentWindow}× as many`,
+    "words as the turn has) in the summary or on",
     retention.every((row) => row.ocrVerified)
-      ? "a kept rendered page whose OCR'd text holds them; a gold image counts only as a native image."
+      ? "the kept rendered pages' OCR'd text; a gold image counts only as a native image."
       : "a kept rendered page (this run did not OCR the retention pages (`--no-ocr`): the fidelity table is the evidence that they read back); a gold image counts only as a native image.",
+    ...(run.notes ?? []),
     "",
     "## Fidelity (OCR read-back of rendered pages, LoCoMo conversation 1)",
     "",
@@ -51,17 +57,26 @@ export function renderMarkdown(
     "",
     "## Evidence retention and cumulative tokens",
     "",
-    "| dataset | budget | manager | role | calls | triggers | non-cache tokens | vs none | mean / max context | gold turns present (text · rendered) | gold images native |",
-    "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| dataset | budget | manager | role | calls | triggers | non-cache tokens | vs none | spent before 1st trigger (vs none) | mean / max context | gold turns present (text · rendered) | gold images native |",
+    "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   ];
+  if (retention.some((row) => row.answers))
+    lines.splice(
+      lines.length - 2,
+      2,
+      `${lines[lines.length - 2]} answer accuracy (judged) |`,
+      `${lines[lines.length - 1]} ---: |`,
+    );
   for (const row of retention) {
     const none = retention.find(
       (candidate) =>
         candidate.dataset === row.dataset && candidate.budgetName === row.budgetName && candidate.manager === "none",
     );
     const ratio = none ? fixed(row.tokens.nonCache / none.tokens.nonCache, 2) : "";
+    const floor =
+      none && row.manager !== "none" ? fixed(row.nonCacheBeforeFirstTrigger / none.tokens.nonCache, 2) : "–";
     lines.push(
-      `| ${row.dataset} | ${row.budgetName} | ${row.manager} | ${row.role} | ${row.tokens.calls} | ${row.triggers} | ${row.tokens.nonCache.toLocaleString("en")} | ${ratio} | ${row.meanContextTokens.toLocaleString("en")} / ${row.maxContextTokens.toLocaleString("en")} | ${fixed(row.turnRetention)} (${fixed(row.turnAsText)} · ${fixed(row.turnAsRendered)}) of ${row.turnQuestions} q | ${row.imageQuestions > 0 ? `${fixed(row.imageNative)} of ${row.imageQuestions} q` : "–"} |`,
+      `| ${row.dataset} | ${row.budgetName} | ${row.manager} | ${row.role} | ${row.tokens.calls} | ${row.triggers} | ${row.tokens.nonCache.toLocaleString("en")} | ${ratio} | ${floor} | ${row.meanContextTokens.toLocaleString("en")} / ${row.maxContextTokens.toLocaleString("en")} | ${fixed(row.turnRetention)} (${fixed(row.turnAsText)} · ${fixed(row.turnAsRendered)}) of ${row.turnQuestions} q | ${row.imageQuestions > 0 ? `${fixed(row.imageNative)} of ${row.imageQuestions} q` : "–"} |${row.answers ? ` ${row.answers.accuracy === null ? "–" : fixed(row.answers.accuracy)} (${row.answers.judged}) |` : retention.some((other) => other.answers) ? " – |" : ""}`,
     );
   }
   lines.push("", ...plots.map((plot) => `![${path.basename(plot, ".svg")}](${plot})`), "");

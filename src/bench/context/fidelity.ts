@@ -35,7 +35,8 @@ export async function measureFidelity(
   const renderer = new Renderer();
   for (const scale of options.scales ?? fidelityScales) {
     const settings = { ...defaultRenderSettings, scale };
-    const pages = layOutPages(historyBlocks(messages, { visuals: "as-text" }), settings).slice(0, options.pages);
+    // The newest pages: pages fill from the newest line back, so these are full (the oldest may be partly empty).
+    const pages = layOutPages(historyBlocks(messages, { visuals: "as-text" }), settings).slice(-options.pages);
     let wanted = 0;
     let found = 0;
     let textTokens = 0;

@@ -1,10 +1,13 @@
 import type { TrajectoryMessage, TrajectoryRole } from "../trajectory.ts";
-import { artifactText, messageLabel, toolCallText } from "../trajectory.ts";
+import { artifactText, compactTime, messageLabel, toolCallText } from "../trajectory.ts";
 
 /**
  * Page geometry at scale 1, in pixels; a page is drawn at `scale` (0.75 by default, VERA's main setting).
- * 16 px DejaVu Sans Mono at 0.75× is 12 px, which tesseract reads back with word recall 1.0 on this
- * machine (0.53 at 0.5×): see BENCHMARKS.md "Context fidelity".
+ * 16 px DejaVu Sans Mono at 0.75× is 12 px, which tesseract reads back with word recall ≈ 0.98 on this
+ * machine (≈ 0.3 at 0.5×): see BENCHMARKS.md "Context managers". The default 1024×2048 page is 768×1536 at
+ * 0.75×: exactly the 2×3 tiles OpenAI's accounting (the default rule) charges 1,105 tokens for without shrinking
+ * it; the earlier 1000×1400 page (750×1050) paid the same 6 tiles for two thirds of the pixels. Under the
+ * area-proportional rules the page size does not change text per token.
  */
 export interface RenderSettings {
   readonly scale: number;
@@ -17,8 +20,8 @@ export interface RenderSettings {
 
 export const defaultRenderSettings: RenderSettings = Object.freeze({
   scale: 0.75,
-  pageWidth: 1000,
-  pageHeight: 1400,
+  pageWidth: 1024,
+  pageHeight: 2048,
   fontSize: 16,
   lineHeight: 20,
   margin: 24,
@@ -54,6 +57,8 @@ export interface BlockOptions {
 interface Block {
   readonly messageId: string;
   readonly role: TrajectoryRole;
+  /** The message's time to the minute, when it has one (page headers name the time their first message was sent). */
+  readonly time?: string;
   readonly lines: readonly {
     readonly text: string;
     readonly style: LineStyle;
@@ -62,10 +67,17 @@ interface Block {
   }[];
 }
 
-/** One block per message: its label (role, name, time: provenance) opening its first line, then its content. */
+/**
+ * One block per message: its label (role, name, time: provenance) opening its first line, then its content. The
+ * time is written only when it differs from the previous message's (a conversation's turns often share one), and
+ * every page header repeats the time of the page's first message, so each line's time stays readable.
+ */
 export function historyBlocks(messages: readonly TrajectoryMessage[], options: BlockOptions): Block[] {
+  let previousTime: string | undefined;
   return messages.map((message) => {
-    const label = `[${messageLabel(message)}]`;
+    const time = message.time ? compactTime(message.time) : undefined;
+    const label = `[${messageLabel(message, { time: time !== previousTime })}]`;
+    previousTime = time;
     const lines: { text: string; style: LineStyle; anchor?: string; labelChars?: number }[] = [
       message.text
         ? { text: `${label} ${message.text}`, style: "body", labelChars: label.length }
@@ -95,7 +107,7 @@ export function historyBlocks(messages: readonly TrajectoryMessage[], options: B
           anchor: image.id,
         });
     }
-    return { messageId: message.id, role: message.role, lines };
+    return { messageId: message.id, role: message.role, ...(time ? { time } : {}), lines };
   });
 }
 
@@ -109,12 +121,14 @@ export function linesPerPage(settings: RenderSettings): number {
 
 /**
  * Lays blocks out chronologically into pages: text wraps at word boundaries (long words are cut), leading
- * spaces and table rows are kept, each message starts on a new line with its label, each page starts with its number.
+ * spaces and table rows are kept, each message starts on a new line with its label, each page starts with its
+ * number and the time of its first message. Pages are filled from the newest line back, so only the oldest page
+ * is partly empty: a manager that keeps the newest pages keeps full ones.
  */
 export function layOutPages(blocks: readonly Block[], settings: RenderSettings = defaultRenderSettings): LaidPage[] {
   const columns = columnsOf(settings);
   const perPage = linesPerPage(settings) - 1; // the first line of every page is its header
-  const rows: { line: LaidLine; messageId: string; anchor?: string }[] = [];
+  const rows: { line: LaidLine; messageId: string; time?: string; anchor?: string }[] = [];
   for (const block of blocks) {
     for (const part of block.lines) {
       const wrapped = wrapText(part.text, columns);
@@ -124,28 +138,38 @@ export function layOutPages(blocks: readonly Block[], settings: RenderSettings =
         rows.push({
           line: { text, style: part.style, role: block.role, ...(labelChars > 0 ? { labelChars } : {}) },
           messageId: block.messageId,
+          ...(block.time ? { time: block.time } : {}),
           ...(anchor ? { anchor } : {}),
         });
       });
     }
   }
-  const pages: LaidPage[] = [];
-  for (let start = 0; start < rows.length; start += perPage) {
-    const slice = rows.slice(start, start + perPage);
-    // A page never starts with the blank line between two messages.
-    const messageIds = [
-      ...new Set(slice.filter((row) => row.line.text !== "" || row.line.style !== "body").map((row) => row.messageId)),
-    ];
+  const pages: (LaidPage & { time?: string })[] = [];
+  const first = rows.length % perPage;
+  const starts = first > 0 ? [0] : [];
+  for (let start = first; start < rows.length; start += perPage) starts.push(start);
+  for (const [index, start] of starts.entries()) {
+    const slice = rows.slice(start, starts[index + 1] ?? rows.length);
+    const time = slice[0]?.time;
     pages.push({
       lines: slice.map((row) => row.line),
-      messageIds,
+      // A message whose only line here is a blank one does not count as on the page.
+      messageIds: [
+        ...new Set(
+          slice.filter((row) => row.line.text !== "" || row.line.style !== "body").map((row) => row.messageId),
+        ),
+      ],
       anchoredVisuals: slice.flatMap((row) => (row.anchor ? [row.anchor] : [])),
+      ...(time ? { time } : {}),
     });
   }
   const total = pages.length;
-  return pages.map((page, index) => ({
+  return pages.map(({ time, ...page }, index) => ({
     ...page,
-    lines: [{ text: `— history page ${index + 1} of ${total} —`, style: "note", role: "page" }, ...page.lines],
+    lines: [
+      { text: `— history page ${index + 1} of ${total}${time ? ` · ${time}` : ""} —`, style: "note", role: "page" },
+      ...page.lines,
+    ],
   }));
 }
 

@@ -34,6 +34,10 @@ export const contextBody = z
     imageTokens: z.enum(imageTokenRuleKinds).optional().describe("image token rule (openai-tile)"),
     trajectoryId: z.string().min(1).max(120).optional().describe("names the memory sessions of evicted messages"),
     evict: z.boolean().optional().describe("write dropped messages to this scope's memory (true)"),
+    force: z
+      .boolean()
+      .optional()
+      .describe("manage even when the history costs less than the trigger, e.g. to preview a manager (false)"),
   })
   .strict();
 
@@ -44,6 +48,11 @@ const contextResponse = z
     managed: z.boolean(),
     fits: z.boolean(),
     messages: z.array(z.record(z.unknown())).describe("the working context, ready for an OpenAI-compatible chat API"),
+    forms: z
+      .array(z.enum(["native", "rendered", "summary", "pointer"]))
+      .describe(
+        "per message: kept as it was, rendered pages (with native visuals beside them), a summary, a pointer to memory",
+      ),
     cost: z.object({ textTokens: z.number(), imageTokens: z.number(), total: z.number(), images: z.number() }),
     rawCost: z.object({ textTokens: z.number(), imageTokens: z.number(), total: z.number(), images: z.number() }),
     dropped: z.array(z.object({ messageId: z.string(), what: z.string(), imageIds: z.array(z.string()) })),
@@ -77,6 +86,7 @@ export function contextRoute(errors: Readonly<Record<number, ResponseDoc>>): Rou
         ...(body.scale ? { render: { scale: body.scale } } : {}),
         ...(body.imageTokens ? { imageRule: imageTokenRuleNamed(body.imageTokens) } : {}),
         trajectoryId: body.trajectoryId ?? "http",
+        ...(body.force ? { force: true } : {}),
         ...(body.evict === false ? {} : { evict: memoryEvictionStore(memory, scope) }),
       });
       return c.json({
@@ -85,6 +95,7 @@ export function contextRoute(errors: Readonly<Record<number, ResponseDoc>>): Rou
         managed: context.managed,
         fits: context.fits,
         messages: context.messages,
+        forms: context.items.map((item) => item.form),
         cost: context.cost,
         rawCost: context.rawCost,
         dropped: context.dropped,

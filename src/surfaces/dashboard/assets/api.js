@@ -126,6 +126,10 @@ export function createApi(getConnection) {
     videoMoments: () => json("GET", "/v1/video/moments?limit=12"),
     videoRules: () => json("GET", "/v1/video/rules"),
     videoNotifications: () => json("GET", "/v1/video/notifications?limit=50"),
+    /** A trajectory and a manager in, the working context out (`POST /v1/context`). */
+    manageContext: (body) => json("POST", "/v1/context", body),
+    /** An image's original bytes as a Blob (for sending them on, e.g. into a trajectory). */
+    imageBlob: (hash) => request("GET", `/v1/blobs/${encodeURIComponent(hash)}`).then((response) => response.blob()),
 
     /** An object URL for an image blob (or its thumbnail), fetched once per scope. */
     imageUrl(hash, options = {}) {

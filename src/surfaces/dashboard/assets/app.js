@@ -2,6 +2,7 @@
 import { createAddSession } from "./add-session.js";
 import { createApi, describeError, loadConnection, saveConnection } from "./api.js";
 import { createAudit } from "./audit.js";
+import { createContextPreview } from "./context.js";
 import { h, replace, setStatus } from "./dom.js";
 import { createEntries } from "./entries.js";
 import { createKnowledge } from "./knowledge.js";
@@ -18,6 +19,7 @@ const timeline = createTimeline(api, { onForgotten: () => afterForget() });
 const entries = createEntries(api);
 const audit = createAudit(api);
 const video = createVideo(api);
+const contextPreview = createContextPreview(api);
 createSearch(api);
 createAddSession(api, {
   onAdded: async (result) => {
@@ -47,6 +49,7 @@ async function refresh() {
     entries.load(),
     audit.load(),
     video.load(),
+    contextPreview.load(),
   ]);
 }
 
