@@ -216,13 +216,16 @@ interface PostgresPhase {
   readonly acknowledgedAdds: number;
   readonly storedAfter: ScopeStats;
   readonly lostSessions: number;
+  /** What each instance answered the key once it was revoked in the database (401 expected from both). */
+  readonly statusAfterRevoke: readonly number[];
   readonly serverExitCodes: readonly number[];
 }
 
 /**
- * Two `cairn serve` instances on one Postgres database, the clients spread over both. They run
- * `--no-auth` on loopback and the scope travels in the X-Cairn-Tenant / X-Cairn-User headers (the
- * phase predates API keys in the database; switching to a key like the SQLite phase is a follow-up).
+ * Two `cairn serve` instances on one Postgres database, the clients spread over both, with API-key
+ * auth on as deployed: one key made in the database (`api_keys`, as `cairn keys create --db
+ * postgres://…` makes it) opens both instances. After the phase the key is revoked there and both
+ * instances must refuse it (401): one revocation closes every instance.
  */
 async function postgresPhase(
   models: Models,
@@ -253,12 +256,15 @@ async function postgresPhase(
       await memory.close();
     }
     const preloadSeconds = (performance.now() - preloadStarted) / 1000;
-    for (let instance = 0; instance < 2; instance++) servers.push(await startChildServer(url, ["--no-auth"]));
-    const headers = {
-      "x-cairn-tenant": scope.tenant,
-      "x-cairn-user": scope.user ?? "",
-      "content-type": "application/json",
-    };
+    const keys = await openKeyStore(url);
+    let created: Awaited<ReturnType<typeof keys.create>>;
+    try {
+      created = await keys.create({ tenant: scope.tenant, user: scope.user });
+    } finally {
+      await keys.close();
+    }
+    for (let instance = 0; instance < 2; instance++) servers.push(await startChildServer(url));
+    const headers = { authorization: `Bearer ${created.key}`, "content-type": "application/json" };
     let acknowledgedAdds = 0;
     const post = async (instance: number, path: string, body: unknown) => {
       const server = servers[instance % servers.length] as (typeof servers)[number];
@@ -277,6 +283,19 @@ async function postgresPhase(
       if (operation === "add") await post(client, "/v1/sessions", toJsonSession(sessions()));
       else await post(client, "/v1/search", { text: random.pick(queries) });
     });
+    const revoking = await openKeyStore(url);
+    try {
+      await revoking.revoke(created.record.id);
+    } finally {
+      await revoking.close();
+    }
+    const afterRevoke = await Promise.all(
+      servers.map(
+        async (server) =>
+          (await fetch(`${server.url}/v1/search`, { method: "POST", headers, body: JSON.stringify({ text: "x" }) }))
+            .status,
+      ),
+    );
     for (const server of servers) server.child.kill("SIGTERM");
     const serverExitCodes = await Promise.all(servers.map((server) => server.exited));
     servers.length = 0;
@@ -292,6 +311,7 @@ async function postgresPhase(
       acknowledgedAdds,
       storedAfter,
       lostSessions: preload.length + acknowledgedAdds - storedAfter.sessions,
+      statusAfterRevoke: afterRevoke,
       serverExitCodes,
     };
   } finally {
@@ -373,7 +393,11 @@ async function main(): Promise<void> {
     await memory.close();
 
     const ratio = http.operations.search.p99 / inProcess.operations.search.p99;
-    const postgresMet = "skipped" in postgres || (postgres.phase.total.errors === 0 && postgres.lostSessions === 0);
+    const postgresMet =
+      "skipped" in postgres ||
+      (postgres.phase.total.errors === 0 &&
+        postgres.lostSessions === 0 &&
+        postgres.statusAfterRevoke.every((status) => status === 401));
     const result = {
       command: `npm run bench:load${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
       date: new Date().toISOString(),
@@ -399,7 +423,8 @@ async function main(): Promise<void> {
         met: ratio <= 2 && http.total.errors === 0 && inProcess.total.errors === 0,
       },
       postgresTarget: {
-        description: "two cairn serve instances on one Postgres database: zero errors, no acknowledged session missing",
+        description:
+          "two cairn serve instances on one Postgres database with API keys from it: zero errors, no acknowledged session missing, a revoked key refused by both",
         met: "skipped" in postgres ? null : postgresMet,
       },
       serverExitCode: serverExit,
@@ -450,9 +475,9 @@ function renderMarkdown(result: {
       ? ["", `Postgres phase skipped: ${postgres.skipped}.`]
       : [
           "",
-          `Postgres phase: ${postgres.instances} \`cairn serve --db postgres://… --no-auth\` instances on one database (${postgres.server}), ` +
-            `the same ${result.preloaded.rawNodes.toLocaleString("en-US")} raw nodes pre-loaded in ${postgres.preloadSeconds.toFixed(0)} s, client i → instance i mod 2 ` +
-            "(no API keys: the scope travels in X-Cairn-Tenant / X-Cairn-User on loopback). " +
+          `Postgres phase: ${postgres.instances} \`cairn serve --db postgres://…\` instances on one database (${postgres.server}), ` +
+            `the same ${result.preloaded.rawNodes.toLocaleString("en-US")} raw nodes pre-loaded in ${postgres.preloadSeconds.toFixed(0)} s, client i → instance i mod 2, ` +
+            `API-key auth on: one key made in the database opens both (revoked there afterwards, the instances answered ${postgres.statusAfterRevoke.join(" and ")}). ` +
             `One search at a time through one instance: p50 ${ms(postgres.alone.p50)} ms / p99 ${ms(postgres.alone.p99)} ms. ` +
             `Throughput ${postgres.phase.total.perSecond.toFixed(1)} ops/s. Adds acknowledged ${postgres.acknowledgedAdds}; sessions stored afterwards ${postgres.storedAfter.sessions} ` +
             `(preload + acknowledged − stored = ${postgres.lostSessions} missing).`,

@@ -1,7 +1,8 @@
 /**
  * The video memory on the real clips of ../shared/data/video (issue 13): identity targets, the table
  * video's identity precision/recall against frame labels, speed against real time, and per-segment
- * latency over a stream looped 10×. Every run uses the `local` profile (USE-lite text vectors,
+ * latency over a stream looped 10×; and (issue 14) the bottle rule's deliveries, the entity facts'
+ * importance against Eq. 1, and harness questions answered from memory by structured queries. Every run uses the `local` profile (USE-lite text vectors,
  * MobileNetV2 image features, tesseract OCR) and `@vladmandic/human` for faces and objects.
  *
  *   npx tsx bench/video.ts                         # full run: bench/results/video.{json,md} + BENCHMARKS.md section
@@ -40,7 +41,7 @@ if (!existsSync(join(dataDir, "SOURCE.md"))) {
 }
 const fps = Number(values.fps);
 const loops = Number(values.loops);
-const parts = new Set((values.only ?? "identity,asl,table,loop,clips").split(","));
+const parts = new Set((values.only ?? "identity,asl,table,loop,clips,rules").split(","));
 const full = values.out === undefined && values.only === undefined;
 const out = resolve(values.out ?? join(import.meta.dirname, "results"));
 mkdirSync(out, { recursive: true });
@@ -83,6 +84,8 @@ try {
   if (parts.has("table")) results.table = await tableRun(models);
   if (parts.has("loop")) results.loop = await loopRun(models);
   if (parts.has("clips")) results.clips = await clipsRun(models);
+  if (parts.has("rules")) results.rules = await rulesRun(models);
+  results.harness = harness(results);
 } finally {
   await detector.close();
   await models.close();
@@ -242,6 +245,15 @@ async function tableRun(_models: Models) {
       entitiesSharedByVisitors: [...byEntity.values()].filter((visitors) => visitors.size > 1).length,
       entitiesPerVisitor: Object.fromEntries([...byVisitor].map(([visitor, entities]) => [visitor, entities.size])),
       segmentLatencyMs: { mean: round(mean(latencies)), p95: round(percentile(latencies, 0.95)) },
+      facts: await factFigures(memory, user),
+      visitorsSeenAt30s: [
+        ...new Set(
+          labelled
+            .filter((entry) => entry.entity !== null && entry.from <= 30 && entry.to >= 30)
+            .map((entry) => entry.entity),
+        ),
+      ],
+      entityOfVisitorV2: [...byEntity].filter(([, visitors]) => visitors.has("V2")).map(([entity]) => entity),
       decisions: reports.flatMap((report) => report.decisions.map((decision) => ({ at: report.startMs, ...decision }))),
       observationLabels: labelled,
     };
@@ -267,6 +279,13 @@ async function loopRun(_models: Models) {
   ]);
   const memory = await open("loop");
   try {
+    // The performer's portrait, enrolled and named first: his identity fact must survive every consolidation.
+    await memory.enrolEntity(scope("loop"), { name: "performer (portrait)" }, [
+      {
+        origin: "lin-manuel-miranda.png",
+        data: new Uint8Array(readFileSync(join(dataDir, "photos", "lin-manuel-miranda.png"))),
+      },
+    ]);
     const reports: SegmentReport[] = [];
     const watch = await memory.watch(scope("loop"), looped, {
       stream: "loop",
@@ -292,6 +311,7 @@ async function loopRun(_models: Models) {
       lastPassMeanMs: round(mean(last)),
       lastVsSecond: round(mean(last) / mean(second)),
       entities: (await memory.listEntities(scope("loop"))).length,
+      facts: await factFigures(memory, "loop"),
     };
   } finally {
     await memory.close();
@@ -317,6 +337,187 @@ async function clipsRun(_models: Models) {
   }
 }
 
+/**
+ * The rule scenario on the bottle video (issue 14): "alert when fewer than 2 bottles remain", on the
+ * clip once and looped 3× as one stream (the drop recurs every 40 s: the second falls inside the
+ * default 60 s cooldown, the third outside it). Labels from a 0.5 frame/s contact sheet: fewer than
+ * two bottles only at 17/18–21 s of each pass.
+ */
+async function rulesRun(_models: Models) {
+  const once = await ruleScenario("bottle-detection.mp4", 1);
+  const looped = join(work, "bottles-looped.mkv");
+  execFileSync("ffmpeg", [
+    "-loglevel",
+    "error",
+    "-y",
+    "-stream_loop",
+    "2",
+    "-i",
+    join(dataDir, "bottle-detection.mp4"),
+    "-c",
+    "copy",
+    looped,
+  ]);
+  const thrice = await ruleScenario(looped, 3);
+  return { once, looped3: thrice, labelledDropsPerPass: [{ from: 17, to: 21 }] };
+}
+
+async function ruleScenario(file: string, passes: number) {
+  const memory = await open(`rules-${passes}`);
+  try {
+    const user = "bottles";
+    await memory.addVideoRule(scope(user), { text: "alert when fewer than 2 bottles remain" });
+    const started = Date.parse("2026-01-01T00:00:00Z");
+    const result = await (
+      await memory.watch(scope(user), file.startsWith("/") ? file : join(dataDir, file), {
+        stream: "bottles",
+        startTime: "2026-01-01T00:00:00Z",
+      })
+    ).done;
+    const log = (await memory.listVideoNotifications(scope(user), { limit: 10_000 })).reverse();
+    const decisions = log.map((item) => ({
+      atS: round((item.startMs - started) / 1000),
+      outcome: item.data.outcome,
+      reason: item.data.reason,
+    }));
+    const resolves = await Promise.all(
+      log.map(async (item) => (await memory.videoKeyFrames(scope(user), item.id)).length > 0),
+    );
+    // Per-trace bottle counts (frames that agree), for the harness's questions.
+    const traces = await memory.searchVideo(scope(user), "bottle", { level: "trace", limit: 10_000 });
+    const counts = traces
+      .flatMap((hit) => (Array.isArray(hit.item.data.counts) ? hit.item.data.counts : []))
+      .map((entry) => ({ ms: Number(entry.ms), bottles: Number(entry.bottle ?? 0) }))
+      .sort((a, b) => a.ms - b.ms);
+    return {
+      result: summary(result),
+      sent: decisions.filter((decision) => decision.outcome === "send").map((decision) => decision.atS),
+      decisions,
+      everyNotificationResolvesToFrames: resolves.every(Boolean),
+      bottleCounts: counts,
+    };
+  } finally {
+    await memory.close();
+  }
+}
+
+/** Facts of a scope after a run: how many, importance against Eq. 1, and the identity facts' integrity. */
+async function factFigures(memory: Memory, user: string) {
+  const facts = await memory.listFacts(scope(user));
+  const growth = 0.2;
+  // A fact never revised has importance 1 − (1 − w₀)(1 − γ)^k after k confirmations (Eq. 1 applied k times).
+  const unrevised = facts.filter(
+    (fact) => fact.category !== "identity" && fact.history.every((edit) => edit.op !== "revise"),
+  );
+  const deviations = unrevised.map((fact) =>
+    Math.abs(fact.importance - (1 - 0.5 * (1 - growth) ** fact.confirmations)),
+  );
+  const identity = facts.filter((fact) => fact.category === "identity");
+  const audit = await memory.listAudit(scope(user), { limit: 100_000 });
+  const identityIds = new Set(identity.map((fact) => fact.id));
+  return {
+    facts: facts.length,
+    byCategory: Object.fromEntries(
+      ["identity", "attribute", "habit", "relation"].map((category) => [
+        category,
+        facts.filter((fact) => fact.category === category).length,
+      ]),
+    ),
+    maxConfirmations: Math.max(0, ...facts.map((fact) => fact.confirmations)),
+    importanceByConfirmations: Object.fromEntries(
+      [...new Set(unrevised.map((fact) => fact.confirmations))]
+        .sort((a, b) => a - b)
+        .map((k) => [
+          k,
+          [...new Set(unrevised.filter((fact) => fact.confirmations === k).map((fact) => fact.importance))],
+        ]),
+    ),
+    maxDeviationFromEq1: round(Math.max(0, ...deviations)),
+    identityFacts: identity.map((fact) => ({
+      text: fact.text,
+      importance: fact.importance,
+      edits: fact.history.length,
+    })),
+    automaticIdentityEdits: audit.filter(
+      (event) =>
+        identityIds.has(event.subject) && event.action.startsWith("video.fact.") && event.details.by !== "user",
+    ).length,
+    edits: Object.fromEntries(
+      ["add", "confirm", "revise", "delete"].map((op) => [
+        op,
+        audit.filter((event) => event.action === `video.fact.${op}`).length,
+      ]),
+    ),
+    everyConsolidatorFactResolvesToRawNodes: facts.every((fact) => fact.origin === "user" || fact.sources.length > 0),
+    top: facts.slice(0, 6).map((fact) => `${fact.text} (${fact.importance}, ${fact.confirmations}×)`),
+  };
+}
+
+/**
+ * Questions about the clips, each with the answer from looking at the frames and the answer memory
+ * gives through structured queries (entities, observations, trace counts, the notification log): no LLM.
+ */
+function harness(data: Record<string, unknown>) {
+  const rows: { question: string; truth: string; answer: string; correct: boolean }[] = [];
+  const table = data.table as Record<string, unknown> | undefined;
+  if (table) {
+    rows.push({
+      question: "How many distinct people came to the table? (table video)",
+      truth: "6",
+      answer: String(table.entities),
+      correct: table.entities === 6,
+    });
+    const at30 = table.visitorsSeenAt30s as string[];
+    const v2 = table.entityOfVisitorV2 as string[];
+    rows.push({
+      question: "Who was at the table at 0:30? (one person, visitor V2)",
+      truth: "one entity, V2's",
+      answer: `${at30.length} entit${at30.length === 1 ? "y" : "ies"}: ${at30.join(", ")}`,
+      correct: at30.length === 1 && v2.length === 1 && at30[0] === v2[0],
+    });
+  }
+  const asl = data.asl as Record<string, unknown> | undefined;
+  if (asl) {
+    rows.push({
+      question: "Is the person in asl/'s three recordings the same person? (frames: three different people)",
+      truth: "no: 3 people",
+      answer: `${asl.distinctEntitiesAcrossRecordings} entities`,
+      correct: asl.distinctEntitiesAcrossRecordings === 3,
+    });
+  }
+  const identity = data.identity as Record<string, unknown> | undefined;
+  if (identity) {
+    rows.push({
+      question: "Does the distractor portrait's person (Biden) appear in the stage clip?",
+      truth: "no",
+      answer: identity.distractorObservations === 0 ? "no" : `yes (${identity.distractorObservations})`,
+      correct: identity.distractorObservations === 0,
+    });
+  }
+  const rules = data.rules as { once: { bottleCounts: { ms: number; bottles: number }[]; sent: number[] } } | undefined;
+  if (rules) {
+    const counts = rules.once.bottleCounts;
+    // A count is believed when two consecutive read frames agree (notify.signalFrames).
+    const settled = counts.filter((entry, index) => counts[index + 1]?.bottles === entry.bottles).map((e) => e.bottles);
+    const most = Math.max(...settled);
+    const least = Math.min(...settled);
+    rows.push({
+      question: "How many bottles were on the table at most and at least? (bottle video)",
+      truth: "3 and 1",
+      answer: `${most} and ${least}`,
+      correct: most === 3 && least === 1,
+    });
+    const first = rules.once.sent[0];
+    rows.push({
+      question: "When did fewer than two bottles first remain? (frames: 17–18 s)",
+      truth: "17–18 s",
+      answer: first === undefined ? "never" : `${first} s`,
+      correct: first !== undefined && first >= 16 && first <= 20,
+    });
+  }
+  return { rows, correct: rows.filter((row) => row.correct).length, questions: rows.length };
+}
+
 function summary(result: WatchResult) {
   return {
     mediaS: round(result.mediaMs / 1000),
@@ -334,7 +535,7 @@ function summary(result: WatchResult) {
 
 function render(data: Record<string, unknown>): string {
   const lines = [
-    "## Video streams (issue 13)",
+    "## Video streams (issues 13 and 14)",
     "",
     `\`npx tsx bench/video.ts\` on the clips of \`../shared/data/video/\` at ${fps} frame/s, \`local\` profile (USE-lite, MobileNetV2, tesseract) with \`@vladmandic/human\` 3.3.6 (BlazeFace, FaceRes, CenterNet) on tfjs WASM; ${JSON.stringify(data.machine)}; 1-minute load average at the end ${String(data.loadAtEnd)}; ${String(data.date)}. Raw figures: \`bench/results/video.json\`.`,
     "",
@@ -383,6 +584,56 @@ function render(data: Record<string, unknown>): string {
         `**${clip.file}**: ${JSON.stringify(clip.result)}; objects (segments seen in): ${JSON.stringify(clip.objectsBySegments)}`,
         "",
       );
+  }
+  const rules = data.rules as
+    | {
+        once: { sent: number[]; decisions: unknown[]; everyNotificationResolvesToFrames: boolean };
+        looped3: { sent: number[]; decisions: unknown[]; everyNotificationResolvesToFrames: boolean };
+      }
+    | undefined;
+  if (rules) {
+    lines.push(
+      "### Rules, facts and questions (issue 14)",
+      "",
+      `**Rule "alert when fewer than 2 bottles remain" on the bottle video** (labels: fewer than two only at 17/18–21 s of each pass): ` +
+        `once — delivered at ${JSON.stringify(rules.once.sent)} s, decisions ${JSON.stringify(rules.once.decisions)}; ` +
+        `looped 3× as one stream (drops at ~18, ~58, ~98 s; 60 s cooldown) — delivered at ${JSON.stringify(rules.looped3.sent)} s, decisions ${JSON.stringify(rules.looped3.decisions)}; ` +
+        `every notification resolves to its key frames: ${rules.once.everyNotificationResolvesToFrames && rules.looped3.everyNotificationResolvesToFrames}`,
+      "",
+    );
+  }
+  for (const [name, part] of [
+    ["table video", table],
+    [`stage clip looped ${loops}× (performer's portrait enrolled and named first)`, loop],
+  ] as const) {
+    const facts = part?.facts as Record<string, unknown> | undefined;
+    if (facts)
+      lines.push(
+        `**Entity facts, ${name}**: ${facts.facts} facts ${JSON.stringify(facts.byCategory)}; edits ${JSON.stringify(facts.edits)}; ` +
+          `importance by confirmations ${JSON.stringify(facts.importanceByConfirmations)} (largest deviation from Eq. 1: ${facts.maxDeviationFromEq1}); ` +
+          `identity facts ${JSON.stringify(facts.identityFacts)}, changed automatically ${facts.automaticIdentityEdits} times; ` +
+          `every consolidated fact resolves to raw nodes: ${facts.everyConsolidatorFactResolvesToRawNodes}; top: ${JSON.stringify(facts.top)}`,
+        "",
+      );
+  }
+  const harnessRows = data.harness as
+    | {
+        rows: { question: string; truth: string; answer: string; correct: boolean }[];
+        correct: number;
+        questions: number;
+      }
+    | undefined;
+  if (harnessRows && harnessRows.questions > 0) {
+    lines.push(
+      `**Questions answered from memory by structured queries (no LLM)**: ${harnessRows.correct}/${harnessRows.questions} correct`,
+      "",
+      "| question | from the frames | from memory | |",
+      "|---|---|---|---|",
+      ...harnessRows.rows.map(
+        (row) => `| ${row.question} | ${row.truth} | ${row.answer} | ${row.correct ? "✓" : "✗"} |`,
+      ),
+      "",
+    );
   }
   return `${lines.join("\n")}\n`;
 }

@@ -15,7 +15,7 @@ import type { IntakeOptions } from "./ingest/image-intake.ts";
 import { defaultIngestLimits, type IngestLimits } from "./ingest/limits.ts";
 import { type PreparedSession, prepareSession, validateSession } from "./ingest/prepare-session.ts";
 import { type RememberOptions, type RememberResult, remember } from "./ingest/remember.ts";
-import { type CommitContext, commitWithMaintenance } from "./maintain/commit-session.ts";
+import { ActiveIndexCache, type CommitContext, commitWithMaintenance } from "./maintain/commit-session.ts";
 import { defaultMaintenanceConfig, type MaintenanceConfig } from "./maintain/config.ts";
 import { forgetWithRepair } from "./maintain/forget.ts";
 import { resolveJudge } from "./maintain/judge.ts";
@@ -59,6 +59,11 @@ import { type EnrolPhoto, enrolEntity } from "./video/enrol.ts";
 import { parseVideoSource, type VideoSource } from "./video/gateway.ts";
 import type { Detector } from "./video/perception/detector.ts";
 import { createLocalDetector } from "./video/perception/local-detector.ts";
+import { NotificationHub, type VideoNotification } from "./video/procedural/deliveries.ts";
+import { addRule, listNotifications, listRules, removeRule } from "./video/procedural/rule-store.ts";
+import type { RuleInput } from "./video/procedural/rules.ts";
+import { type EntityFact, type EntityMemory, entityMemory, listFacts } from "./video/semantic/entity-memory.ts";
+import { answerFromVideo, type VideoAnswer } from "./video/video-answer.ts";
 import { type VideoConfig, videoConfig } from "./video/video-config.ts";
 import { type EntitySummary, listEntities, mergeEntities, nameEntity, splitEntity } from "./video/video-entities.ts";
 import {
@@ -66,6 +71,7 @@ import {
   getWithNeighbours,
   type KeyFrame,
   keyFramesOf,
+  listMoments,
   searchLevel,
   type VideoHit,
 } from "./video/video-queries.ts";
@@ -75,6 +81,10 @@ export type { BankedReport } from "./compile/compile-bank.ts";
 export type { IndexCheck, IndexRepair } from "./maintain/scope-index.ts";
 export type { AddSessionOptions, AddSessionResult, AppendTurnsOptions, MemoryOptions } from "./memory-options.ts";
 export type { SearchOptions, SearchQuery } from "./route/search.ts";
+export type { DeliveryResult, VideoNotification } from "./video/procedural/deliveries.ts";
+export type { RuleCondition, RuleInput } from "./video/procedural/rules.ts";
+export type { EntityFact, EntityMemory } from "./video/semantic/entity-memory.ts";
+export type { VideoAnswer } from "./video/video-answer.ts";
 export type { EntitySummary } from "./video/video-entities.ts";
 export type { EpisodicLevel, KeyFrame, VideoHit } from "./video/video-queries.ts";
 export type { SegmentReport, VideoWatch, WatchOptions, WatchResult } from "./video/watch.ts";
@@ -132,6 +142,8 @@ export class Memory {
   /** Settings of the video pipeline (`watch`). */
   readonly video: VideoConfig;
   #detector: Detector | undefined;
+  /** Where the notifier's deliveries go: live listeners (SSE) and the configured webhooks. */
+  readonly #notifications = new NotificationHub();
   #closed = false;
 
   private constructor(store: Store, options: MemoryOptions) {
@@ -157,6 +169,7 @@ export class Memory {
       spaces: this.spaces,
       newId: newEntryId,
       now: this.#now,
+      activeIndex: new ActiveIndexCache(activeIndexCacheSize),
     });
     const { roles, unit, ...compile } = options.compile ?? {};
     this.compileConfig = Object.freeze({
@@ -542,6 +555,11 @@ export class Memory {
         addSession: (input, addOptions) => this.addSession(scope, input, addOptions),
         newId: newVideoId,
         now: Date.now,
+        deliver: (notification) =>
+          this.#notifications.deliver(
+            { ...notification, scope: { tenant: scope.tenant, user: scope.user } },
+            this.video.notify,
+          ),
       },
       typeof source === "string" ? parseVideoSource(source) : source,
       options,
@@ -609,6 +627,70 @@ export class Memory {
   /** The key frames and crops behind a video item; their original pixels come from `getBlob`. */
   async videoKeyFrames(scope: Scope, id: string): Promise<KeyFrame[]> {
     return keyFramesOf(this.#scoped(scope), id);
+  }
+
+  /**
+   * Answers a question from the video memory through the profile's chat model, citing the items
+   * (facts, chapters, traces, observations) it used; a ConfigError without a chat model.
+   */
+  async answerFromVideo(
+    scope: Scope,
+    question: string,
+    options: { levels?: readonly EpisodicLevel[]; limit?: number } = {},
+  ): Promise<VideoAnswer> {
+    return answerFromVideo(this.#scoped(scope), this.models, question, options);
+  }
+
+  /** The per-segment moments (traces), newest first, with the key frames behind each. */
+  async listVideoMoments(
+    scope: Scope,
+    options: { stream?: string; limit?: number } = {},
+  ): Promise<{ item: VideoItem; frames: KeyFrame[] }[]> {
+    return listMoments(this.#scoped(scope), options);
+  }
+
+  /** Semantic memory: the facts about this scope's entities (or one entity's), most important first. */
+  async listFacts(scope: Scope, options: { entityId?: string } = {}): Promise<EntityFact[]> {
+    return listFacts(this.#scoped(scope), options);
+  }
+
+  /** One entity's panel: its evolving facts with their edit history, sightings and recent observations. */
+  async entityMemory(scope: Scope, entityId: string): Promise<EntityMemory> {
+    return entityMemory(this.#scoped(scope), entityId, { every: this.video.semantic.every });
+  }
+
+  /**
+   * Procedural memory: a rule or preference for this scope's streams (audited). Rules produce signals
+   * per segment; the deterministic notifier decides what to deliver.
+   *
+   * @example
+   * await memory.addVideoRule(scope, { text: "alert when fewer than 2 bottles remain" });
+   */
+  async addVideoRule(scope: Scope, input: RuleInput): Promise<VideoItem> {
+    return addRule(this.#scoped(scope), this.models, input, newVideoId, this.#now);
+  }
+
+  async listVideoRules(scope: Scope): Promise<VideoItem[]> {
+    return listRules(this.#scoped(scope));
+  }
+
+  async removeVideoRule(scope: Scope, id: string): Promise<void> {
+    return removeRule(this.#scoped(scope), id);
+  }
+
+  /** The notification log: every decision of the notifier (sent, suppressed, cleared), newest first. */
+  async listVideoNotifications(
+    scope: Scope,
+    options: { stream?: string; ruleId?: string; outcome?: string; limit?: number } = {},
+  ): Promise<VideoItem[]> {
+    return listNotifications(this.#scoped(scope), options);
+  }
+
+  /** Live deliveries of this scope (the SSE stream reads these). Returns the unsubscribe. */
+  subscribeVideoNotifications(scope: Scope, listener: (notification: VideoNotification) => void): () => void {
+    return this.#notifications.subscribe((notification) => {
+      if (notification.scope.tenant === scope.tenant && notification.scope.user === scope.user) listener(notification);
+    });
   }
 
   #videoDetector(): Detector {

@@ -59,6 +59,9 @@ export interface PerfResult {
     readonly denseMs: Latency;
     readonly bm25Ms: Latency;
     readonly imageTextBm25Ms: Latency;
+    /** Dense and BM25 at the depths a routed search asks for (400 and 100). */
+    readonly denseDeepMs?: Latency;
+    readonly bm25DeepMs?: Latency;
     readonly vec0ExactMs: Latency;
     readonly bruteForceMs: Latency;
   };
@@ -112,6 +115,8 @@ export async function runConfig(config: PerfConfig, command: string): Promise<Pe
         denseMs: channels.denseMs,
         bm25Ms: channels.bm25Ms,
         imageTextBm25Ms: channels.imageTextBm25Ms,
+        denseDeepMs: channels.denseDeepMs,
+        bm25DeepMs: channels.bm25DeepMs,
         vec0ExactMs: exact.vec0ExactMs,
         bruteForceMs: exact.bruteForceMs,
       },
@@ -234,6 +239,10 @@ async function timed<T>(run: () => Promise<T>, samples: number[]): Promise<T> {
   return result;
 }
 
+/** The depths of a routed search's direct passes (route/routed-search.ts: lexicalDepth, denseDepth). */
+const routedDenseDepth = 400;
+const routedLexicalDepth = 100;
+
 export async function measureChannels(
   store: Store,
   memory: Memory,
@@ -242,23 +251,37 @@ export async function measureChannels(
 ) {
   const scoped = store.forScope(scope);
   const space = memory.spaces.text.name;
-  const samples = { dense: [] as number[], bm25: [] as number[], imageText: [] as number[] };
+  const samples = {
+    dense: [] as number[],
+    bm25: [] as number[],
+    imageText: [] as number[],
+    denseDeep: [] as number[],
+    bm25Deep: [] as number[],
+  };
   const dense: string[][] = [];
+  const denseScores: number[][] = [];
   const bar = progress("store channels", queries.length);
   for (const [index, query] of queries.entries()) {
     const vector = vectors[index] as Float32Array;
     const hits = await timed(() => scoped.searchVectors(space, vector, { limit: 10 }), samples.dense);
     dense.push(hits.map((hit) => hit.id));
+    denseScores.push(hits.map((hit) => hit.score));
     await timed(() => scoped.searchLexical("text", query, { limit: 10 }), samples.bm25);
     await timed(() => scoped.searchLexical("imageText", query, { limit: 10 }), samples.imageText);
+    // The depths a routed (`cairn`) search asks for (route/routed-search.ts): what one such search costs per channel.
+    await timed(() => scoped.searchVectors(space, vector, { limit: routedDenseDepth }), samples.denseDeep);
+    await timed(() => scoped.searchLexical("text", query, { limit: routedLexicalDepth }), samples.bm25Deep);
     bar.increment();
   }
   bar.stop();
   return {
     dense,
+    denseScores,
     denseMs: latency(samples.dense),
     bm25Ms: latency(samples.bm25),
     imageTextBm25Ms: latency(samples.imageText),
+    denseDeepMs: latency(samples.denseDeep),
+    bm25DeepMs: latency(samples.bm25Deep),
   };
 }
 

@@ -2,8 +2,9 @@ import os from "node:os";
 import { openBenchPostgres } from "../../src/bench/postgres/bench-postgres.ts";
 import { Memory } from "../../src/memory.ts";
 import { openPostgresStore } from "../../src/store/open-store.ts";
-import { defaultVectorSearch } from "../../src/store/postgres/postgres-store.ts";
+import { defaultHnswBuild, defaultVectorSearch } from "../../src/store/postgres/postgres-store.ts";
 import { generateQueries } from "./corpus.ts";
+import { type HnswBuildPoint, type HnswSweep, sweepHnsw } from "./hnsw-sweep.ts";
 import {
   embedAll,
   ingest,
@@ -30,11 +31,20 @@ export interface PostgresPerfResult
     readonly denseMs: Latency;
     readonly bm25Ms: Latency;
     readonly imageTextBm25Ms: Latency;
+    readonly denseDeepMs?: Latency;
+    readonly bm25DeepMs?: Latency;
     /** The same dense search forced to an exact scan of the scope (the first `exactQueries` queries). */
     readonly exactScanMs: Latency;
+    /** A seam call that runs no statement (`readSessions({ ids: [] })`): pool, BEGIN + tenant wall, COMMIT — every call's floor. */
+    readonly transactionFloorMs?: Latency;
   };
   /** Dense top 10 (HNSW where used) against the store's own exact scan on the same queries (no tie handling). */
   readonly recallAt10: number;
+  /** The same with ties counted as hits (a hit as close as the exact 10th), as SQLite's recall is measured. */
+  readonly recallAt10Ties: number;
+  /** HNSW build parameters of the store's index, and the sweep's file when one ran. */
+  readonly vectorIndex: typeof defaultHnswBuild;
+  readonly hnswSweep?: string;
   readonly peakRssMb: number;
 }
 
@@ -43,7 +53,15 @@ export interface PostgresPerfResult
  * `runConfig` (the SQLite one), in a fresh database. The client process (this one) and the server
  * share the machine's cores.
  */
-export async function runPostgresConfig(config: PerfConfig, command: string): Promise<PostgresPerfResult> {
+export async function runPostgresConfig(
+  config: PerfConfig,
+  command: string,
+  sweep?: {
+    readonly builds: readonly HnswBuildPoint[];
+    readonly efSearches: readonly number[];
+    readonly write: (sweep: HnswSweep) => string;
+  },
+): Promise<PostgresPerfResult> {
   const models = await loadModels(config.profile);
   const postgres = await openBenchPostgres();
   try {
@@ -58,7 +76,17 @@ export async function runPostgresConfig(config: PerfConfig, command: string): Pr
       const vectors = await embedAll(models, queries);
       const channels = await measureChannels(store, memory, queries, vectors);
       const peakRssMb = process.resourceUsage().maxRSS / 1024;
-      const exact = await measureExactScan(url, memory, config, vectors, channels.dense);
+      const floor: number[] = [];
+      for (let index = 0; index < config.queries; index++) {
+        const started = performance.now();
+        await store.forScope(scope).readSessions({ ids: [] });
+        floor.push(performance.now() - started);
+      }
+      const exact = await measureExactScan(url, memory, config, vectors, channels.dense, channels.denseScores);
+      const swept =
+        sweep && sweep.builds.length > 0
+          ? sweep.write(await sweepHnsw(url, memory, vectors, config.exactQueries, sweep.builds, sweep.efSearches))
+          : undefined;
       return {
         store: "postgres",
         profile: config.profile,
@@ -82,9 +110,15 @@ export async function runPostgresConfig(config: PerfConfig, command: string): Pr
           denseMs: channels.denseMs,
           bm25Ms: channels.bm25Ms,
           imageTextBm25Ms: channels.imageTextBm25Ms,
+          denseDeepMs: channels.denseDeepMs,
+          bm25DeepMs: channels.bm25DeepMs,
           exactScanMs: exact.exactScanMs,
+          transactionFloorMs: latency(floor),
         },
         recallAt10: exact.recallAt10,
+        recallAt10Ties: exact.recallAt10Ties,
+        vectorIndex: defaultHnswBuild,
+        ...(swept ? { hnswSweep: swept } : {}),
         peakRssMb,
       };
     } finally {
@@ -103,12 +137,14 @@ async function measureExactScan(
   config: PerfConfig,
   vectors: readonly Float32Array[],
   dense: readonly string[][],
+  denseScores: readonly number[][],
 ) {
   const exactStore = await openPostgresStore({ url, vectorSearch: { exactBelow: 1_000_000_000 } });
   try {
     const scoped = exactStore.forScope(scope);
     const samples: number[] = [];
     let recallSum = 0;
+    let tiesSum = 0;
     const count = Math.min(config.exactQueries, vectors.length);
     const bar = progress("exact scan (postgres)", count);
     for (const [index, vector] of vectors.slice(0, count).entries()) {
@@ -117,10 +153,19 @@ async function measureExactScan(
       samples.push(performance.now() - started);
       const found = new Set(dense[index] ?? []);
       recallSum += exact.filter((hit) => found.has(hit.id)).length / Math.max(1, exact.length);
+      const kth = (exact.at(-1)?.score ?? Number.NEGATIVE_INFINITY) - 1e-5;
+      const ids = new Set(exact.map((hit) => hit.id));
+      const scores = denseScores[index] ?? [];
+      const tied = (dense[index] ?? []).filter((id, rank) => ids.has(id) || (scores[rank] ?? -2) >= kth);
+      tiesSum += tied.slice(0, exact.length).length / Math.max(1, exact.length);
       bar.increment();
     }
     bar.stop();
-    return { exactScanMs: latency(samples), recallAt10: count ? recallSum / count : Number.NaN };
+    return {
+      exactScanMs: latency(samples),
+      recallAt10: count ? recallSum / count : Number.NaN,
+      recallAt10Ties: count ? tiesSum / count : Number.NaN,
+    };
   } finally {
     await exactStore.close();
   }

@@ -8,7 +8,10 @@ export interface StoreComparison {
   readonly profile: string;
   readonly size: number;
   readonly sqlite: Pick<PerfResult, "date" | "ingest" | "search" | "triPath" | "recallAt10"> & {
-    readonly channels: Pick<PerfResult["channels"], "denseMs" | "bm25Ms" | "imageTextBm25Ms">;
+    readonly channels: Pick<
+      PerfResult["channels"],
+      "denseMs" | "bm25Ms" | "imageTextBm25Ms" | "denseDeepMs" | "bm25DeepMs"
+    >;
   };
   readonly postgres: PostgresPerfResult;
   /** Postgres ÷ SQLite. Targets (issue 11): search p95 ≤ 2, ingest ≥ 0.5. */
@@ -49,6 +52,8 @@ export function compareStores(folder: string, profile: string, size: number): St
         denseMs: sqlite.channels.denseMs,
         bm25Ms: sqlite.channels.bm25Ms,
         imageTextBm25Ms: sqlite.channels.imageTextBm25Ms,
+        ...(sqlite.channels.denseDeepMs ? { denseDeepMs: sqlite.channels.denseDeepMs } : {}),
+        ...(sqlite.channels.bm25DeepMs ? { bm25DeepMs: sqlite.channels.bm25DeepMs } : {}),
       },
     },
     postgres,
@@ -109,6 +114,21 @@ export function writeStoreMarkdown(folder: string): string {
     "",
     "Targets (issue 11): Postgres search p95 ≤ 2× SQLite's in the same run, ingest ≥ 0.5× SQLite's.",
     "ANN recall@10: SQLite against an exact JS scan (ties count as hits); Postgres against its own exact scan of the scope (first `--exact-queries` queries, no tie handling).",
+    "",
+    ...comparisons.flatMap((comparison) => {
+      const floor = comparison.postgres.channels.transactionFloorMs;
+      const deep = (side: {
+        channels: { denseDeepMs?: { p50: number; p95: number }; bm25DeepMs?: { p50: number; p95: number } };
+      }) =>
+        side.channels.denseDeepMs && side.channels.bm25DeepMs
+          ? `dense top 400 p50 ${ms(side.channels.denseDeepMs.p50)} / p95 ${ms(side.channels.denseDeepMs.p95)}, BM25 top 100 p50 ${ms(side.channels.bm25DeepMs.p50)} / p95 ${ms(side.channels.bm25DeepMs.p95)} ms`
+          : "not measured";
+      const exactScan = comparison.postgres.channels.exactScanMs;
+      return [
+        `- ${comparison.profile} ${whole(comparison.size)}, the direct passes of a routed (\`cairn\`) search: SQLite ${deep(comparison.sqlite)}; Postgres ${deep(comparison.postgres)}`,
+        `- ${comparison.profile} ${whole(comparison.size)}: Postgres per-call floor (a seam call running no statement: pool, BEGIN + tenant wall, COMMIT) ${floor ? `p50 ${ms(floor.p50)} / p95 ${ms(floor.p95)} ms` : "not measured"}; exact scan of the scope p50 ${ms(exactScan.p50)} / p95 ${ms(exactScan.p95)} ms; dense recall@10 with ties counted ${comparison.postgres.recallAt10Ties === undefined ? "not measured" : comparison.postgres.recallAt10Ties.toFixed(3)}${comparison.postgres.hnswSweep ? ` (HNSW sweep: \`${comparison.postgres.hnswSweep}\`)` : ""}`,
+      ];
+    }),
     "",
     "| profile | raw nodes | store | ingest nodes/s | search p50 ms | search p95 ms | tri-path p50 ms | tri-path p95 ms | dense p95 ms | BM25 p95 ms | ANN recall@10 |",
     "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",

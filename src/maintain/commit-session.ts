@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { scopeKey } from "../core/scope.ts";
 import type { VectorSpaces } from "../models/vector-spaces.ts";
-import { IndexVersionConflict, type MaintenancePlan } from "../store/index-records.ts";
+import { applyOps } from "../store/index-plan.ts";
+import { type IndexState, IndexVersionConflict, type MaintenancePlan } from "../store/index-records.ts";
 import type { CommitResult, SessionWrite } from "../store/records.ts";
 import type { ScopedStore } from "../store/store.ts";
 import type { MaintenanceConfig } from "./config.ts";
@@ -33,6 +35,62 @@ export interface CommitContext {
   readonly spaces: VectorSpaces;
   readonly newId: () => string;
   readonly now: () => number;
+  /** This process's copy of each scope's active index, so a writer does not re-read it every session. */
+  readonly activeIndex?: ActiveIndexCache;
+}
+
+/**
+ * The active index of each scope as this process's last commit left it. A commit bumps the
+ * scope's index version by exactly one and versions only ever grow, so a copy whose version equals
+ * the stored one (a one-row read) is the stored index: applying a landed plan to the copy replaces
+ * re-reading every entry (digests, vectors) before each plan. Any other writer (another process,
+ * another `Memory`, a forget, a rebuild) moves the version past the copy's, and the next plan
+ * reads the index again; a plan made from a copy that went stale in between still meets the
+ * store's version check.
+ */
+export class ActiveIndexCache {
+  readonly #states = new Map<string, IndexState>();
+  readonly #capacity: number;
+
+  constructor(capacity: number) {
+    this.#capacity = capacity;
+  }
+
+  /** The scope's active index: the copy when it is current, else read (and kept). */
+  async read(scoped: ScopedStore): Promise<IndexState> {
+    const key = scopeKey(scoped.scope);
+    const cached = this.#states.get(key);
+    if (cached && (await scoped.indexStatus()).version === cached.version) return cached;
+    const state = await scoped.readIndex({ activeOnly: true });
+    this.#keep(key, state);
+    return state;
+  }
+
+  /**
+   * Records that `plan`, made from `base`, landed with a session whose raw nodes got `rawNodeIds`
+   * (the plan's `@n` pointers). The copy is labelled `base.version + 1`: if another writer's
+   * commit came between (possible for a plan without a base version), the stored version is past
+   * that and the copy is never used.
+   */
+  committed(scoped: ScopedStore, base: IndexState, plan: MaintenancePlan, rawNodeIds: readonly string[]): void {
+    const next = applyOps(base, plan.ops, (pointer) =>
+      pointer.startsWith("@") ? (rawNodeIds[Number(pointer.slice(1))] ?? pointer) : pointer,
+    );
+    const active = new Map([...next.entries].filter(([, entry]) => entry.status === "active"));
+    this.#keep(scopeKey(scoped.scope), { version: base.version + 1, entries: active });
+  }
+
+  /** Forgets the scope's copy (after a failed or conflicting commit). */
+  drop(scoped: ScopedStore): void {
+    this.#states.delete(scopeKey(scoped.scope));
+  }
+
+  #keep(key: string, state: IndexState): void {
+    this.#states.delete(key);
+    this.#states.set(key, state);
+    const oldest = this.#states.keys().next();
+    if (this.#states.size > this.#capacity && !oldest.done) this.#states.delete(oldest.value);
+  }
 }
 
 /**
@@ -49,20 +107,24 @@ export async function commitWithMaintenance(
   const { spaces } = context;
   const incoming = incomingEntriesOf(write, spaces, context.config.segmentMaxNodes);
   const indexSpaces = { text: spaces.text.name, image: spaces.image?.name ?? null };
+  const cache = context.activeIndex;
   for (let attempt = 1; ; attempt++) {
     // A stored session gets no plan, being a duplicate or a conflict; an append to it does.
-    const plan =
-      !write.append && (await scoped.readSessions({ keys: [write.key] })).length > 0
-        ? emptyPlan()
-        : await planMaintenance(await scoped.readIndex({ activeOnly: true }), incoming, context.policy, {
-            bounds: context.config.bounds,
-            newId: context.newId,
-            nowMs: context.now(),
-          });
+    const stored = !write.append && (await scoped.readSessions({ keys: [write.key] })).length > 0;
+    const base = stored ? null : cache ? await cache.read(scoped) : await scoped.readIndex({ activeOnly: true });
+    const plan = base
+      ? await planMaintenance(base, incoming, context.policy, {
+          bounds: context.config.bounds,
+          newId: context.newId,
+          nowMs: context.now(),
+        })
+      : emptyPlan();
     try {
       const result = await scoped.commitSession({ ...write, index: { plan, spaces: indexSpaces } });
+      if (cache && base && !result.duplicate) cache.committed(scoped, base, plan, result.rawNodeIds);
       return { result, plan: result.duplicate ? emptyPlan() : plan };
     } catch (error) {
+      cache?.drop(scoped);
       if (!(error instanceof IndexVersionConflict) || attempt >= maxPlanAttempts) throw error;
       await replanBackoff(attempt);
     }

@@ -12,11 +12,6 @@ import { type CoverageKey, orderWithCoverage } from "./select.ts";
 /** How deep the one lexical pass goes: enough to score routed candidates; a 1,000-deep pass gave the same recall (f9ebfe9). */
 const lexicalDepth = 100;
 /**
- * How deep the one dense pass goes; candidates below it get no dense score. 100 deep cost LoCoMo
- * 2.3 points in the full run, 400 gave the exact reads' recall back for a few ms (decision 005).
- */
-const denseDepth = 400;
-/**
  * When raw nodes are read after ranking, how far down: the packer skips candidates whose text
  * does not fit, so it may reach past the budget's raw nodes. Four times the budget, and at least
  * 48 (four times the default 12); set in f9ebfe9, not measured.
@@ -106,7 +101,7 @@ export async function retrieveRouted(
 interface DirectPasses {
   /** One lexical pass over all raw nodes, deep enough to score routed candidates too. */
   readonly lexical: readonly Ranked[];
-  /** One dense pass, likewise. */
+  /** The dense channel's own top hits (an ANN pass `perChannel` deep); the candidate set is scored exactly later. */
   readonly dense: readonly Ranked[];
   /** In `cairn` mode, the direct image channel over all raw nodes. */
   readonly direct: { fused: Fused[]; lists: Partial<Record<ChannelName, Ranked[]>> } | null;
@@ -126,12 +121,13 @@ async function directPasses(
     query.text && enabled.has("bm25")
       ? await store.searchLexical("text", query.text, { limit: lexicalDepth, filters: options.filters })
       : [];
-  // Likewise one dense pass: reading each candidate's stored vector costs a lookup per raw node,
-  // which at 100k raw nodes is most of a search.
+  // The dense pass only finds the channel's own top hits: every candidate (routed or direct) is
+  // then scored exactly from its stored vector, so no candidate lacks a dense score and the ANN
+  // pass costs what k needs, not what ranking a few hundred candidates needs (decision 015).
   const dense =
     query.textVector && enabled.has("dense")
       ? await store.searchVectors(options.spaces.text, query.textVector, {
-          limit: denseDepth,
+          limit: options.perChannel,
           filters: options.filters,
         })
       : [];
@@ -172,7 +168,10 @@ async function candidateLists(
   const lists: Partial<Record<ChannelName, Ranked[]>> = {};
 
   if (lexical.length > 0) lists.bm25 = lexical.filter((hit) => within.has(hit.id));
-  if (dense.length > 0) lists.dense = dense.filter((hit) => within.has(hit.id));
+  if (query.textVector && enabled.has("dense")) {
+    const scored = await exactDense(store, options.spaces.text, query.textVector, pool, dense);
+    if (scored.length > 0) lists.dense = scored;
+  }
   if (enabled.has("image")) {
     if (direct) {
       lists.image = direct.lists.image?.filter((hit) => within.has(hit.id));
@@ -206,6 +205,30 @@ async function candidateLists(
   }
   for (const name of channelsOf(lists)) if (!lists[name]?.length) delete lists[name];
   return lists;
+}
+
+/**
+ * Every candidate's cosine similarity to the query from its stored vector, best first (ties by
+ * id). The dense pass's own hits keep the score the ANN index gave them (f32, the same cosine);
+ * only the rest are read. Candidates with no stored vector are left out.
+ */
+async function exactDense(
+  store: ScopedStore,
+  space: string,
+  vector: Float32Array,
+  pool: readonly string[],
+  dense: readonly Ranked[],
+): Promise<Ranked[]> {
+  const known = new Map(dense.map((hit) => [hit.id, hit.score]));
+  const missing = pool.filter((id) => !known.has(id));
+  const vectors = missing.length > 0 ? await store.readVectors(space, missing) : new Map<string, Float32Array>();
+  const scored: Ranked[] = [];
+  for (const id of pool) {
+    const stored = vectors.get(id);
+    const score = known.get(id) ?? (stored ? cosine(vector, stored) : undefined);
+    if (score !== undefined) scored.push({ id, score });
+  }
+  return scored.sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
 }
 
 /** The candidates ranked by the configured fusion, each keeping the image channel's parts for the trace. */

@@ -278,14 +278,14 @@ async function addNeighbours(
 
 /** Share of the query's content words an entry's routing text carries, with its vectors' similarity. */
 function entryScore(query: RouteQuery, terms: ReadonlySet<string>, entry: IndexEntry): number {
-  const lexical = overlap(terms, termsOf([entry]));
+  const lexical = overlap(terms, [entry]);
   const dense = query.vector ? cosine(query.vector, entry.vector) : null;
   const image = query.imageVector && entry.imageVector ? cosine(query.imageVector, entry.imageVector) : null;
   return combine(lexical, dense, image, terms.size > 0);
 }
 
 function pageSimilarity(query: RouteQuery, terms: ReadonlySet<string>, entries: readonly IndexEntry[]): number {
-  const lexical = overlap(terms, termsOf(entries));
+  const lexical = overlap(terms, entries);
   const { vector, imageVector } = query;
   const dense = vector ? Math.max(...entries.map((entry) => cosine(vector, entry.vector))) : null;
   const entryImages = entries.flatMap((entry) => (entry.imageVector ? [entry.imageVector] : []));
@@ -302,20 +302,29 @@ function combine(lexical: number, dense: number | null, image: number | null, ha
   return parts.length === 0 ? 0 : parts.reduce((sum, part) => sum + part, 0) / parts.length;
 }
 
-function termsOf(entries: readonly IndexEntry[]): Set<string> {
+/**
+ * Each entry's routing terms, kept per entry object: entries are immutable and the search caches
+ * them per index version, so a search does not split every entry's text again (it was most of the
+ * router's time at 100k raw nodes).
+ */
+const entryTerms = new WeakMap<IndexEntry, ReadonlySet<string>>();
+
+function termsOf(entry: IndexEntry): ReadonlySet<string> {
+  const cached = entryTerms.get(entry);
+  if (cached) return cached;
   const terms = new Set<string>();
-  for (const entry of entries) {
-    for (const word of contentWords(entry.routingText)) terms.add(word);
-    for (const keyword of Object.keys(entry.digest.keywords)) terms.add(keyword);
-    for (const entity of Object.keys(entry.digest.entities)) for (const word of contentWords(entity)) terms.add(word);
-  }
+  for (const word of contentWords(entry.routingText)) terms.add(word);
+  for (const keyword of Object.keys(entry.digest.keywords)) terms.add(keyword);
+  for (const entity of Object.keys(entry.digest.entities)) for (const word of contentWords(entity)) terms.add(word);
+  entryTerms.set(entry, terms);
   return terms;
 }
 
-function overlap(query: ReadonlySet<string>, terms: ReadonlySet<string>): number {
+/** Share of the query's terms that some of the entries carry. */
+function overlap(query: ReadonlySet<string>, entries: readonly IndexEntry[]): number {
   if (query.size === 0) return 0;
   let hits = 0;
-  for (const term of query) if (terms.has(term)) hits++;
+  for (const term of query) if (entries.some((entry) => termsOf(entry).has(term))) hits++;
   return hits / query.size;
 }
 

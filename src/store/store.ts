@@ -32,6 +32,19 @@ export interface Store {
   listScopes(options?: { readonly tenant?: string }): Promise<Scope[]>;
   /** Every vector space the store holds vectors in: for administration (`cairn migrate`). */
   vectorSpaces(): Promise<VectorSpace[]>;
+  /**
+   * Whether one audit secret serves the whole store (SQLite: `<store>/audit.key`) or each tenant has
+   * its own (Postgres). The secret keys the hashes a forget leaves in the audit log (decision 007).
+   */
+  readonly auditSecretPer: "store" | "tenant";
+  /** For `cairn migrate`: the secret the tenant's forgets hash under, or null if it has none yet. */
+  readAuditSecret(tenant: string): Promise<Uint8Array | null>;
+  /**
+   * For `cairn migrate --carry-audit-secret`: makes `secret` the tenant's (or the store's) audit
+   * secret. A no-op when it already is; a `ConflictError`, changing nothing, when the secret in place
+   * already keys a hash in the audit log (the hashes it made would stop matching).
+   */
+  adoptAuditSecret(tenant: string, secret: Uint8Array): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -56,6 +69,17 @@ export interface SessionIdentity {
   readonly createdMs: number;
   /** The raw nodes' ids, in the order of the write's raw nodes. */
   readonly rawNodeIds: readonly string[];
+  /** The parts appended to it (`appendTurns`), kept so a retried append is still acknowledged, not stored again. */
+  readonly parts?: readonly SessionPart[];
+}
+
+/** One part a session was written in by `appendTurns`: a retry of the same part key is a duplicate. */
+export interface SessionPart {
+  readonly partKey: string;
+  /** Turn number of its first turn, and how many turns it added (some may since have been forgotten). */
+  readonly firstTurn: number;
+  readonly turnCount: number;
+  readonly createdMs: number;
 }
 
 /** A forget as planned: the target, and the index repair made against the index as it stood. */
@@ -177,6 +201,8 @@ export interface ScopedStore {
    * session with its key or id is a `ConflictError`.
    */
   importSession(write: SessionWrite, identity: SessionIdentity): Promise<{ imported: boolean }>;
+  /** The parts of these sessions (ordered by first turn); a session without parts, or not in the scope, is omitted. */
+  readSessionParts(sessionIds: readonly string[]): Promise<Map<string, SessionPart[]>>;
   /**
    * Replaces the scope's index with these entries (every status, pointers and links as they are) and
    * its audit log with these events (oldest first; ids, times and details kept), in one transaction.

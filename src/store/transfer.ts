@@ -2,15 +2,30 @@ import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { ConflictError, NotFoundError } from "../core/errors.ts";
 import type { Scope } from "../core/scope.ts";
+import { keyedHashScheme } from "./audit-redaction.ts";
 import type { IndexEntry } from "./index-records.ts";
-import type { BlobWrite, RawNode, RawNodeWrite, SessionRecord, SessionWrite, VectorSpace } from "./records.ts";
-import type { ScopedStore, Store } from "./store.ts";
+import type {
+  AuditEvent,
+  BlobWrite,
+  RawNode,
+  RawNodeWrite,
+  SessionRecord,
+  SessionWrite,
+  VectorSpace,
+} from "./records.ts";
+import type { ScopedStore, SessionPart, Store } from "./store.ts";
 
 /**
  * Copies every scope of one store into another through the seam alone (`cairn migrate`: SQLite to
- * Postgres and back), keeping ids, times, vectors, index and audit log, then compares the two
- * record by record. A copy interrupted part way can be run again: sessions already there are
- * skipped, and each scope's index and audit log are replaced as a whole at its end.
+ * Postgres and back), keeping ids, times, vectors, the parts sessions were appended in, the question
+ * bank, video memory, index and audit log, then compares the two record by record. A copy
+ * interrupted part way can be run again: sessions already there are skipped, programs and video
+ * items already there are kept, and each scope's index and audit log are replaced as a whole at its end.
+ *
+ * The audit log's keyed hashes (what a forget leaves of the keys and ids it erased, decision 007)
+ * are copied as they are: the values they hash are gone, so they cannot be hashed again under the
+ * target's secret. With `carryAuditSecret` the source's secret goes with them, so they still match;
+ * without it they are kept but only the source's secret matches them (`foreignKeyedEvents` counts them).
  */
 
 export interface TransferCounts {
@@ -22,6 +37,26 @@ export interface TransferCounts {
   blobs: number;
   entries: number;
   auditEvents: number;
+  /** Parts of appended sessions (`appendTurns`), kept so a retried append is still a duplicate. */
+  sessionParts: number;
+  /** Question-bank programs (PMMC) copied; those the target already held are not counted. */
+  programs: number;
+  /** Video memory items (entities, slots, observations, traces, chapters). */
+  videoItems: number;
+  /** Whether the source's audit secret(s) went with the audit log. */
+  auditSecretCarried: boolean;
+  /**
+   * Audit events copied holding keyed hashes made under a secret the target does not use (0 when it
+   * was carried): they stay as they are, but a forgotten key can no longer be matched against them.
+   */
+  foreignKeyedEvents: number;
+}
+
+export interface CopyOptions {
+  /** Make the source's audit secret the target's, so the copied hashes keep matching (see above). */
+  readonly carryAuditSecret?: boolean;
+  /** Called after each session. */
+  readonly onProgress?: (progress: TransferProgress) => void;
 }
 
 export interface TransferProgress {
@@ -33,12 +68,8 @@ export interface TransferProgress {
   readonly sessions: number;
 }
 
-/** Copies every scope of `from` into `to`; `onProgress` is called after each session. */
-export async function copyStore(
-  from: Store,
-  to: Store,
-  onProgress?: (progress: TransferProgress) => void,
-): Promise<TransferCounts> {
+/** Copies every scope of `from` into `to`. */
+export async function copyStore(from: Store, to: Store, options: CopyOptions = {}): Promise<TransferCounts> {
   const spaces = await from.vectorSpaces();
   const scopes = await from.listScopes();
   const counts: TransferCounts = {
@@ -49,6 +80,11 @@ export async function copyStore(
     blobs: 0,
     entries: 0,
     auditEvents: 0,
+    sessionParts: 0,
+    programs: 0,
+    videoItems: 0,
+    auditSecretCarried: false,
+    foreignKeyedEvents: 0,
   };
   // Restoring a scope's index at its end would strand sessions only the target holds: refuse
   // before anything is written.
@@ -64,14 +100,44 @@ export async function copyStore(
       );
     }
   }
+  const tenants = [...new Set(scopes.map((scope) => scope.tenant))].sort();
+  const secrets = new Map<string, Uint8Array | null>();
+  for (const tenant of tenants) secrets.set(tenant, await from.readAuditSecret(tenant));
+  if (options.carryAuditSecret) {
+    await carrySecrets(to, secrets);
+    counts.auditSecretCarried = true;
+  }
   let done = 0;
   for (const scope of scopes) {
-    await copyScope(from.forScope(scope), to.forScope(scope), spaces, counts, () => {
+    const matching = await sameSecret(secrets.get(scope.tenant) ?? null, to, scope.tenant);
+    await copyScope(from.forScope(scope), to.forScope(scope), spaces, counts, matching, () => {
       done += 1;
-      onProgress?.({ scope, sessionsDone: done, sessions: total });
+      options.onProgress?.({ scope, sessionsDone: done, sessions: total });
     });
   }
   return counts;
+}
+
+/**
+ * Adopts each tenant's secret in the target, refusing before any is written when the target keeps
+ * one secret for the whole store and the source's tenants hold different ones.
+ */
+async function carrySecrets(to: Store, secrets: ReadonlyMap<string, Uint8Array | null>): Promise<void> {
+  const present = [...secrets].flatMap(([tenant, secret]) => (secret ? [{ tenant, secret }] : []));
+  if (to.auditSecretPer === "store") {
+    const distinct = new Set(present.map(({ secret }) => Buffer.from(secret).toString("hex")));
+    if (distinct.size > 1) {
+      throw new ConflictError(
+        `the source's tenants (${present.map(({ tenant }) => tenant).join(", ")}) hash under ${distinct.size} different audit secrets and the target keeps one for the whole store: migrate without carrying the secret, or one tenant at a time into separate stores`,
+      );
+    }
+  }
+  for (const { tenant, secret } of present) await to.adoptAuditSecret(tenant, secret);
+}
+
+async function sameSecret(source: Uint8Array | null, to: Store, tenant: string): Promise<boolean> {
+  const target = await to.readAuditSecret(tenant);
+  return source !== null && target !== null && Buffer.from(source).equals(target);
 }
 
 async function copyScope(
@@ -79,25 +145,46 @@ async function copyScope(
   target: ScopedStore,
   spaces: readonly VectorSpace[],
   counts: TransferCounts,
+  secretMatches: boolean,
   onSession: () => void,
 ): Promise<void> {
   const sessions = await source.readSessions({});
+  const parts = await source.readSessionParts(sessions.map((session) => session.id));
   const blobsSeen = new Set<string>();
   for (const session of sessions) {
     const nodes = await source.readRawNodes({ sessionId: session.id });
     const write = await sessionWriteOf(source, session, nodes, spaces);
+    const sessionParts: readonly SessionPart[] = parts.get(session.id) ?? [];
     const { imported } = await target.importSession(write, {
       sessionId: session.id,
       createdMs: Date.parse(session.createdAt),
       rawNodeIds: nodes.map((node) => node.id),
+      parts: sessionParts,
     });
     if (imported) counts.sessions += 1;
     else counts.skipped += 1;
     counts.rawNodes += nodes.length;
+    counts.sessionParts += sessionParts.length;
     for (const blob of write.blobs) blobsSeen.add(blob.hash);
     onSession();
   }
   counts.blobs += blobsSeen.size;
+  // Programs and video items name raw nodes, so they follow the sessions. Their audit events are
+  // replaced by the source's log below, like every other event a copy step writes.
+  const held = new Set((await target.readBank()).map((program) => program.id));
+  const programs = (await source.readBank()).filter((program) => !held.has(program.id));
+  if (programs.length > 0) {
+    await target.admitPrograms(programs, {
+      action: "bank.import",
+      subject: programs[0]?.id ?? "",
+      details: { programs: programs.length },
+    });
+  }
+  counts.programs += programs.length;
+  // Put replaces by id: a resumed copy writes the same items again.
+  const items = await source.readVideoItems({});
+  if (items.length > 0) await target.commitVideo({ put: items, remove: [], audits: [] });
+  counts.videoItems += items.length;
   const index = await source.readIndex({ activeOnly: false });
   const entries = [...index.entries.values()];
   // Newest first from readAudit; restored oldest first, so the target lists them in the same order.
@@ -105,6 +192,12 @@ async function copyScope(
   await target.restoreIndexAndAudit({ entries, spaces: indexSpaces(spaces, entries) }, audit);
   counts.entries += entries.length;
   counts.auditEvents += audit.length;
+  if (!secretMatches) counts.foreignKeyedEvents += audit.filter(holdsKeyedHash).length;
+}
+
+function holdsKeyedHash(event: AuditEvent): boolean {
+  const marker = `${keyedHashScheme}:`;
+  return event.subject.startsWith(marker) || JSON.stringify(event.details).includes(marker);
 }
 
 /** A stored session as the write that would store it again, with the vectors the source holds. */
@@ -253,6 +346,10 @@ export async function compareStores(from: Store, to: Store): Promise<string[]> {
         );
       }
     }
+    const ids = sessions.map((session) => session.id);
+    differ("session parts", await a.readSessionParts(ids), await b.readSessionParts(ids));
+    differ("question bank", await a.readBank(), await b.readBank());
+    differ("video items", await a.readVideoItems({}), await b.readVideoItems({}));
     const [left, right] = [await a.readIndex({ activeOnly: false }), await b.readIndex({ activeOnly: false })];
     differ("index entries", [...left.entries.values()], [...right.entries.values()]);
     differ("audit events", await a.readAudit(), await b.readAudit());

@@ -6,9 +6,32 @@ import { vectorBytes } from "../core/vectors.ts";
  * derived from (`sources`); a forget of any of them removes the item, and an entity left with no
  * slot and no observation goes too unless a user named it.
  */
-export type VideoItemKind = "entity" | "slot" | "observation" | "trace" | "chapter";
+export type VideoItemKind =
+  | "entity"
+  | "slot"
+  | "observation"
+  | "trace"
+  | "chapter"
+  /** Semantic memory: a durable fact about an entity, with its importance and edit history. */
+  | "fact"
+  /** An entity's persistent consolidation counter (observations since its last consolidation). */
+  | "consolidation"
+  /** Procedural memory: a rule or preference a user stated. */
+  | "rule"
+  /** The notifier's record: one decision to deliver (or not) with the signal behind it. */
+  | "notification";
 
-export const videoItemKinds: readonly VideoItemKind[] = ["entity", "slot", "observation", "trace", "chapter"];
+export const videoItemKinds: readonly VideoItemKind[] = [
+  "entity",
+  "slot",
+  "observation",
+  "trace",
+  "chapter",
+  "fact",
+  "consolidation",
+  "rule",
+  "notification",
+];
 
 export interface VideoItem {
   readonly id: string;

@@ -1,6 +1,8 @@
 import { defaultGateConfig, type GateConfig } from "./gate.ts";
 import { defaultGatewayOptions, type GatewayOptions } from "./gateway.ts";
+import { defaultNotifyConfig, type NotifyConfig } from "./procedural/notifier.ts";
 import { defaultSegmenterConfig, type SegmenterConfig } from "./segmenter.ts";
+import { defaultSemanticConfig, type SemanticConfig } from "./semantic/facts.ts";
 import { defaultVoiceActivityConfig, type VoiceActivityConfig } from "./voice-activity.ts";
 
 /**
@@ -105,12 +107,19 @@ export interface PerceptionConfig {
   /** Key frames stored per analysed segment (the frames with the most detections). */
   readonly keyFramesPerSegment: number;
   readonly minObjectScore: number;
+  /**
+   * Objects counted for rules from this detector score: the detector's own floor, lower than
+   * `minObjectScore` because a box missed lowers a count (the rule needs `notify.signalFrames`
+   * agreeing frames, which absorbs a stray box).
+   */
+  readonly countScore: number;
 }
 
 export const defaultPerceptionConfig: PerceptionConfig = Object.freeze({
   framesPerSegment: 4,
   keyFramesPerSegment: 1,
   minObjectScore: 0.4,
+  countScore: 0.3,
 });
 
 export interface VideoConfig {
@@ -122,6 +131,10 @@ export interface VideoConfig {
   readonly identity: IdentityConfig;
   readonly working: WorkingStateConfig;
   readonly chapters: ChapterConfig;
+  /** Entity facts consolidated from episodes (issue 14). */
+  readonly semantic: SemanticConfig;
+  /** Rules' signals and the notifier's policy and deliveries (issue 14). */
+  readonly notify: NotifyConfig;
 }
 
 export const defaultVideoConfig: VideoConfig = Object.freeze({
@@ -133,6 +146,8 @@ export const defaultVideoConfig: VideoConfig = Object.freeze({
   identity: defaultIdentityConfig,
   working: defaultWorkingStateConfig,
   chapters: defaultChapterConfig,
+  semantic: defaultSemanticConfig,
+  notify: defaultNotifyConfig,
 });
 
 export type VideoConfigInput = { readonly [K in keyof VideoConfig]?: Partial<VideoConfig[K]> };

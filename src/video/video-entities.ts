@@ -1,8 +1,10 @@
+import { randomUUID } from "node:crypto";
 import { InputError, NotFoundError } from "../core/errors.ts";
 import { cosine } from "../core/vectors.ts";
 import type { ScopedStore } from "../store/store.ts";
 import type { VideoItem } from "../store/video-records.ts";
 import type { GalleryEntity } from "./reid.ts";
+import { factData, identityFact } from "./semantic/facts.ts";
 import type { TrackEvidence } from "./tracks.ts";
 import type { IdentityConfig } from "./video-config.ts";
 
@@ -198,15 +200,34 @@ export async function nameEntity(scoped: ScopedStore, id: string, name: string):
   if (entity.data.status === "merged")
     throw new InputError("entity", `${id} was merged into ${String(entity.data.mergedInto)}`);
   const named = { ...entity, text: trimmed };
+  // The identity fact follows the user's decision (a consolidator never changes it).
+  const identity = (await scoped.readVideoItems({ kinds: ["fact"], entityIds: [id] })).filter(
+    (fact) => factData(fact).category === "identity",
+  );
+  const fact = trimmed ? identityFact(named, newFactId(), Date.now()) : null;
   await scoped.commitVideo({
-    put: [named],
-    remove: [],
+    put: [named, ...(fact ? [fact] : [])],
+    remove: identity.map((item) => item.id),
     audits: [
       {
         action: "video.entity.name",
         subject: id,
         details: { previous: entity.text || null, name: trimmed || null, by: "user" },
       },
+      ...identity.map((item) => ({
+        action: "video.fact.delete",
+        subject: item.id,
+        details: { entity: id, text: item.text, reason: "renamed by user", by: "user" },
+      })),
+      ...(fact
+        ? [
+            {
+              action: "video.fact.add",
+              subject: fact.id,
+              details: { entity: id, category: "identity", text: fact.text, importance: 1, by: "user" },
+            },
+          ]
+        : []),
     ],
   });
   return named;
@@ -219,7 +240,9 @@ export async function mergeEntities(scoped: ScopedStore, from: string, into: str
   for (const entity of [source, target]) {
     if (entity.data.status === "merged") throw new InputError("entity", `${entity.id} is already merged`);
   }
-  const owned = await scoped.readVideoItems({ entityIds: [from] });
+  const all = await scoped.readVideoItems({ entityIds: [from] });
+  // Facts and episodes move; the merged entity's consolidation counter goes (the target keeps its own).
+  const owned = all.filter((item) => item.kind !== "consolidation");
   await scoped.commitVideo({
     put: [
       ...owned.map((item) => ({ ...item, entityId: into })),
@@ -229,7 +252,7 @@ export async function mergeEntities(scoped: ScopedStore, from: string, into: str
       },
       ...(target.text || !source.text ? [] : [{ ...target, text: source.text }]),
     ],
-    remove: [],
+    remove: all.filter((item) => item.kind === "consolidation").map((item) => item.id),
     audits: [{ action: "video.entity.merge", subject: from, details: { from, into, moved: owned.length, by: "user" } }],
   });
 }
@@ -281,6 +304,10 @@ export async function splitEntity(
     ],
   });
   return created;
+}
+
+function newFactId(): string {
+  return `vfact_${randomUUID().replaceAll("-", "").slice(0, 20)}`;
 }
 
 function stringList(value: unknown): string[] {

@@ -6,9 +6,19 @@ import type { Models } from "../models/provider.ts";
 import type { ScopedStore } from "../store/store.ts";
 import type { VideoItem, VideoItemKind } from "../store/video-records.ts";
 
-/** The episodic levels a query can search (ReflectWorld-MM §3.3). */
-export type EpisodicLevel = "observation" | "trace" | "chapter";
-export const episodicLevels: readonly EpisodicLevel[] = ["observation", "trace", "chapter"];
+/**
+ * The levels a query can search (ReflectWorld-MM §3.3, §3.6): the three episodic ones, semantic
+ * facts about entities, procedural rules, and the notification log.
+ */
+export type EpisodicLevel = "observation" | "trace" | "chapter" | "fact" | "rule" | "notification";
+export const episodicLevels: readonly EpisodicLevel[] = [
+  "observation",
+  "trace",
+  "chapter",
+  "fact",
+  "rule",
+  "notification",
+];
 
 export interface VideoHit {
   readonly item: VideoItem;
@@ -16,9 +26,10 @@ export interface VideoHit {
 }
 
 /**
- * Similarity search over one episodic level: cosine of the query's text vector to each item's,
- * plus the share of the query's content words the item's text contains (the offline text model is
- * weak on short texts; names and object labels carry the query).
+ * Similarity search over one level: cosine of the query's text vector to each item's, plus the
+ * share of the query's content words the item's text contains (the offline text model is weak on
+ * short texts; names and object labels carry the query); a fact's score is weighted by its
+ * importance (0.5 + 0.5·w).
  */
 export async function searchLevel(
   scoped: ScopedStore,
@@ -46,7 +57,9 @@ export async function searchLevel(
       const text = item.text.toLowerCase();
       const lexical = words.length ? words.filter((word) => text.includes(word)).length / words.length : 0;
       const dense = vector && item.vector ? cosine(vector, item.vector) : 0;
-      return { item: withoutVector(item), score: Math.round((dense + lexical) * 1000) / 1000 };
+      // A fact's importance takes part in ranking: well-confirmed facts first among similar ones.
+      const weight = item.kind === "fact" ? 0.5 + 0.5 * Number(item.data.importance ?? 0) : 1;
+      return { item: withoutVector(item), score: Math.round((dense + lexical) * weight * 1000) / 1000 };
     })
     .sort((a, b) => b.score - a.score || a.item.startMs - b.item.startMs)
     .slice(0, options.limit ?? 10);
@@ -100,6 +113,23 @@ export async function keyFramesOf(scoped: ScopedStore, id: string): Promise<KeyF
           ]
         : [],
     ),
+  );
+}
+
+/** The per-segment moments (traces) newest first, each with the key frames and crops behind it. */
+export async function listMoments(
+  scoped: ScopedStore,
+  options: { readonly stream?: string; readonly limit?: number } = {},
+): Promise<{ item: VideoItem; frames: KeyFrame[] }[]> {
+  const limit = options.limit ?? 20;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new InputError("limit", "1 to 500");
+  const traces = await scoped.readVideoItems({
+    kinds: ["trace"],
+    ...(options.stream ? { stream: options.stream } : {}),
+  });
+  const newest = traces.reverse().slice(0, limit);
+  return Promise.all(
+    newest.map(async (item) => ({ item: withoutVector(item), frames: await keyFramesOf(scoped, item.id) })),
   );
 }
 

@@ -8,8 +8,13 @@ import { describeSource, type Frame, openVideoStream, type VideoSource, type Vid
 import type { Detector, ObjectDetection } from "./perception/detector.ts";
 import { cropRgb } from "./perception/frame-crops.ts";
 import { encodeJpeg, headBox, perceive, pickFrames, type SegmentPerception } from "./perception/perceive.ts";
+import type { DeliveryResult, VideoNotification } from "./procedural/deliveries.ts";
+import { decide, policyFor, type RuleMemory } from "./procedural/notifier.ts";
+import { focusLabels, ruleApplies } from "./procedural/rules.ts";
+import { arrivalSignals, type CountCarry, countSignals } from "./procedural/signals.ts";
 import { type Decision, type PendingResolution, resolveSegment, type TrackedTarget } from "./resolver.ts";
 import { type Segment, Segmenter } from "./segmenter.ts";
+import { consolidateEntities } from "./semantic/consolidate.ts";
 import { linkTracks, type TrackEvidence, trackEvidence } from "./tracks.ts";
 import type { VideoConfig } from "./video-config.ts";
 import { Galleries } from "./video-entities.ts";
@@ -40,6 +45,8 @@ export interface WatchContext {
   ) => Promise<{ rawNodeIds: readonly string[]; warnings: readonly string[] }>;
   readonly newId: (prefix: string) => string;
   readonly now: () => number;
+  /** Delivers a notification the notifier decided to send (webhooks, live listeners); none when absent. */
+  readonly deliver?: (notification: Omit<VideoNotification, "scope">) => Promise<DeliveryResult[]>;
 }
 
 export interface WatchOptions {
@@ -60,6 +67,8 @@ export interface SegmentReport {
   readonly people: number;
   readonly decisions: readonly { outcome: string; entityId: string | null; reason: string }[];
   readonly objects: readonly string[];
+  /** The notifier's decisions in this segment (sent, suppressed, cleared). */
+  readonly notifications: readonly { rule: string; outcome: string; reason: string; atMs: number }[];
   readonly latencyMs: number;
 }
 
@@ -140,6 +149,9 @@ class StreamPipeline {
   readonly #entities = new Set<string>();
   readonly #outcomes: Record<string, number> = {};
   readonly #warnings: string[] = [];
+  #countCarry: ReadonlyMap<string, CountCarry> = new Map();
+  #notifyMemory: ReadonlyMap<string, RuleMemory> = new Map();
+  readonly #present = new Set<string>();
 
   constructor(
     context: WatchContext,
@@ -229,13 +241,21 @@ class StreamPipeline {
         people: 0,
         decisions: [],
         objects: [],
+        notifications: [],
         latencyMs: performance.now() - started,
       });
       return;
     }
+    // Procedural memory shapes perception: a rule counting objects makes it read more of the segment.
+    const rules = (await this.#context.scoped.readVideoItems({ kinds: ["rule"] })).filter((rule) =>
+      ruleApplies(rule, this.#stream),
+    );
+    const focus = focusLabels(rules);
     const frames = pickFrames(
       segment.frames.map((entry) => entry.frame),
-      config.perception.framesPerSegment,
+      focus.length > 0
+        ? Math.max(config.perception.framesPerSegment, config.notify.focusFramesPerSegment)
+        : config.perception.framesPerSegment,
     );
     const perception = await perceive(frames, {
       detector: this.#context.detector,
@@ -246,6 +266,7 @@ class StreamPipeline {
     const tracks = linkTracks(perception.sightings, config.identity).map(trackEvidence);
     const objects = objectCounts(perception.objects);
     const report = await this.#commitSegment(segment, gate.reason, perception, tracks);
+    const notifications = await this.#notify(rules, segment, perception, report);
     this.#onSegment?.({
       index: segment.index,
       startMs: segment.startMs,
@@ -259,6 +280,7 @@ class StreamPipeline {
         reason: decision.reason,
       })),
       objects: [...objects.keys()],
+      notifications,
       latencyMs: performance.now() - started,
     });
     if (tracks.length === 0 && segment.voicedMs < config.gate.speechMs) await this.#closeEvent(segment.endMs);
@@ -269,7 +291,7 @@ class StreamPipeline {
     gateReason: string,
     perception: SegmentPerception,
     tracks: readonly TrackEvidence[],
-  ): Promise<{ decisions: readonly Decision[] }> {
+  ): Promise<{ decisions: readonly Decision[]; keyFrames: readonly string[]; entities: readonly string[] }> {
     const { config, newId } = this.#context;
     const analysedIndex = this.#analysed;
     this.#analysed += 1;
@@ -503,6 +525,7 @@ class StreamPipeline {
         observations: observationIds,
         entities: [...perEntity.keys()],
         objects: Object.fromEntries(objects),
+        counts: perception.frames.map((frame, index) => ({ ms: frame.timeMs, ...perception.counts[index] })),
         voicedMs: segment.voicedMs,
         audio: segment.audio,
         keyFrames: keyNodes,
@@ -513,6 +536,15 @@ class StreamPipeline {
     });
     await this.#context.scoped.commitVideo({ put, remove: [...settled.remove], audits });
     this.#galleries.commit(put);
+
+    // Semantic memory: every N observations of an entity, its facts are consolidated from its history.
+    const semantic = await consolidateEntities(
+      { ...this.#context, config: config.semantic },
+      { entityIds: [...perEntity.keys()], observationIds },
+    );
+    this.#warnings.push(...semantic.warnings);
+    if (semantic.write.put.length + semantic.write.remove.length + semantic.write.audits.length > 0)
+      await this.#context.scoped.commitVideo(semantic.write);
 
     // Working memory: bounded, updated only after the write succeeded.
     const targets: TrackedTarget[] = [...perEntity].map(([entityId, indices]) => {
@@ -543,7 +575,119 @@ class StreamPipeline {
       },
       config.working,
     );
-    return { decisions };
+    return { decisions, keyFrames: keyNodes, entities: [...perEntity.keys()] };
+  }
+
+  /**
+   * Rules → signals → the deterministic notifier → the notification log (and deliveries for what it
+   * decided to send). Every decision is recorded, with the key frames of the segment as evidence.
+   */
+  async #notify(
+    rules: readonly VideoItem[],
+    segment: Segment,
+    perception: SegmentPerception,
+    report: { keyFrames: readonly string[]; entities: readonly string[] },
+  ): Promise<SegmentReport["notifications"]> {
+    if (rules.length === 0) return [];
+    const { config, newId } = this.#context;
+    const counted = countSignals(
+      rules,
+      perception.frames.map((frame, index) => ({
+        timeMs: this.#startMs + frame.timeMs,
+        counts: perception.counts[index] ?? {},
+      })),
+      this.#countCarry,
+      { frames: config.notify.signalFrames },
+    );
+    this.#countCarry = counted.carry;
+    const arrivals = arrivalSignals(
+      rules,
+      report.entities.map((id) => ({
+        id,
+        name: this.#galleries.list().find((entity) => entity.id === id)?.name ?? "",
+      })),
+      this.#present,
+      this.#startMs + segment.startMs,
+    );
+    for (const signal of arrivals) {
+      if (signal.holds) this.#present.add(signal.ruleId);
+      else this.#present.delete(signal.ruleId);
+    }
+    const event = this.#state.event?.index ?? this.#state.nextEvent;
+    const { decisions, memory } = decide(
+      this.#notifyMemory,
+      [...counted.signals, ...arrivals],
+      policyFor(config.notify, this.#stream),
+      event,
+    );
+    this.#notifyMemory = memory;
+    if (decisions.length === 0) return [];
+    const byId = new Map(rules.map((rule) => [rule.id, rule]));
+    const put: VideoItem[] = [];
+    const audits: VideoWrite["audits"][number][] = [];
+    for (const decision of decisions) {
+      const rule = byId.get(decision.signal.ruleId);
+      if (!rule) continue;
+      const id = newId("vnote");
+      const at = decision.signal.atMs;
+      const text = `${rule.text}: ${decision.signal.detail} at ${formatMediaTime(at - this.#startMs)} of ${this.#label}`;
+      const deliveries =
+        decision.outcome === "send" && this.#context.deliver
+          ? await this.#context.deliver({
+              id,
+              ruleId: rule.id,
+              rule: rule.text,
+              stream: this.#stream,
+              at: iso(at),
+              text,
+              value: decision.signal.value,
+              evidence: report.keyFrames,
+            })
+          : [];
+      put.push({
+        id,
+        kind: "notification",
+        stream: this.#stream,
+        entityId: null,
+        startMs: at,
+        endMs: at,
+        text,
+        data: {
+          rule: rule.id,
+          outcome: decision.outcome,
+          reason: decision.reason,
+          holds: decision.signal.holds,
+          change: decision.signal.change,
+          value: decision.signal.value,
+          segment: segment.index,
+          event,
+          deliveries,
+          keyFrames: report.keyFrames,
+        },
+        vector: null,
+        sources: [...report.keyFrames],
+      });
+      audits.push({
+        action: "video.notify",
+        subject: id,
+        details: {
+          rule: rule.id,
+          stream: this.#stream,
+          outcome: decision.outcome,
+          reason: decision.reason,
+          value: decision.signal.value,
+          at: iso(at),
+          deliveries: deliveries.map((delivery) => ({ channel: delivery.channel, ok: delivery.ok })),
+        },
+      });
+    }
+    await this.#context.scoped.commitVideo({ put, remove: [], audits });
+    return decisions.map((decision) => ({
+      rule: decision.signal.ruleId,
+      outcome: decision.outcome,
+      reason: decision.reason,
+      atMs: decision.signal.atMs - this.#startMs,
+    }));
   }
 
   /**

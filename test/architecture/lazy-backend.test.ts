@@ -66,4 +66,19 @@ describe("the embedded backend loads lazily", () => {
       [],
     );
   });
+
+  // `ai` is an optional peer dependency: a user of the core has not installed it.
+  it("the AI SDK loads only through the ai-sdk entry point", () => {
+    const aiSdk = /\/node_modules\/(ai|@ai-sdk\/[^/]+)\//;
+    const onImport = resolvedBy('await import("./src/index.ts");');
+    assert.deepEqual(
+      onImport.filter((url) => aiSdk.test(url)),
+      [],
+    );
+    const onEntry = resolvedBy('await import("./src/surfaces/ai-sdk/index.ts");');
+    assert.ok(
+      onEntry.some((url) => /\/node_modules\/ai\//.test(url)),
+      "the entry point loads ai",
+    );
+  });
 });

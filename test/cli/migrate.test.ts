@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { tempDir } from "../support/fixtures.ts";
@@ -29,6 +29,16 @@ describe("cairn migrate", () => {
     const again = await cairn(["migrate", "--db", source, "--to", target, "--json"]);
     assert.equal(again.code, 0, again.stderr);
     assert.equal(JSON.parse(again.stdout).sessions, 0, "a second run copies nothing new");
+
+    // The forget's keyed hashes came along under the source's secret, which stayed behind: counted, not hidden.
+    assert.equal(report.auditSecretCarried, false);
+    assert.ok(report.foreignKeyedEvents > 0, migrated.stdout);
+    assert.notDeepEqual(readFileSync(join(target, "audit.key")), readFileSync(join(source, "audit.key")));
+    const carried = join(dir, "carried");
+    const withSecret = await cairn(["migrate", "--db", source, "--to", carried, "--carry-audit-secret", "--json"]);
+    assert.equal(withSecret.code, 0, withSecret.stderr);
+    assert.equal(JSON.parse(withSecret.stdout).foreignKeyedEvents, 0);
+    assert.deepEqual(readFileSync(join(carried, "audit.key")), readFileSync(join(source, "audit.key")));
   });
 
   it("read commands refuse a store that is not there, creating nothing (a mistyped --db)", async (t) => {

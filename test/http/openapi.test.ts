@@ -58,6 +58,8 @@ describe("the OpenAPI document as a client sees it", () => {
     );
     assert.deepEqual(operationIds.sort(), [
       "addSession",
+      "addVideoRule",
+      "answerFromVideo",
       "appendTurns",
       "forget",
       "getBlob",
@@ -68,6 +70,7 @@ describe("the OpenAPI document as a client sees it", () => {
       "getSession",
       "getStats",
       "getThumbnail",
+      "getVideoEntityMemory",
       "getVideoFrames",
       "getVideoItem",
       "listAudit",
@@ -75,13 +78,19 @@ describe("the OpenAPI document as a client sees it", () => {
       "listSessions",
       "listUsers",
       "listVideoEntities",
+      "listVideoFacts",
+      "listVideoMoments",
+      "listVideoNotifications",
+      "listVideoRules",
       "manageContext",
       "mcpDelete",
       "mcpGet",
       "mcpPost",
       "remember",
+      "removeVideoRule",
       "search",
       "searchVideo",
+      "streamVideoNotifications",
     ]);
     assert.deepEqual(
       document.servers.map((entry) => entry.url),

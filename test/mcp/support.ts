@@ -60,8 +60,11 @@ export const toolNames = [
   "cairn_manage_context",
   "cairn_remember",
   "cairn_search",
+  "cairn_video_answer",
   "cairn_video_entities",
+  "cairn_video_entity",
   "cairn_video_item",
+  "cairn_video_rule",
   "cairn_video_search",
 ];
 

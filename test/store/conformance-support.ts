@@ -342,6 +342,7 @@ export const seamMethods = {
   commitVideo: "video memory",
   readVideoItems: "video memory",
   importSession: "transfer",
+  readSessionParts: "transfer",
   restoreIndexAndAudit: "transfer",
 } as const satisfies Record<Exclude<keyof ScopedStore, "scope">, SeamGroup>;
 

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { ConflictError, StoreError } from "../../src/core/errors.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { SessionWrite } from "../../src/store/records.ts";
+import type { ScopedStore, Store } from "../../src/store/store.ts";
 import { compareStores, copyStore } from "../../src/store/transfer.ts";
+import type { VideoItem } from "../../src/store/video-records.ts";
 import {
   base,
   buildSessionWrite,
@@ -22,7 +24,7 @@ import {
 import { forget } from "./scoped-reads.ts";
 
 /** A store with three scopes in two tenants, shared images, an index, forgets and their redacted audit. */
-async function populate(store: Store): Promise<void> {
+async function populate(store: Store): Promise<{ retry: () => Promise<SessionWrite> }> {
   const { red, blue, green } = await images();
   for (const scope of [scopeA, scopeB, scopeC]) {
     const scoped = store.forScope(scope);
@@ -56,6 +58,77 @@ async function populate(store: Store): Promise<void> {
   const [node] = await a.readRawNodes({ sessionId: (await a.readSessions({}))[0]?.id ?? "" });
   assert.ok(node);
   await forget(a, { rawNode: node.id }, spaces);
+  return extras(store.forScope(scopeC));
+}
+
+/**
+ * What lives beside the sessions: a session written in appended parts (one of its turns forgotten),
+ * a question-bank program resting on it and video items derived from it. Returns the parts' writes,
+ * so a caller can retry one against a copy.
+ */
+export async function extras(scoped: ScopedStore): Promise<{ retry: () => Promise<SessionWrite> }> {
+  const part = (text: string, partKey: string) => async () => ({
+    ...(await buildSessionWrite({ key: "pier", timeMs: base + 5 * hour, turns: [{ speaker: "Ana", text }] })),
+    append: { partKey },
+  });
+  const first = await scoped.commitSession(await part("the pier closed for repairs", "part-1")());
+  const second = await scoped.commitSession(await part("the pier reopens on Friday", "part-2")());
+  const third = await scoped.commitSession(await part("the pier cafe sells crab rolls", "part-3")());
+  await forget(scoped, { rawNode: third.rawNodeIds[0] ?? "" }, spaces);
+  const evidence = [...first.rawNodeIds, ...second.rawNodeIds];
+  await scoped.admitPrograms(
+    [
+      {
+        id: "prog_pier",
+        question: "when does the pier reopen?",
+        kind: "state-update",
+        program: { version: 1, output: "a", steps: [{ id: "a", op: "lexical", query: "pier", limit: 5 }] },
+        vector: await embedText("when does the pier reopen?"),
+        space: textSpace.name,
+        imageVector: null,
+        imageSpace: null,
+        evidence,
+        sessions: ["pier"],
+        coverFromMs: base + 5 * hour,
+        coverToMs: base + 5 * hour,
+        verification: { roles: "rules", attempts: [{ attempt: 0, diagnosis: null }] },
+        createdMs: base + 6 * hour,
+      },
+    ],
+    { action: "bank.admit", subject: "prog_pier", details: { programs: 1 } },
+  );
+  const video = (id: string, kind: VideoItem["kind"], more: Partial<VideoItem>): VideoItem => ({
+    id,
+    kind,
+    stream: null,
+    entityId: null,
+    startMs: base,
+    endMs: base + 1_000,
+    text: "",
+    data: {},
+    vector: null,
+    sources: [],
+    ...more,
+  });
+  await scoped.commitVideo({
+    put: [
+      video("vent_gull", "entity", { text: "the gull", data: { named: true } }),
+      video("vslot_gull", "slot", {
+        entityId: "vent_gull",
+        vector: new Float32Array([0.6, 0.8, 0]),
+        sources: evidence,
+      }),
+      video("vobs_gull", "observation", {
+        stream: "pier-cam",
+        entityId: "vent_gull",
+        text: "a gull on the rail",
+        sources: evidence.slice(0, 1),
+      }),
+    ],
+    remove: [],
+    audits: [{ action: "video.entity", subject: "vent_gull", details: { kind: "entity" } }],
+  });
+  return { retry: part("the pier reopens on Friday", "part-2") };
 }
 
 /**
@@ -64,11 +137,20 @@ async function populate(store: Store): Promise<void> {
  */
 export const transferConformance = defineGroup("transfer", (test) => {
   test("copyStore makes a record-for-record copy that searches the same; a second run skips every session", async (store, _t, another) => {
-    await populate(store);
+    const { retry } = await populate(store);
     const target = await another();
     const counts = await copyStore(store, target);
     assert.equal(counts.scopes, 3);
-    assert.equal(counts.sessions, 8, "three sessions in each of three scopes, less the forgotten one");
+    assert.equal(
+      counts.sessions,
+      9,
+      "three sessions in each of three scopes, less the forgotten one, and the appended one",
+    );
+    assert.deepEqual(
+      [counts.sessionParts, counts.programs, counts.videoItems],
+      [2, 1, 3],
+      "appended parts (the third went with its forgotten turn), the bank and video memory go with the sessions",
+    );
     assert.equal(counts.skipped, 0);
     assert.ok(counts.entries > 0 && counts.auditEvents > 0);
     assert.deepEqual(await compareStores(store, target), [], "no record differs");
@@ -101,7 +183,28 @@ export const transferConformance = defineGroup("transfer", (test) => {
     }
     const again = await copyStore(store, target);
     assert.equal(again.sessions, 0);
-    assert.equal(again.skipped, 8, "a resumed copy skips what is there");
+    assert.equal(again.skipped, 9, "a resumed copy skips what is there");
+    assert.equal(again.programs, 0, "programs already there are not admitted twice");
+    assert.deepEqual(await compareStores(store, target), []);
+
+    // The copy kept the parts: a retried append is acknowledged, not stored again.
+    const retried = await target.forScope(scopeC).commitSession(await retry());
+    assert.equal(retried.duplicate, true);
+    // compareStores sees a program or a video item the copy lacks, and a resumed copy puts them back.
+    const c = target.forScope(scopeC);
+    await c.retirePrograms(["prog_pier"], { action: "bank.retire", subject: "prog_pier", details: {} });
+    await c.commitVideo({ put: [], remove: ["vobs_gull"], audits: [] });
+    const lacking = await compareStores(store, target);
+    assert.ok(
+      lacking.some((line) => line.endsWith("question bank differ")),
+      lacking.join("\n"),
+    );
+    assert.ok(
+      lacking.some((line) => line.endsWith("video items differ")),
+      lacking.join("\n"),
+    );
+    const resumed = await copyStore(store, target);
+    assert.deepEqual([resumed.programs, resumed.videoItems], [1, 3]);
     assert.deepEqual(await compareStores(store, target), []);
 
     // The copy is a working store: a new session goes through maintenance against the copied index.

@@ -146,4 +146,43 @@ export const videoMemoryConformance = defineGroup("video memory", (test) => {
     await forget(scoped, { all: true }, spaces);
     assert.deepEqual(await scoped.readVideoItems({}), []);
   });
+
+  test("forget cascades to semantic facts and notifications derived from forgotten frames; rules stay", async (store) => {
+    const scoped = store.forScope(scopeA);
+    const [frame, crop] = await frames(scoped);
+    const [laterFrame, laterCrop] = await frames(scoped, "seg-1");
+    assert.ok(frame && crop && laterFrame && laterCrop);
+    await scoped.commitVideo({
+      put: [
+        item({ id: "vent_1", kind: "entity" }),
+        item({ id: "vent_2", kind: "entity" }),
+        item({ id: "vobs_1", kind: "observation", entityId: "vent_1", sources: [crop] }),
+        item({ id: "vobs_2", kind: "observation", entityId: "vent_2", sources: [laterCrop] }),
+        item({ id: "vcons_vent_1", kind: "consolidation", entityId: "vent_1", data: { count: 3 } }),
+        item({ id: "vcons_vent_2", kind: "consolidation", entityId: "vent_2", data: { count: 1 } }),
+        // A fact justified by both segments goes when either goes (the strict reading of "derived from").
+        item({ id: "vfact_1", kind: "fact", entityId: "vent_2", text: "near a bottle", sources: [crop, laterCrop] }),
+        item({ id: "vfact_2", kind: "fact", entityId: "vent_2", text: "moving", sources: [laterCrop] }),
+        item({ id: "vrule_1", kind: "rule", text: "fewer than 2 bottles", data: { label: "bottle" } }),
+        item({ id: "vnote_1", kind: "notification", text: "1 bottle left", sources: [frame] }),
+        item({ id: "vnote_2", kind: "notification", text: "1 bottle left", sources: [laterFrame] }),
+      ],
+      remove: [],
+      audits: [{ action: "video.fact.add", subject: "vfact_1", details: { observations: ["vobs_1", "vobs_2"] } }],
+    });
+    assert.deepEqual(
+      (await scoped.readVideoItems({ kinds: ["fact", "rule", "notification", "consolidation"] }))
+        .map((found) => found.kind)
+        .sort(),
+      ["consolidation", "consolidation", "fact", "fact", "notification", "notification", "rule"],
+    );
+    const [session] = await scoped.readSessions({ keys: ["seg-0"] });
+    assert.ok(session);
+    await forget(scoped, { session: session.id }, spaces);
+    assert.deepEqual(
+      (await scoped.readVideoItems({})).map((found) => found.id).sort(),
+      ["vcons_vent_2", "vent_2", "vfact_2", "vnote_2", "vobs_2", "vrule_1"],
+      "the fact and notification from the forgotten frames went, and the bare entity with its counter; the rule stays",
+    );
+  });
 });

@@ -61,4 +61,36 @@ describe("cairn watch and cairn entities (the CLI as a process)", { skip: noFfmp
     assert.equal(traces.code, 0, traces.stderr);
     assert.equal((JSON.parse(traces.stdout) as unknown[]).length, result.analysed);
   });
+
+  it("states a rule, lists it, reads the empty log and removes it", async (t) => {
+    const db = `${tempDir(t)}/db`;
+    const common = ["--db", db, "--tenant", "acme", "--profile", "hash", "--json"];
+    const added = await cairnProcess([
+      "video",
+      "rule",
+      "alert",
+      "when",
+      "fewer",
+      "than",
+      "2",
+      "bottles",
+      "remain",
+      ...common,
+    ]);
+    assert.equal(added.code, 0, added.stderr);
+    const rule = JSON.parse(added.stdout) as { id: string; data: { condition: unknown } };
+    assert.deepEqual(rule.data.condition, { kind: "count", label: "bottle", op: "<", value: 2 });
+    const listed = await cairnProcess(["video", "rules", ...common]);
+    assert.deepEqual(
+      (JSON.parse(listed.stdout) as { id: string }[]).map((found) => found.id),
+      [rule.id],
+    );
+    const log = await cairnProcess(["video", "notifications", ...common]);
+    assert.deepEqual(JSON.parse(log.stdout), []);
+    const empty = await cairnProcess(["video", "rule", ...common]);
+    assert.equal(empty.code, 2, "a rule without words is refused");
+    const removed = await cairnProcess(["video", "unrule", rule.id, ...common]);
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.deepEqual(JSON.parse((await cairnProcess(["video", "rules", ...common])).stdout), []);
+  });
 });

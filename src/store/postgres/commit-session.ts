@@ -93,8 +93,14 @@ async function writeSession(
     context.key,
     context.tenant,
   ]);
-  if (write.append) await recordPart(context, sql, session.rowid, write.append.partKey, 0, write.rawNodes.length, now);
+  if (write.append && !identity?.parts) {
+    await recordPart(context, sql, session.rowid, write.append.partKey, 0, write.rawNodes.length, now);
+  }
   if (identity) {
+    // A copied session keeps the parts it was appended in, so a retried append still reads as a duplicate.
+    for (const part of identity.parts ?? []) {
+      await recordPart(context, sql, session.rowid, part.partKey, part.firstTurn, part.turnCount, part.createdMs);
+    }
     await writeRawNodes(context, sql, write, session.rowid, identity, 0);
     return { session: toSession(session), rawNodeIds: identity.rawNodeIds, entryIds: [], duplicate: false };
   }

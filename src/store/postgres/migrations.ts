@@ -354,6 +354,26 @@ const migrations: readonly { version: number; name: string; sql: string }[] = [
       ${videoTenantTables.map(wall).join("\n")}
     `,
   },
+  {
+    version: 7,
+    name: "video memory part 2: semantic facts, consolidation counters, procedural rules and the notification log",
+    sql: `
+      ALTER TABLE video_items DROP CONSTRAINT video_items_kind_check;
+      ALTER TABLE video_items ADD CONSTRAINT video_items_kind_check CHECK (kind IN ('entity', 'slot', 'observation',
+        'trace', 'chapter', 'fact', 'consolidation', 'rule', 'notification'));
+    `,
+  },
+  {
+    version: 8,
+    name: "BM25 postings readable by index-only scans: the primary key carries tf, length and tenant",
+    // A search reads every posting of each query term in the scope; with these columns in the index
+    // (and the tenant wall's column among them) it no longer visits the heap for each one.
+    sql: `
+      ALTER TABLE lexical_postings DROP CONSTRAINT lexical_postings_pkey,
+        ADD CONSTRAINT lexical_postings_pkey PRIMARY KEY (scope_key, field, lexeme, raw_node_rowid)
+          INCLUDE (tf, length, tenant);
+    `,
+  },
 ];
 
 export const latestSchemaVersion = migrations.at(-1)?.version ?? 0;

@@ -21,6 +21,7 @@ import type {
   RawNodeQuery,
   ScopedStore,
   SessionIdentity,
+  SessionPart,
   SessionQuery,
 } from "../store.ts";
 import type { VideoItem, VideoItemQuery, VideoWrite } from "../video-records.ts";
@@ -31,13 +32,13 @@ import { readIndex, readLinked } from "./index-rows.ts";
 import { admitPrograms, readBank, retirePrograms } from "./question-bank.ts";
 import { knownImages, readBlob } from "./read-blobs.ts";
 import { readRawNodes } from "./read-raw-nodes.ts";
-import { readSessions } from "./read-sessions.ts";
+import { readSessionParts, readSessions } from "./read-sessions.ts";
 import { readVectors } from "./read-vectors.ts";
 import type { ScopeContext, StoreServices } from "./scope-context.ts";
 import { applyIndexPlan, indexStatus, restoreIndexAndAudit } from "./scope-index.ts";
 import { scopeStats } from "./scope-stats.ts";
 import { searchLexical } from "./search-lexical.ts";
-import { searchVectors } from "./search-vectors.ts";
+import { searchVectors, vectorSearchSettings } from "./search-vectors.ts";
 import { inTenant, type Sql } from "./tenant-transaction.ts";
 import { commitVideo, readVideoItems } from "./video-items.ts";
 
@@ -122,7 +123,13 @@ export class PostgresScopedStore implements ScopedStore {
     vector: Float32Array,
     options: { limit: number; filters?: SearchFilters },
   ): Promise<Ranked[]> {
-    return this.#read("searchVectors", (sql) => searchVectors(this.#context, sql, space, vector, options));
+    return inTenant(
+      this.#pool,
+      this.#context.tenant,
+      "searchVectors",
+      (sql) => searchVectors(this.#context, sql, space, vector, options),
+      { readOnly: true, settings: vectorSearchSettings(this.#context) },
+    );
   }
 
   async readVectors(space: string, rawNodeIds: readonly string[]): Promise<Map<string, Float32Array>> {
@@ -195,6 +202,10 @@ export class PostgresScopedStore implements ScopedStore {
     return {
       imported: await this.#write("importSession", (sql) => importSession(this.#context, sql, write, identity)),
     };
+  }
+
+  async readSessionParts(sessionIds: readonly string[]): Promise<Map<string, SessionPart[]>> {
+    return this.#read("readSessionParts", (sql) => readSessionParts(this.#context, sql, sessionIds));
   }
 
   async restoreIndexAndAudit(

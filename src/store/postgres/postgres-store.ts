@@ -1,15 +1,16 @@
 import pg from "pg";
-import { NotFoundError, StoreError } from "../../core/errors.ts";
+import { ConflictError, NotFoundError, StoreError } from "../../core/errors.ts";
 import { KeyedQueue } from "../../core/keyed-queue.ts";
 import type { Scope } from "../../core/scope.ts";
 import { scopeKey, validateScope, validateTenant } from "../../core/scope.ts";
+import { keyedHashScheme } from "../audit-redaction.ts";
 import type { VectorSpace } from "../records.ts";
 import type { ScopedStore, Store } from "../store.ts";
 import { migrate } from "./migrations.ts";
 import { PostgresScopedStore } from "./postgres-scoped-store.ts";
 import type { StoreServices, VectorSearchOptions } from "./scope-context.ts";
 import { inTenant, poolTypes } from "./tenant-transaction.ts";
-import { VectorSpaces } from "./vector-spaces.ts";
+import { type HnswBuild, VectorSpaces } from "./vector-spaces.ts";
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database`. Connect as a role that is not a superuser and has no BYPASSRLS: row-level security is the second tenant wall. */
@@ -21,7 +22,16 @@ export interface PostgresStoreOptions {
   readonly now?: () => number;
   readonly newId?: (prefix: string) => string;
   readonly vectorSearch?: Partial<VectorSearchOptions>;
+  /** HNSW build parameters for the index of each new vector space (existing indexes keep theirs). */
+  readonly vectorIndex?: Partial<HnswBuild>;
 }
+
+/**
+ * Twice pgvector's defaults (16, 64): on the perf corpus's vectors, recall@10 at ef_search 200 goes
+ * from 0.94 to 1.000 at 10k vectors and from 0.66 to 0.73 at 100k, for a build ~2.7× as long and an
+ * index ~20% larger (decision 009, bench/results/postgres-hnsw-100000.md). Existing indexes keep theirs.
+ */
+export const defaultHnswBuild: HnswBuild = Object.freeze({ m: 32, efConstruction: 128 });
 
 /**
  * Exact scans below 2,000 vectors per scope and space, like the SQLite store's ANN threshold; above
@@ -41,6 +51,7 @@ export const defaultVectorSearch: VectorSearchOptions = Object.freeze({ exactBel
  */
 export class PostgresStore implements Store {
   readonly kind = "postgres";
+  readonly auditSecretPer = "tenant";
   readonly #pool: pg.Pool;
   readonly #services: StoreServices;
   #closed = false;
@@ -48,9 +59,10 @@ export class PostgresStore implements Store {
   private constructor(pool: pg.Pool, options: PostgresStoreOptions) {
     this.#pool = pool;
     this.#services = Object.freeze({
-      spaces: new VectorSpaces(pool),
+      spaces: new VectorSpaces(pool, { ...defaultHnswBuild, ...options.vectorIndex }),
       vectorSearch: Object.freeze({ ...defaultVectorSearch, ...options.vectorSearch }),
       writers: new KeyedQueue(),
+      largeScopes: new Map(),
       now: options.now ?? Date.now,
       newId: options.newId ?? randomId,
     });
@@ -131,6 +143,46 @@ export class PostgresStore implements Store {
       client.release();
     }
     return [...new Set(registered.map((row) => row.tenant))];
+  }
+
+  /** The tenant's audit secret (`audit_keys`, inside its wall), created by its first forget. */
+  async readAuditSecret(tenant: string): Promise<Uint8Array | null> {
+    this.#assertOpen("readAuditSecret");
+    const valid = validateTenant(tenant);
+    const [row] = await inTenant(
+      this.#pool,
+      valid,
+      "readAuditSecret",
+      (sql) => sql.query<{ secret: Buffer }>("SELECT secret FROM audit_keys WHERE tenant = $1", [valid]),
+      { readOnly: true },
+    );
+    return row ? Uint8Array.from(row.secret) : null;
+  }
+
+  async adoptAuditSecret(tenant: string, secret: Uint8Array): Promise<void> {
+    this.#assertOpen("adoptAuditSecret");
+    const valid = validateTenant(tenant);
+    await inTenant(this.#pool, valid, "adoptAuditSecret", async (sql) => {
+      // The row is locked first: a forget of the tenant creating its secret meanwhile waits for this one.
+      await sql.query("INSERT INTO audit_keys (tenant, secret) VALUES ($1, $2) ON CONFLICT (tenant) DO NOTHING", [
+        valid,
+        Buffer.from(secret),
+      ]);
+      const [row] = await sql.query<{ secret: Buffer }>("SELECT secret FROM audit_keys WHERE tenant = $1 FOR UPDATE", [
+        valid,
+      ]);
+      if (row?.secret.equals(secret)) return;
+      const pattern = `%${keyedHashScheme}:%`;
+      const [used] = await sql.query("SELECT 1 FROM audit_events WHERE subject LIKE $1 OR details LIKE $1 LIMIT 1", [
+        pattern,
+      ]);
+      if (used) {
+        throw new ConflictError(
+          `tenant ${valid}'s audit log already holds hashes under its own audit secret: it cannot take another store's`,
+        );
+      }
+      await sql.query("UPDATE audit_keys SET secret = $2 WHERE tenant = $1", [valid, Buffer.from(secret)]);
+    });
   }
 
   /** Every vector space the store holds vectors in: for administration (`cairn migrate`). */

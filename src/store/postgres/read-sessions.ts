@@ -1,6 +1,6 @@
 import { type SessionRow, toSession } from "../record-rows.ts";
 import type { SessionRecord } from "../records.ts";
-import type { SessionQuery } from "../store.ts";
+import type { SessionPart, SessionQuery } from "../store.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
 
@@ -30,4 +30,37 @@ export async function sessionRowByKey(context: ScopeContext, sql: Sql, key: stri
     key,
   ]);
   return row;
+}
+
+/** The parts these sessions were appended in, by session id, each session's ordered by first turn. */
+export async function readSessionParts(
+  context: ScopeContext,
+  sql: Sql,
+  sessionIds: readonly string[],
+): Promise<Map<string, SessionPart[]>> {
+  if (sessionIds.length === 0) return new Map();
+  const rows = await sql.query<{
+    id: string;
+    part_key: string;
+    first_turn: number;
+    turn_count: number;
+    created_ms: number;
+  }>(
+    `SELECT s.id, p.part_key, p.first_turn, p.turn_count, p.created_ms FROM session_parts p
+     JOIN sessions s ON s.rowid = p.session_rowid
+     WHERE s.scope_key = $1 AND s.id = ANY($2::text[]) ORDER BY s.id, p.first_turn, p.part_key`,
+    [context.key, [...sessionIds]],
+  );
+  const parts = new Map<string, SessionPart[]>();
+  for (const row of rows) {
+    const list = parts.get(row.id) ?? [];
+    list.push({
+      partKey: row.part_key,
+      firstTurn: Number(row.first_turn),
+      turnCount: Number(row.turn_count),
+      createdMs: Number(row.created_ms),
+    });
+    parts.set(row.id, list);
+  }
+  return parts;
 }

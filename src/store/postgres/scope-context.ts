@@ -14,6 +14,8 @@ export interface StoreServices {
    * at that lock.
    */
   readonly writers: KeyedQueue;
+  /** (vector table, scope key) → when the scope was last counted above `exactBelow` (search-vectors.ts). */
+  readonly largeScopes: Map<string, number>;
   now(): number;
   newId(prefix: string): string;
 }

@@ -3,7 +3,7 @@ import type { Ranked } from "../../core/ranked.ts";
 import type { SearchFilters } from "../records.ts";
 import { filterSql } from "./filter-sql.ts";
 import type { ScopeContext } from "./scope-context.ts";
-import type { Sql } from "./tenant-transaction.ts";
+import type { Sql, TransactionSettings } from "./tenant-transaction.ts";
 import { type SpaceRow, vectorLiteral } from "./vector-spaces.ts";
 
 /** Several images of one turn can match: image rows fetched per wanted raw node, so `limit` distinct ones remain. */
@@ -36,16 +36,43 @@ export async function searchVectors(
   if (space.dimensions !== vector.length) {
     throw new StoreError("searchVectors", `space ${spaceName} is ${space.dimensions}-d, query is ${vector.length}-d`);
   }
-  const { exactBelow } = context.store.vectorSearch;
-  const [size] = await sql.query<{ n: number }>(
-    `SELECT count(*) AS n FROM (SELECT 1 FROM ${space.table_name} WHERE scope_key = $1 LIMIT $2) scoped`,
-    [context.key, exactBelow + 1],
-  );
-  if ((size?.n ?? 0) > exactBelow) {
+  if (await isLarge(context, sql, space)) {
     const approximate = await nearest(context, sql, space, vector, options, "approximate");
     if (approximate.length >= options.limit) return ranked(approximate, options.limit);
   }
   return ranked(await nearest(context, sql, space, vector, options, "exact"), options.limit);
+}
+
+/**
+ * How long a scope found to hold more than `exactBelow` vectors of a space is taken to still hold
+ * them without counting again: counting reads `exactBelow` + 1 rows (each checked against the
+ * tenant wall), a cost every search paid. The verdict only picks the plan, never the answer: a
+ * scope that shrank meanwhile comes back short from the index and is scanned exactly.
+ */
+const largeVerdictMs = 30_000;
+
+async function isLarge(context: ScopeContext, sql: Sql, space: SpaceRow): Promise<boolean> {
+  const { exactBelow } = context.store.vectorSearch;
+  const cacheKey = `${space.table_name}\u0000${context.key}`;
+  const now = Date.now();
+  const known = context.store.largeScopes.get(cacheKey);
+  if (known !== undefined && now - known < largeVerdictMs) return true;
+  const [size] = await sql.query<{ n: number }>(
+    `SELECT count(*) AS n FROM (SELECT 1 FROM ${space.table_name} WHERE scope_key = $1 LIMIT $2) scoped`,
+    [context.key, exactBelow + 1],
+  );
+  const large = (size?.n ?? 0) > exactBelow;
+  if (large) context.store.largeScopes.set(cacheKey, now);
+  else context.store.largeScopes.delete(cacheKey);
+  return large;
+}
+
+/** What an approximate search needs set in its transaction: pgvector's iterative HNSW scan and its ef_search. */
+export function vectorSearchSettings(context: ScopeContext): TransactionSettings {
+  return {
+    "hnsw.ef_search": Math.max(context.store.vectorSearch.efSearch, 1),
+    "hnsw.iterative_scan": "relaxed_order",
+  };
 }
 
 /**
@@ -77,9 +104,7 @@ async function nearest(
       values,
     );
   }
-  const { efSearch } = context.store.vectorSearch;
-  await sql.query(`SET LOCAL hnsw.ef_search = ${Math.max(efSearch, 1)}`);
-  await sql.query("SET LOCAL hnsw.iterative_scan = relaxed_order");
+  // hnsw.ef_search and hnsw.iterative_scan were set when the transaction began (vectorSearchSettings).
   const wanted = space.kind === "image" ? `$3 * ${imageOverFetch}` : "$3";
   return sql.query<Hit>(
     `SELECT r.id, r.rowid, min(n.distance) AS distance FROM (

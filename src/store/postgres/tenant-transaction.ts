@@ -23,12 +23,26 @@ function literal(value: string): string {
  * Runs `work` in one transaction bound to `tenant`: committed if it returns, rolled back if it
  * throws. Cairn's typed errors pass through; anything else becomes a `StoreError` of `operation`.
  */
+/** Settings a transaction opens with (`SET LOCAL`): names of word characters and dots, values numbers or words. */
+export type TransactionSettings = Readonly<Record<string, number | string>>;
+
+function settingsSql(settings: TransactionSettings | undefined): string {
+  return Object.entries(settings ?? {})
+    .map(([name, value]) => {
+      if (!/^[a-z_][a-z0-9_.]*$/.test(name) || !/^[A-Za-z0-9_.]+$/.test(String(value))) {
+        throw new StoreError("transaction", `bad setting ${name} = ${String(value)}`);
+      }
+      return `; SET LOCAL ${name} = ${value}`;
+    })
+    .join("");
+}
+
 export async function inTenant<T>(
   pool: pg.Pool,
   tenant: string,
   operation: string,
   work: (sql: Sql) => Promise<T>,
-  options: { readonly readOnly?: boolean } = {},
+  options: { readonly readOnly?: boolean; readonly settings?: TransactionSettings } = {},
 ): Promise<T> {
   let client: pg.PoolClient;
   try {
@@ -37,19 +51,32 @@ export async function inTenant<T>(
     throw new StoreError(operation, error);
   }
   let broken: unknown;
+  let released = false;
   try {
     // One round trip opens the transaction and raises the wall. A read sees one snapshot throughout
     // (REPEATABLE READ): readIndex's entries and version must come from the same moment, or a plan
     // could be made against a version its entries predate. A write runs in READ COMMITTED after
     // taking its scope's lock, so each of its statements sees what the writer before it committed.
+    // Settings (e.g. a search's hnsw.ef_search) ride on the same round trip.
     await client.query(
-      `BEGIN ${options.readOnly ? "ISOLATION LEVEL REPEATABLE READ READ ONLY" : "ISOLATION LEVEL READ COMMITTED"}; SET LOCAL cairn.tenant = ${literal(tenant)}`,
+      `BEGIN ${options.readOnly ? "ISOLATION LEVEL REPEATABLE READ READ ONLY" : "ISOLATION LEVEL READ COMMITTED"}; SET LOCAL cairn.tenant = ${literal(tenant)}${settingsSql(options.settings)}`,
     );
     const sql: Sql = {
       query: async <Row extends pg.QueryResultRow>(text: string, values?: readonly unknown[]) =>
         (await client.query<Row>(text, values as unknown[] | undefined)).rows,
     };
     const result = await work(sql);
+    if (options.readOnly) {
+      // A read-only transaction's result is final once its statements returned: the caller has it a
+      // round trip sooner, and the connection goes back to the pool once the COMMIT is done.
+      const held = client;
+      held.query("COMMIT").then(
+        () => held.release(),
+        (error: unknown) => held.release(error instanceof Error ? error : new Error(String(error))),
+      );
+      released = true;
+      return result;
+    }
     await client.query("COMMIT");
     return result;
   } catch (error) {
@@ -62,7 +89,7 @@ export async function inTenant<T>(
     if (CairnError.is(error)) throw error;
     throw new StoreError(operation, error);
   } finally {
-    client.release(broken instanceof Error ? broken : undefined);
+    if (!released) client.release(broken instanceof Error ? broken : undefined);
   }
 }
 

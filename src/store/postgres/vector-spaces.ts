@@ -29,12 +29,26 @@ export function parseVector(text: string): Float32Array {
 }
 
 /** Committed spaces, cached: a space row never changes once created. */
+/** HNSW build parameters of a new space's index (pgvector's `m` and `ef_construction`). */
+export interface HnswBuild {
+  readonly m: number;
+  readonly efConstruction: number;
+}
+
 export class VectorSpaces {
   readonly #pool: pg.Pool;
+  readonly #build: HnswBuild;
   readonly #known = new Map<string, SpaceRow>();
 
-  constructor(pool: pg.Pool) {
+  constructor(pool: pg.Pool, build: HnswBuild) {
+    if (!Number.isInteger(build.m) || build.m < 2 || build.m > 100) {
+      throw new StoreError("open", `hnsw m must be an integer in 2..100, got ${build.m}`);
+    }
+    if (!Number.isInteger(build.efConstruction) || build.efConstruction < 2 * build.m || build.efConstruction > 1000) {
+      throw new StoreError("open", `hnsw efConstruction must be an integer in 2·m..1000, got ${build.efConstruction}`);
+    }
     this.#pool = pool;
+    this.#build = build;
   }
 
   /** A committed space (read outside any transaction, so a space a failed commit created is never cached). */
@@ -79,7 +93,8 @@ export class VectorSpaces {
         PRIMARY KEY (raw_node_rowid, ordinal)
       );
       CREATE INDEX ${table}_by_scope ON ${table} (scope_key);
-      CREATE INDEX ${table}_hnsw ON ${table} USING hnsw (embedding vector_cosine_ops);
+      CREATE INDEX ${table}_hnsw ON ${table} USING hnsw (embedding vector_cosine_ops)
+        WITH (m = ${this.#build.m}, ef_construction = ${this.#build.efConstruction});
       ALTER TABLE ${table} ENABLE ROW LEVEL SECURITY;
       ALTER TABLE ${table} FORCE ROW LEVEL SECURITY;
       CREATE POLICY tenant_wall ON ${table}

@@ -84,8 +84,9 @@ export async function readVideoItems(context: ScopeContext, sql: Sql, query: Vid
 }
 
 /**
- * Inside a forget's transaction: removes every item derived from a forgotten raw node, then every
- * unnamed entity left with no slot and no observation. Returns how many items went.
+ * Inside a forget's transaction: removes every item derived from a forgotten raw node (semantic facts
+ * and notifications included), then every unnamed entity left with no slot and no observation, with
+ * whatever else names it. Returns how many items went.
  */
 export async function forgetVideoItems(
   context: ScopeContext,
@@ -101,12 +102,21 @@ export async function forgetVideoItems(
     [key, [...rawNodeIds]],
   );
   if (removed.length === 0) return 0;
-  const orphans = await sql.query(
+  // Only evidence keeps an entity: its consolidation counter and facts go with it.
+  const orphans = await sql.query<{ id: string }>(
     `DELETE FROM video_items e WHERE e.scope_key = $1 AND e.kind = 'entity' AND e.text = ''
-     AND NOT EXISTS (SELECT 1 FROM video_items o WHERE o.scope_key = e.scope_key AND o.entity_id = e.id) RETURNING id`,
+     AND NOT EXISTS (SELECT 1 FROM video_items o WHERE o.scope_key = e.scope_key AND o.entity_id = e.id
+                     AND o.kind IN ('slot', 'observation')) RETURNING id`,
     [key],
   );
-  return removed.length + orphans.length;
+  const belongings =
+    orphans.length === 0
+      ? []
+      : await sql.query("DELETE FROM video_items WHERE scope_key = $1 AND entity_id = ANY($2::text[]) RETURNING id", [
+          key,
+          orphans.map((row) => row.id),
+        ]);
+  return removed.length + orphans.length + belongings.length;
 }
 
 function toItem(row: ItemRow): VideoItem {

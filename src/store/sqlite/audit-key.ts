@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { closeSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** Bytes of the per-store secret under which forgotten keys and ids are kept as keyed hashes. */
@@ -32,6 +32,24 @@ export function loadAuditSecret(folder: string): Buffer {
     rmSync(temporary, { force: true });
   }
   return readSecret(path);
+}
+
+/**
+ * Replaces the store's audit secret (`cairn migrate --carry-audit-secret`): written beside it and
+ * renamed over it, so a crash leaves the old secret or the new one, never a torn file.
+ */
+export function replaceAuditSecret(folder: string, secret: Uint8Array): void {
+  if (secret.length !== secretBytes) throw new Error(`an audit secret is ${secretBytes} bytes, got ${secret.length}`);
+  const path = join(folder, "audit.key");
+  const temporary = `${path}.${randomUUID()}.tmp`;
+  const fd = openSync(temporary, "wx", 0o600);
+  try {
+    writeFileSync(fd, secret);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temporary, path);
 }
 
 function readSecret(path: string): Buffer {

@@ -13,7 +13,7 @@ import { sessionById, sessionRowByKey } from "./read-sessions.ts";
 import { strings } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import { ensureTenant, type TenantStorage } from "./tenants.ts";
-import { imageSlots, type VectorRow } from "./vector-rows.ts";
+import { imageSlots, plainTableOf, type VectorRow } from "./vector-rows.ts";
 
 /** A vector space of the write and the vec0 table holding it. */
 interface SpaceTable {
@@ -144,8 +144,13 @@ function insertSession(
     insertBlob.run(tenant.token, blob.hash, blob.mediaType, blob.bytes, blob.width, blob.height);
   }
   const { rawNodeIds, rowids } = insertRawNodes(context, tenant, write, sessionRowid, tables, vectors, identity, 0);
-  if (write.append) recordPart(context, sessionRowid, write.append.partKey, 0, rawNodeIds.length, now);
+  if (write.append && !identity?.parts)
+    recordPart(context, sessionRowid, write.append.partKey, 0, rawNodeIds.length, now);
   if (identity) {
+    // A copied session keeps the parts it was appended in, so a retried append still reads as a duplicate.
+    for (const part of identity.parts ?? []) {
+      recordPart(context, sessionRowid, part.partKey, part.firstTurn, part.turnCount, part.createdMs);
+    }
     const session = sessionById(context, sessionId);
     if (!session) throw new StoreError("importSession", "session vanished inside its own transaction");
     return { session, rawNodeIds, entryIds: [], duplicate: false };
@@ -322,7 +327,7 @@ function vectorInserter(
   tables: readonly SpaceTable[],
   vectors: VectorRow[],
 ): (space: string, rowid: number, vector: Float32Array, meta: readonly unknown[]) => void {
-  const statements = new Map<string, { table: string; insert: Statement<unknown[]> }>(
+  const statements = new Map<string, { table: string; insert: Statement<unknown[]>; plain: Statement<unknown[]> }>(
     tables.map(({ space, table }) => [
       space.name,
       {
@@ -330,6 +335,7 @@ function vectorInserter(
         insert: context.db.prepare(
           `INSERT INTO ${table} (rowid, scope_key, session_rowid, time_ms, speaker, embedding) VALUES (?, ?, ?, ?, ?, ?)`,
         ),
+        plain: context.db.prepare(`INSERT INTO ${plainTableOf(table)} (rowid, embedding) VALUES (?, ?)`),
       },
     ]),
   );
@@ -337,6 +343,7 @@ function vectorInserter(
     const statement = statements.get(space);
     if (!statement) throw new StoreError("commitSession", `vector for undeclared space ${space}`);
     statement.insert.run(BigInt(rowid), ...meta, vector);
+    statement.plain.run(rowid, vector);
     vectors.push({ table: statement.table, rowid, vector });
   };
 }

@@ -1,8 +1,10 @@
 import { vectorFromBytes } from "../../core/vectors.ts";
 import type { IndexEntry } from "../index-records.ts";
 import { readLinked } from "./index-rows.ts";
-import { bytesOrUndefined, type RowidIdRow } from "./record-rows.ts";
+import { bytesOrUndefined } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
+import { statement } from "./statements.ts";
+import { plainTableOf } from "./vector-rows.ts";
 
 /** Look-ups over what was derived at write time: turn order, stored text vectors, linked index entries. */
 
@@ -15,12 +17,14 @@ export function textVectors(
   const table = context.store.spaces().find((row) => row.name === space)?.table_name;
   const out = new Map<string, Float32Array>();
   if (!table) return out;
-  const rowids = context.db
-    .prepare("SELECT rowid, id FROM raw_nodes WHERE scope_key = ? AND id IN (SELECT value FROM json_each(?))")
-    .all(context.key, JSON.stringify(rawNodeIds)) as RowidIdRow[];
-  const select = context.db.prepare(`SELECT embedding FROM ${table} WHERE rowid = ?`).pluck();
-  for (const { rowid, id } of rowids) {
-    const bytes = bytesOrUndefined(select.get(BigInt(rowid)));
+  // The plain copy, not vec0: a B-tree seek per vector instead of a walk through vec0's chunk BLOB.
+  const rows = statement(
+    context.db,
+    `SELECT r.id, v.embedding FROM raw_nodes r JOIN ${plainTableOf(table)} v ON v.rowid = r.rowid
+     WHERE r.id IN (SELECT value FROM json_each(?)) AND +r.scope_key = ?`,
+  ).all(JSON.stringify(rawNodeIds), context.key) as { id: string; embedding: Uint8Array }[];
+  for (const { id, embedding } of rows) {
+    const bytes = bytesOrUndefined(embedding);
     if (bytes) out.set(id, vectorFromBytes(bytes));
   }
   return out;

@@ -10,7 +10,7 @@ import { retireProgramsOn } from "./question-bank.ts";
 import { type ImageSlotRow, numbers, type RowidIdRow, strings } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import { type TenantStorage, tenantExists, tenantKeyRange } from "./tenants.ts";
-import { imageSlots, type SpaceRow, vectorTableOf } from "./vector-rows.ts";
+import { imageSlots, plainTableOf, type SpaceRow, vectorTableOf } from "./vector-rows.ts";
 import { forgetVideoItems } from "./video-items.ts";
 
 /** The rows a forget removes, resolved from its target inside the scope. */
@@ -222,6 +222,9 @@ function deleteDerivedRows(
   for (const space of spaces) {
     const rowids = space.kind === "text" ? [...nodeRowids] : imageRowids;
     db.prepare(`DELETE FROM ${space.table_name} WHERE rowid IN (SELECT value FROM json_each(?))`).run(
+      JSON.stringify(rowids),
+    );
+    db.prepare(`DELETE FROM ${plainTableOf(space.table_name)} WHERE rowid IN (SELECT value FROM json_each(?))`).run(
       JSON.stringify(rowids),
     );
     removedVectors.push({ table: space.table_name, rowids });

@@ -11,6 +11,7 @@ import {
   type MaintenancePlan,
   type Relation,
 } from "../index-records.ts";
+import { statement } from "./statements.ts";
 
 /**
  * Rows of the active index (C3M): entries, their pointers to raw nodes, and a per-scope version
@@ -44,7 +45,7 @@ interface EntryRow {
 }
 
 export function indexVersion(db: Database, key: string): number {
-  const row = db.prepare("SELECT version FROM index_state WHERE scope_key = ?").get(key) as
+  const row = statement(db, "SELECT version FROM index_state WHERE scope_key = ?").get(key) as
     | { version: number }
     | undefined;
   return row?.version ?? 0;
@@ -60,17 +61,16 @@ export function readIndex(db: Database, key: string, options: { activeOnly: bool
 
 function readIndexSnapshot(db: Database, key: string, options: { activeOnly: boolean }): IndexState {
   const version = indexVersion(db, key);
-  const rows = db
-    .prepare(
-      `SELECT * FROM index_entries WHERE scope_key = ? ${options.activeOnly ? "AND status = 'active'" : ""} ORDER BY rowid`,
-    )
-    .all(key) as EntryRow[];
-  const pointers = db
-    .prepare(
-      `SELECT r.id FROM index_pointers p JOIN raw_nodes r ON r.rowid = p.raw_node_rowid
+  const rows = statement(
+    db,
+    `SELECT * FROM index_entries WHERE scope_key = ? ${options.activeOnly ? "AND status = 'active'" : ""} ORDER BY rowid`,
+  ).all(key) as EntryRow[];
+  const pointers = statement(
+    db,
+    `SELECT r.id FROM index_pointers p JOIN raw_nodes r ON r.rowid = p.raw_node_rowid
        WHERE p.entry_rowid = ? ORDER BY p.ordinal`,
-    )
-    .pluck();
+    "pluck",
+  );
   const entries = new Map<string, IndexEntry>();
   for (const row of rows) entries.set(row.id, toEntry(row, pointers.all(row.rowid) as string[]));
   return { version, entries };
@@ -96,27 +96,25 @@ export function readLinked(
   // Two statements, not one with OR: SQLite would answer the OR by scanning the scope's entries.
   const hosted = (
     options.nearest
-      ? db
-          .prepare(
-            `SELECT e.* FROM (
+      ? statement(
+          db,
+          `SELECT e.* FROM (
                SELECT rowid, ROW_NUMBER() OVER (PARTITION BY host ORDER BY vec_distance_cosine(vector, ?)) AS rank
                FROM index_entries
                WHERE scope_key = ? AND host IN (SELECT value FROM json_each(?)) AND status != 'merged'
                  AND length(vector) = ?
              ) ranked JOIN index_entries e ON e.rowid = ranked.rowid WHERE ranked.rank <= ?`,
-          )
-          .all(
-            vectorBytes(options.nearest.vector),
-            key,
-            hosts,
-            options.nearest.vector.byteLength,
-            options.nearest.perHost,
-          )
-      : db
-          .prepare(
-            "SELECT * FROM index_entries WHERE scope_key = ? AND host IN (SELECT value FROM json_each(?)) AND status != 'merged'",
-          )
-          .all(key, hosts)
+        ).all(
+          vectorBytes(options.nearest.vector),
+          key,
+          hosts,
+          options.nearest.vector.byteLength,
+          options.nearest.perHost,
+        )
+      : statement(
+          db,
+          "SELECT * FROM index_entries WHERE scope_key = ? AND host IN (SELECT value FROM json_each(?)) AND status != 'merged'",
+        ).all(key, hosts)
   ) as EntryRow[];
   const named = db
     // `+scope_key` keeps the planner on the id index (it would rather scan the scope's entries).
@@ -125,12 +123,12 @@ export function readLinked(
   const rows = [...new Map([...hosted, ...named].map((row) => [row.rowid, row])).values()].sort(
     (a, b) => a.rowid - b.rowid,
   );
-  const pointers = db
-    .prepare(
-      `SELECT r.id FROM index_pointers p JOIN raw_nodes r ON r.rowid = p.raw_node_rowid
+  const pointers = statement(
+    db,
+    `SELECT r.id FROM index_pointers p JOIN raw_nodes r ON r.rowid = p.raw_node_rowid
        WHERE p.entry_rowid = ? ORDER BY p.ordinal`,
-    )
-    .pluck();
+    "pluck",
+  );
   return rows.map((row) => toEntry(row, pointers.all(row.rowid) as string[]));
 }
 
@@ -148,7 +146,8 @@ export function applyPlan(
   const version = indexVersion(db, key);
   if (plan.baseVersion === null) checkIndependent(db, plan);
   else if (version !== plan.baseVersion) throw new IndexVersionConflict(plan.baseVersion, version);
-  const upsert = db.prepare(
+  const upsert = statement(
+    db,
     `INSERT INTO index_entries (id, scope_key, status, page, digest, routing_text, tokens, space, vector, vector_weight,
        image_space, image_vector, image_weight, sessions, time_start_ms, time_end_ms, predecessor, host, last_action,
        relation, created_ms, updated_ms)
@@ -163,11 +162,14 @@ export function applyPlan(
        last_action = excluded.last_action, relation = excluded.relation, updated_ms = excluded.updated_ms
      WHERE index_entries.scope_key = excluded.scope_key`,
   );
-  const rowidOf = db.prepare("SELECT rowid FROM index_entries WHERE scope_key = ? AND id = ?").pluck();
-  const nextOrdinal = db
-    .prepare("SELECT coalesce(max(ordinal), -1) + 1 FROM index_pointers WHERE entry_rowid = ?")
-    .pluck();
-  const link = db.prepare(
+  const rowidOf = statement(db, "SELECT rowid FROM index_entries WHERE scope_key = ? AND id = ?", "pluck");
+  const nextOrdinal = statement(
+    db,
+    "SELECT coalesce(max(ordinal), -1) + 1 FROM index_pointers WHERE entry_rowid = ?",
+    "pluck",
+  );
+  const link = statement(
+    db,
     "INSERT OR IGNORE INTO index_pointers (entry_rowid, raw_node_rowid, ordinal) VALUES (?, ?, ?)",
   );
   for (const op of plan.ops) {
@@ -191,7 +193,8 @@ export function applyPlan(
 }
 
 function bumpVersion(db: Database, key: string): void {
-  db.prepare(
+  statement(
+    db,
     `INSERT INTO index_state (scope_key, version) VALUES (?, 1)
      ON CONFLICT (scope_key) DO UPDATE SET version = version + 1`,
   ).run(key);
@@ -231,7 +234,7 @@ function entryColumns(
 
 /** A plan without a base version may only create entries and link pointers to them. */
 function checkIndependent(db: Database, plan: MaintenancePlan): void {
-  const exists = db.prepare("SELECT 1 FROM index_entries WHERE id = ?").pluck();
+  const exists = statement(db, "SELECT 1 FROM index_entries WHERE id = ?", "pluck");
   const created = new Set<string>();
   for (const op of plan.ops) {
     if (op.op === "put") {
@@ -260,23 +263,24 @@ export function applyForgetOps(
   const version = indexVersion(db, key);
   if (version !== plan.baseVersion) throw new IndexVersionConflict(plan.baseVersion, version);
   const forgotten = new Set(plan.rawNodeIds);
-  const rowidOf = db.prepare("SELECT rowid FROM index_entries WHERE scope_key = ? AND id = ?").pluck();
+  const rowidOf = statement(db, "SELECT rowid FROM index_entries WHERE scope_key = ? AND id = ?", "pluck");
   const entryRowid = (id: string): number => {
     const rowid = rowidOf.get(key, id);
     if (typeof rowid !== "number")
       throw new InvariantError("forget plan", `names entry ${id}, not in this scope's index`);
     return rowid;
   };
-  const unlink = db.prepare("DELETE FROM index_pointers WHERE entry_rowid = ? AND raw_node_rowid = ?");
-  const update = db.prepare(
+  const unlink = statement(db, "DELETE FROM index_pointers WHERE entry_rowid = ? AND raw_node_rowid = ?");
+  const update = statement(
+    db,
     `UPDATE index_entries SET status = @status, page = @page, digest = @digest, routing_text = @routing_text,
        tokens = @tokens, vector = @vector, vector_weight = @vector_weight, image_vector = @image_vector,
        image_weight = @image_weight, sessions = @sessions, time_start_ms = @time_start_ms, time_end_ms = @time_end_ms,
        predecessor = @predecessor, host = @host, last_action = @last_action, relation = @relation, updated_ms = @updated_ms
      WHERE scope_key = @scope_key AND id = @id`,
   );
-  const pointerCount = db.prepare("SELECT count(*) FROM index_pointers WHERE entry_rowid = ?").pluck();
-  const remove = db.prepare("DELETE FROM index_entries WHERE rowid = ?");
+  const pointerCount = statement(db, "SELECT count(*) FROM index_pointers WHERE entry_rowid = ?", "pluck");
+  const remove = statement(db, "DELETE FROM index_entries WHERE rowid = ?");
   for (const op of plan.ops) {
     if (op.op === "unlink") {
       const rowid = entryRowid(op.entryId);
@@ -314,11 +318,12 @@ export function applyForgetOps(
 }
 
 export function forgetWholeIndex(db: Database, key: string): number {
-  db.prepare(
+  statement(
+    db,
     "DELETE FROM index_pointers WHERE entry_rowid IN (SELECT rowid FROM index_entries WHERE scope_key = ?)",
   ).run(key);
-  const removed = db.prepare("DELETE FROM index_entries WHERE scope_key = ?").run(key).changes;
-  db.prepare("UPDATE index_state SET version = version + 1 WHERE scope_key = ?").run(key);
+  const removed = statement(db, "DELETE FROM index_entries WHERE scope_key = ?").run(key).changes;
+  statement(db, "UPDATE index_state SET version = version + 1 WHERE scope_key = ?").run(key);
   return removed;
 }
 

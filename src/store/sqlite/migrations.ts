@@ -1,5 +1,6 @@
 import type { Database } from "better-sqlite3";
 import { ensureTenant, tenantKeyRange } from "./tenants.ts";
+import { plainTableOf, plainTableSql } from "./vector-rows.ts";
 
 /**
  * Versioned schema. A migration runs once, inside a transaction, and is never edited after
@@ -327,6 +328,46 @@ const migrations: readonly { version: number; name: string; sql: string; run?: (
         PRIMARY KEY (scope_key, item_id, raw_node_id)
       ) WITHOUT ROWID;
       CREATE INDEX video_sources_by_node ON video_sources (scope_key, raw_node_id);
+    `,
+  },
+  {
+    version: 9,
+    name: "a plain copy of every vector space's vectors, for exact scoring of search candidates",
+    sql: "",
+    // vec0 tables are made per vector space on first use (ensureSpace makes the copy with them from
+    // now on); existing ones get their copy here, filled by one sequential pass over vec0.
+    run: (db) => {
+      const tables = db.prepare("SELECT table_name FROM vector_spaces ORDER BY rowid").pluck().all() as string[];
+      for (const table of tables) {
+        db.exec(plainTableSql(table));
+        db.exec(`INSERT INTO ${plainTableOf(table)} (rowid, embedding) SELECT rowid, embedding FROM ${table}`);
+      }
+    },
+  },
+  {
+    version: 10,
+    name: "video memory part 2: semantic facts, consolidation counters, procedural rules and the notification log",
+    // SQLite cannot widen a CHECK in place: the table is rebuilt with the same rows (issue 14).
+    sql: `
+      CREATE TABLE video_items_next (
+        scope_key TEXT NOT NULL,
+        id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('entity', 'slot', 'observation', 'trace', 'chapter',
+                                           'fact', 'consolidation', 'rule', 'notification')),
+        stream TEXT,
+        entity_id TEXT,
+        start_ms INTEGER NOT NULL,
+        end_ms INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        data TEXT NOT NULL,
+        vector BLOB,
+        PRIMARY KEY (scope_key, id)
+      ) WITHOUT ROWID;
+      INSERT INTO video_items_next SELECT * FROM video_items;
+      DROP TABLE video_items;
+      ALTER TABLE video_items_next RENAME TO video_items;
+      CREATE INDEX video_items_by_kind ON video_items (scope_key, kind, start_ms);
+      CREATE INDEX video_items_by_entity ON video_items (scope_key, entity_id);
     `,
   },
 ];

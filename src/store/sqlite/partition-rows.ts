@@ -1,7 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { bytesOrUndefined, numberOrUndefined, numbers } from "./record-rows.ts";
 import { vectorFromBlob } from "./vector-index.ts";
-import { imageSlots, type VectorRow, type VectorTable } from "./vector-rows.ts";
+import { imageSlots, plainTableOf, type VectorRow, type VectorTable } from "./vector-rows.ts";
 
 /** What one (space, scope) partition is read by: its table and its scope key. */
 export interface PartitionRef {
@@ -61,12 +61,12 @@ export class PartitionRows {
     return numbers(rowids).filter((rowid) => rowid > maxRowid);
   }
 
-  /** vec0 point lookups (well under a millisecond each); rows without a vector in this space are skipped. */
+  /** Point lookups in the plain copy of the vectors; rows without a vector in this space are skipped. */
   vectors(table: VectorTable, rowids: readonly number[]): VectorRow[] {
-    const lookup = this.#db.prepare(`SELECT embedding FROM ${table.table} WHERE rowid = ?`).pluck();
+    const lookup = this.#db.prepare(`SELECT embedding FROM ${plainTableOf(table.table)} WHERE rowid = ?`).pluck();
     const rows: VectorRow[] = [];
     for (const rowid of rowids) {
-      const blob = bytesOrUndefined(lookup.get(BigInt(rowid)));
+      const blob = bytesOrUndefined(lookup.get(rowid));
       // Copied: the index keeps no reference, but pending changes may outlive the statement's buffer.
       if (blob) rows.push({ table: table.table, rowid, vector: vectorFromBlob(blob, table.dimensions).slice() });
     }

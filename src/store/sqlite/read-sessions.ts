@@ -1,6 +1,6 @@
 import { type SessionRow, toSession } from "../record-rows.ts";
 import type { SessionRecord } from "../records.ts";
-import type { SessionQuery } from "../store.ts";
+import type { SessionPart, SessionQuery } from "../store.ts";
 import type { ScopeContext } from "./scope-context.ts";
 
 /** Sessions of one scope: a foreign id reads exactly like a missing one. */
@@ -35,4 +35,35 @@ export function readSessions(context: ScopeContext, query: SessionQuery): Sessio
   if ("ids" in query) return query.ids.flatMap((id) => sessionById(context, id) ?? []);
   if ("keys" in query) return query.keys.flatMap((key) => findSessionByKey(context, key) ?? []);
   return listSessions(context, query);
+}
+
+/** The parts these sessions were appended in, by session id, each session's ordered by first turn. */
+export function readSessionParts(context: ScopeContext, sessionIds: readonly string[]): Map<string, SessionPart[]> {
+  const read = context.db.prepare(
+    `SELECT p.part_key, p.first_turn, p.turn_count, p.created_ms FROM session_parts p
+     JOIN sessions s ON s.rowid = p.session_rowid
+     WHERE s.scope_key = ? AND s.id = ? ORDER BY p.first_turn, p.part_key`,
+  );
+  const parts = new Map<string, SessionPart[]>();
+  for (const id of new Set(sessionIds)) {
+    const rows = read.all(context.key, id) as PartRow[];
+    if (rows.length > 0) parts.set(id, rows.map(toPart));
+  }
+  return parts;
+}
+
+interface PartRow {
+  part_key: string;
+  first_turn: number;
+  turn_count: number;
+  created_ms: number;
+}
+
+function toPart(row: PartRow): SessionPart {
+  return {
+    partKey: row.part_key,
+    firstTurn: Number(row.first_turn),
+    turnCount: Number(row.turn_count),
+    createdMs: Number(row.created_ms),
+  };
 }

@@ -6,14 +6,15 @@ import { writeAudit } from "./audit-events.ts";
 import { applyPlan, forgetWholeIndex, indexVersion } from "./index-rows.ts";
 import { rawNodeRowid } from "./read-raw-nodes.ts";
 import type { ScopeContext } from "./scope-context.ts";
+import { statement } from "./statements.ts";
 
 /** The maintained index of one scope as a whole: its status, and plans applied outside a session's commit. */
 
 /** The index version, and whether the store was migrated from a version without a maintained index and must replay it. */
 export function indexStatus(context: ScopeContext): { version: number; needsRebuild: boolean } {
-  const row = context.db
-    .prepare("SELECT version, needs_rebuild FROM index_state WHERE scope_key = ?")
-    .get(context.key) as { version: number; needs_rebuild: number } | undefined;
+  const row = statement(context.db, "SELECT version, needs_rebuild FROM index_state WHERE scope_key = ?").get(
+    context.key,
+  ) as { version: number; needs_rebuild: number } | undefined;
   return { version: row?.version ?? 0, needsRebuild: row?.needs_rebuild === 1 };
 }
 
@@ -83,8 +84,9 @@ export function restoreIndexAndAudit(
         index.spaces,
         resolve,
       );
-      db.prepare("DELETE FROM audit_events WHERE scope_key = ?").run(key);
-      const insert = db.prepare(
+      statement(db, "DELETE FROM audit_events WHERE scope_key = ?").run(key);
+      const insert = statement(
+        db,
         "INSERT INTO audit_events (id, scope_key, time_ms, action, subject, details) VALUES (?, ?, ?, ?, ?, ?)",
       );
       for (const event of audit) {
@@ -104,7 +106,8 @@ export function restoreIndexAndAudit(
 function emptyIndex(db: Database, key: string): number {
   forgetWholeIndex(db, key);
   const version = indexVersion(db, key) + 1;
-  db.prepare(
+  statement(
+    db,
     `INSERT INTO index_state (scope_key, version, needs_rebuild) VALUES (?, ?, 0)
      ON CONFLICT (scope_key) DO UPDATE SET version = excluded.version, needs_rebuild = 0`,
   ).run(key, version);

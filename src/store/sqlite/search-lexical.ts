@@ -5,6 +5,7 @@ import { filterSql } from "./filter-sql.ts";
 import { toMatchExpression } from "./fts-query.ts";
 import type { LexicalHitRow } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
+import { statement } from "./statements.ts";
 import { tenantExists, tenantKeyRange } from "./tenants.ts";
 
 /** BM25 over raw-node text or image-derived text of one scope; best first. */
@@ -27,12 +28,11 @@ export function searchLexical(
   // results scoped either way.
   const match = otherScopesStored(context) ? `${context.scopeToken} AND (${terms})` : terms;
   const filter = filterSql(context, options.filters, "r");
-  const rows = context.db
-    .prepare(
-      `SELECT r.id, f.rank AS rank FROM ${table} f JOIN raw_nodes r ON r.rowid = f.rowid
+  const rows = statement(
+    context.db,
+    `SELECT r.id, f.rank AS rank FROM ${table} f JOIN raw_nodes r ON r.rowid = f.rowid
        WHERE ${table} MATCH ? AND r.scope_key = ? ${filter.sql} ORDER BY f.rank LIMIT ?`,
-    )
-    .all(match, context.key, ...filter.params, options.limit) as LexicalHitRow[];
+  ).all(match, context.key, ...filter.params, options.limit) as LexicalHitRow[];
   // FTS5's rank is negated BM25: flip it so larger is better everywhere.
   return rows.map((row) => ({ id: row.id, score: -row.rank }));
 }
@@ -41,12 +41,11 @@ export function searchLexical(
 function otherScopesStored(context: ScopeContext): boolean {
   const [low, high] = tenantKeyRange(context.tenant);
   return (
-    context.db
-      .prepare(
-        `SELECT EXISTS (SELECT 1 FROM raw_nodes WHERE scope_key >= ? AND scope_key < ?)
+    statement(
+      context.db,
+      `SELECT EXISTS (SELECT 1 FROM raw_nodes WHERE scope_key >= ? AND scope_key < ?)
              OR EXISTS (SELECT 1 FROM raw_nodes WHERE scope_key > ? AND scope_key < ?)`,
-      )
-      .pluck()
-      .get(low, context.key, context.key, high) === 1
+      "pluck",
+    ).get(low, context.key, context.key, high) === 1
   );
 }

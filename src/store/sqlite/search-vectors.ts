@@ -4,6 +4,7 @@ import type { SearchFilters } from "../records.ts";
 import { filterSql, hasFilters, vectorFilterSql } from "./filter-sql.ts";
 import type { RowidIdRow, VectorHitRow } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
+import { statement } from "./statements.ts";
 import type { Neighbour } from "./vector-index.ts";
 import { rawNodeRowidOf, vectorTableOf } from "./vector-rows.ts";
 
@@ -41,11 +42,10 @@ export function searchVectors(
     if (!filtered || ranked.length >= options.limit) return ranked;
   }
   const filter = vectorFilterSql(context, options.filters);
-  const rows = context.db
-    .prepare(
-      `SELECT rowid, distance FROM ${space.table_name} WHERE embedding MATCH ? AND k = ? AND scope_key = ? ${filter.sql}`,
-    )
-    .all(vector, wanted, context.key, ...filter.params) as VectorHitRow[];
+  const rows = statement(
+    context.db,
+    `SELECT rowid, distance FROM ${space.table_name} WHERE embedding MATCH ? AND k = ? AND scope_key = ? ${filter.sql}`,
+  ).all(vector, wanted, context.key, ...filter.params) as VectorHitRow[];
   // vec0 applied the filters already.
   const exact = rows.map((row) => ({ rowid: row.rowid, similarity: 1 - row.distance }));
   return rankNodes(context, space.kind, exact, { limit: options.limit });
@@ -69,11 +69,10 @@ function rankNodes(
   if (best.size === 0) return [];
   const filter = filterSql(context, options.filters, "r");
   // `+r.scope_key`: without it SQLite walks the whole scope's index instead of the rowid list.
-  const rows = context.db
-    .prepare(
-      `SELECT r.rowid, r.id FROM raw_nodes r WHERE r.rowid IN (SELECT value FROM json_each(?)) AND +r.scope_key = ? ${filter.sql}`,
-    )
-    .all(JSON.stringify([...best.keys()]), context.key, ...filter.params) as RowidIdRow[];
+  const rows = statement(
+    context.db,
+    `SELECT r.rowid, r.id FROM raw_nodes r WHERE r.rowid IN (SELECT value FROM json_each(?)) AND +r.scope_key = ? ${filter.sql}`,
+  ).all(JSON.stringify([...best.keys()]), context.key, ...filter.params) as RowidIdRow[];
   return rows
     .map((row) => ({ id: row.id, score: best.get(row.rowid) ?? 0 }))
     .sort((left, right) => right.score - left.score)

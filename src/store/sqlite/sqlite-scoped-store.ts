@@ -21,6 +21,7 @@ import type {
   RawNodeQuery,
   ScopedStore,
   SessionIdentity,
+  SessionPart,
   SessionQuery,
 } from "../store.ts";
 import type { VideoItem, VideoItemQuery, VideoWrite } from "../video-records.ts";
@@ -32,7 +33,7 @@ import { readIndex } from "./index-rows.ts";
 import { admitPrograms, readBank, retirePrograms } from "./question-bank.ts";
 import { knownImages, readBlob } from "./read-blobs.ts";
 import { readRawNodes } from "./read-raw-nodes.ts";
-import { readSessions } from "./read-sessions.ts";
+import { readSessionParts, readSessions } from "./read-sessions.ts";
 import { createScopeContext, type ScopeContext, type StoreServices } from "./scope-context.ts";
 import { applyIndexPlan, indexStatus, restoreIndexAndAudit } from "./scope-index.ts";
 import { scopeStats } from "./scope-stats.ts";
@@ -176,6 +177,10 @@ export class SqliteScopedStore implements ScopedStore {
   // ── Transfer ───────────────────────────────────────────────────────────────────────────────
   async importSession(write: SessionWrite, identity: SessionIdentity): Promise<{ imported: boolean }> {
     return { imported: importSession(this.#context, write, identity) };
+  }
+
+  async readSessionParts(sessionIds: readonly string[]): Promise<Map<string, SessionPart[]>> {
+    return readSessionParts(this.#context, sessionIds);
   }
 
   async restoreIndexAndAudit(

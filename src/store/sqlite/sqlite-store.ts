@@ -2,13 +2,13 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
-import { StoreError } from "../../core/errors.ts";
+import { ConflictError, StoreError } from "../../core/errors.ts";
 import type { Scope } from "../../core/scope.ts";
 import { scopeKey, validateScope, validateTenant } from "../../core/scope.ts";
-import { keyedHash } from "../audit-redaction.ts";
+import { keyedHash, keyedHashScheme } from "../audit-redaction.ts";
 import type { VectorSpace } from "../records.ts";
 import type { ScopedStore, Store } from "../store.ts";
-import { loadAuditSecret } from "./audit-key.ts";
+import { loadAuditSecret, replaceAuditSecret } from "./audit-key.ts";
 import { BlobFiles, splitBlobKey } from "./blob-files.ts";
 import { migrate } from "./migrations.ts";
 import { numberOrUndefined, strings } from "./record-rows.ts";
@@ -17,7 +17,7 @@ import { SqliteScopedStore } from "./sqlite-scoped-store.ts";
 import { tenantKeyRange } from "./tenants.ts";
 import type { VectorIndexOptions } from "./vector-index-options.ts";
 import { VectorIndexes } from "./vector-indexes.ts";
-import { type SpaceRow, vectorTableOf } from "./vector-rows.ts";
+import { plainTableSql, type SpaceRow, vectorTableOf } from "./vector-rows.ts";
 
 export interface SqliteStoreOptions {
   /** Folder holding `cairn.db` and the blob files; created if missing. */
@@ -40,13 +40,16 @@ export class SqliteStore implements Store, StoreServices {
   readonly newId: (prefix: string) => string;
   /** Derived ANN indexes over the vec0 tables, one per (space, scope). */
   readonly vectorIndexes: VectorIndexes;
-  readonly #auditSecret: Buffer;
+  readonly auditSecretPer = "store";
+  readonly #path: string;
+  #auditSecret: Buffer;
   #closed = false;
 
   private constructor(db: Database, files: BlobFiles, auditSecret: Buffer, options: SqliteStoreOptions) {
     this.db = db;
     this.files = files;
     this.#auditSecret = auditSecret;
+    this.#path = options.path;
     this.vectorIndexes = new VectorIndexes(db, {
       databasePath: join(options.path, "cairn.db"),
       folder: join(options.path, "ann"),
@@ -124,6 +127,7 @@ export class SqliteStore implements Store, StoreServices {
     this.db.exec(
       `CREATE VIRTUAL TABLE ${table} USING vec0 (scope_key TEXT PARTITION KEY, session_rowid INTEGER, time_ms INTEGER, speaker TEXT, embedding FLOAT[${space.dimensions}] distance_metric=cosine)`,
     );
+    this.db.exec(plainTableSql(table));
     this.db
       .prepare("INSERT INTO vector_spaces (name, kind, dimensions, table_name) VALUES (?, ?, ?, ?)")
       .run(space.name, space.kind, space.dimensions, table);
@@ -151,6 +155,30 @@ export class SqliteStore implements Store, StoreServices {
       const [tenant = "", user = "", agent = ""] = key.split("/");
       return agent ? { tenant, user, agent } : { tenant, user };
     });
+  }
+
+  /** One secret for the whole store, whatever the tenant. */
+  async readAuditSecret(tenant: string): Promise<Uint8Array | null> {
+    this.#assertOpen();
+    validateTenant(tenant);
+    return Uint8Array.from(this.#auditSecret);
+  }
+
+  async adoptAuditSecret(tenant: string, secret: Uint8Array): Promise<void> {
+    this.#assertOpen();
+    validateTenant(tenant);
+    if (this.#auditSecret.equals(secret)) return;
+    const pattern = `%${keyedHashScheme}:%`;
+    const used = this.db
+      .prepare("SELECT 1 FROM audit_events WHERE subject LIKE ? OR details LIKE ? LIMIT 1")
+      .get(pattern, pattern);
+    if (used) {
+      throw new ConflictError(
+        "this store's audit log already holds hashes under its own audit secret: it cannot take another store's",
+      );
+    }
+    replaceAuditSecret(this.#path, secret);
+    this.#auditSecret = Buffer.from(secret);
   }
 
   async vectorSpaces(): Promise<VectorSpace[]> {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Database } from "better-sqlite3";
+import { statement } from "./statements.ts";
 
 /**
  * What a tenant owns apart from the others: its own FTS5 tables and its own blob files. FTS5's BM25
@@ -39,14 +40,14 @@ export function tenantStorage(tenant: string): TenantStorage {
 
 /** Whether the tenant has written anything (its tables exist). */
 export function tenantExists(db: Database, storage: TenantStorage): boolean {
-  return db.prepare("SELECT 1 FROM tenants WHERE token = ?").get(storage.token) !== undefined;
+  return statement(db, "SELECT 1 FROM tenants WHERE token = ?").get(storage.token) !== undefined;
 }
 
 /** The tenant's storage, created if missing; call inside the write transaction that needs it. */
 export function ensureTenant(db: Database, tenant: string): TenantStorage {
   const storage = tenantStorage(tenant);
   if (tenantExists(db, storage)) return storage;
-  db.prepare("INSERT INTO tenants (token, name) VALUES (?, ?)").run(storage.token, tenant);
+  statement(db, "INSERT INTO tenants (token, name) VALUES (?, ?)").run(storage.token, tenant);
   for (const table of [storage.textTable, storage.imageTextTable]) {
     db.exec(`CREATE VIRTUAL TABLE ${table} USING fts5 (body, tokenize = 'porter unicode61 remove_diacritics 2')`);
     // Without secure-delete a delete only adds a tombstone and the forgotten terms stay in the segments.

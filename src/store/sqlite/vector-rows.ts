@@ -31,6 +31,20 @@ export interface VectorRow {
   readonly vector: Float32Array;
 }
 
+/**
+ * The plain copy of a vec0 table's vectors: rowid → f32 bytes in an ordinary B-tree. vec0 keeps
+ * vectors in chunks of ~1,000 inside one large BLOB, so reading one vector walks that BLOB's
+ * overflow pages (~0.3–0.8 ms here); this table reads one in a few microseconds, which is what
+ * scoring a search's candidates exactly needs (decision 015). vec0 stays what KNN scans use.
+ */
+export function plainTableOf(vec0Table: string): string {
+  return `plain_${vec0Table}`;
+}
+
+export function plainTableSql(vec0Table: string): string {
+  return `CREATE TABLE ${plainTableOf(vec0Table)} (rowid INTEGER PRIMARY KEY, embedding BLOB NOT NULL)`;
+}
+
 export function vectorTableOf(space: SpaceRow): VectorTable {
   return { table: space.table_name, kind: space.kind, dimensions: space.dimensions };
 }

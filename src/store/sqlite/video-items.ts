@@ -94,8 +94,9 @@ export function readVideoItems(context: ScopeContext, query: VideoItemQuery): Vi
 }
 
 /**
- * Inside a forget's transaction: removes every item derived from a forgotten raw node, then every
- * unnamed entity left with no slot and no observation. Returns how many items went.
+ * Inside a forget's transaction: removes every item derived from a forgotten raw node (semantic facts
+ * and notifications included), then every unnamed entity left with no slot and no observation, with
+ * whatever else names it. Returns how many items went.
  */
 export function forgetVideoItems(context: ScopeContext, rawNodeIds: readonly string[], all: boolean): number {
   const { db, key } = context;
@@ -117,14 +118,20 @@ export function forgetVideoItems(context: ScopeContext, rawNodeIds: readonly str
     removeSources.run(key, id);
   }
   if (removed === 0) return 0;
+  // Only evidence keeps an entity: its consolidation counter and facts go with it.
   const orphans = db
     .prepare(
       `SELECT e.id FROM video_items e WHERE e.scope_key = ? AND e.kind = 'entity' AND e.text = ''
-       AND NOT EXISTS (SELECT 1 FROM video_items o WHERE o.scope_key = e.scope_key AND o.entity_id = e.id)`,
+       AND NOT EXISTS (SELECT 1 FROM video_items o WHERE o.scope_key = e.scope_key AND o.entity_id = e.id
+                       AND o.kind IN ('slot', 'observation'))`,
     )
     .pluck()
     .all(key) as string[];
-  for (const id of orphans) {
+  const belongings = db
+    .prepare("SELECT id FROM video_items WHERE scope_key = ? AND entity_id IN (SELECT value FROM json_each(?))")
+    .pluck()
+    .all(key, JSON.stringify(orphans)) as string[];
+  for (const id of [...orphans, ...belongings]) {
     removed += removeItem.run(key, id).changes;
     removeSources.run(key, id);
   }

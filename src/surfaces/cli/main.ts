@@ -212,13 +212,14 @@ const commands: Record<string, CliCommand> = {
       }),
   }),
   migrate: lazy({
-    summary: "cairn migrate --db SOURCE --to TARGET",
+    summary: "cairn migrate --db SOURCE --to TARGET [--carry-audit-secret]",
     load: () => import("./commands/migrate.ts"),
     help: (module) => module.migrateHelp,
     scope: "none",
-    flags: { to: { type: "string" } },
+    flags: { to: { type: "string" }, "carry-audit-secret": { type: "boolean" } },
     positionals: 0,
-    run: (module, options, values) => module.migrate(options, values.to as string | undefined),
+    run: (module, options, values) =>
+      module.migrate(options, values.to as string | undefined, values["carry-audit-secret"] === true),
   }),
   bench: lazy({
     summary: "cairn bench --dataset locomo|mem-gallery|lcmp|all --method NAME[,NAME]|all [--limit N]",
@@ -262,7 +263,7 @@ const commands: Record<string, CliCommand> = {
   }),
   entities: lazy({
     summary:
-      "cairn entities list | name ID NAME | enrol (--name NAME | --entity ID) PHOTO... | merge FROM INTO | split ID OBSERVATION...",
+      "cairn entities list | name ID NAME | enrol (--name NAME | --entity ID) PHOTO... | merge FROM INTO | split ID OBSERVATION... | facts ID",
     load: () => import("./commands/entities.ts"),
     help: (module) => module.entitiesHelp,
     scope: "required",
@@ -276,17 +277,25 @@ const commands: Record<string, CliCommand> = {
   }),
   video: lazy({
     summary:
-      "cairn video search QUERY [--level observation|trace|chapter] [--k N] | get ID | frames ID [--save-images DIR]",
+      "cairn video search QUERY [--level observation|trace|chapter|fact|rule|notification] [--k N] | get ID | frames ID [--save-images DIR]",
     load: () => import("./commands/entities.ts"),
     help: (module) => module.videoHelp,
     scope: "required",
-    flags: { level: { type: "string" }, k: { type: "string" }, "save-images": { type: "string" } },
+    flags: {
+      level: { type: "string" },
+      k: { type: "string" },
+      "save-images": { type: "string" },
+      source: { type: "string" },
+      outcome: { type: "string" },
+    },
     positionals: Number.POSITIVE_INFINITY,
     run: (module, options, values, positionals) =>
       module.video(options, positionals, {
         level: values.level as string | undefined,
         k: values.k as string | undefined,
         saveImages: values["save-images"] as string | undefined,
+        source: values.source as string | undefined,
+        outcome: values.outcome as string | undefined,
       }),
   }),
   demo: lazy({

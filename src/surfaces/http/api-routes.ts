@@ -1,3 +1,4 @@
+import { streamSSE } from "hono/streaming";
 import { z } from "zod";
 import { blobResponse } from "./blob-response.ts";
 import { contextRoute } from "./context-route.ts";
@@ -14,6 +15,11 @@ import {
   responses,
   searchBody,
   sessionBody,
+  videoAnswerBody,
+  videoFactsQuery,
+  videoMomentsQuery,
+  videoNotificationsQuery,
+  videoRuleBody,
   videoSearchQuery,
 } from "./schemas.ts";
 import { toSessionInput, toTurnInputs } from "./session-upload.ts";
@@ -288,6 +294,173 @@ export function apiRoutes(info: { version: string }): Route[] {
         responses: { 200: { description: "the frames", schema: responses.videoFrames }, ...errors, ...notFound },
       },
       async ({ c, memory, scope, params }) => c.json({ frames: await memory.videoKeyFrames(scope, params.id) }),
+    ),
+    defineRoute(
+      {
+        method: "post",
+        operationId: "answerFromVideo",
+        path: "/v1/video/answer",
+        summary: "Answer a question from the video memory with the chat model, citing the items used",
+        tag: "video",
+        scoped: true,
+        body: videoAnswerBody,
+        responses: { 200: { description: "the answer", schema: responses.videoAnswer }, ...errors },
+      },
+      async ({ c, memory, scope, body }) =>
+        c.json(await memory.answerFromVideo(scope, body.question, body.levels ? { levels: body.levels } : {})),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        operationId: "listVideoMoments",
+        path: "/v1/video/moments",
+        summary: "Per-segment moments (traces), newest first, with their key frames and timestamps",
+        tag: "video",
+        scoped: true,
+        query: videoMomentsQuery,
+        responses: { 200: { description: "the moments", schema: responses.videoMoments }, ...errors },
+      },
+      async ({ c, memory, scope, query }) =>
+        c.json({
+          moments: await memory.listVideoMoments(scope, {
+            ...(query.stream ? { stream: query.stream } : {}),
+            ...(query.limit ? { limit: query.limit } : {}),
+          }),
+        }),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        operationId: "listVideoFacts",
+        path: "/v1/video/facts",
+        summary: "Semantic memory: facts about entities, most important first, with the raw nodes behind each",
+        tag: "video",
+        scoped: true,
+        query: videoFactsQuery,
+        responses: { 200: { description: "the facts", schema: responses.videoFacts }, ...errors },
+      },
+      async ({ c, memory, scope, query }) =>
+        c.json({ facts: await memory.listFacts(scope, query.entity ? { entityId: query.entity } : {}) }),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        operationId: "getVideoEntityMemory",
+        path: "/v1/video/entities/:id/memory",
+        summary: "One entity's evolving facts (importance, edit history), sightings and recent observations",
+        tag: "video",
+        scoped: true,
+        params: idParam,
+        responses: { 200: { description: "the panel", schema: responses.entityMemory }, ...errors, ...notFound },
+      },
+      async ({ c, memory, scope, params }) => c.json(await memory.entityMemory(scope, params.id)),
+    ),
+    defineRoute(
+      {
+        method: "post",
+        operationId: "addVideoRule",
+        path: "/v1/video/rules",
+        summary: "State a rule or preference for this user's streams (audited)",
+        tag: "video",
+        scoped: true,
+        body: videoRuleBody,
+        responses: { 201: { description: "the stored rule", schema: responses.videoRule }, ...errors },
+      },
+      async ({ c, memory, scope, body }) => c.json({ rule: await memory.addVideoRule(scope, body) }, 201),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        operationId: "listVideoRules",
+        path: "/v1/video/rules",
+        summary: "The rules and preferences of this user",
+        tag: "video",
+        scoped: true,
+        responses: { 200: { description: "the rules", schema: responses.videoRules }, ...errors },
+      },
+      async ({ c, memory, scope }) => c.json({ rules: await memory.listVideoRules(scope) }),
+    ),
+    defineRoute(
+      {
+        method: "delete",
+        operationId: "removeVideoRule",
+        path: "/v1/video/rules/:id",
+        summary: "Remove a rule (audited); its notifications stay in the log",
+        tag: "video",
+        scoped: true,
+        params: idParam,
+        responses: { 200: { description: "removed", schema: responses.videoRuleRemoved }, ...errors, ...notFound },
+      },
+      async ({ c, memory, scope, params }) => {
+        await memory.removeVideoRule(scope, params.id);
+        return c.json({ removed: params.id });
+      },
+    ),
+    defineRoute(
+      {
+        method: "get",
+        operationId: "listVideoNotifications",
+        path: "/v1/video/notifications",
+        summary: "The notification log: every decision of the notifier, newest first",
+        tag: "video",
+        scoped: true,
+        query: videoNotificationsQuery,
+        responses: { 200: { description: "the log", schema: responses.videoNotifications }, ...errors },
+      },
+      async ({ c, memory, scope, query }) =>
+        c.json({
+          notifications: await memory.listVideoNotifications(scope, {
+            ...(query.stream ? { stream: query.stream } : {}),
+            ...(query.rule ? { ruleId: query.rule } : {}),
+            ...(query.outcome ? { outcome: query.outcome } : {}),
+            ...(query.limit ? { limit: query.limit } : {}),
+          }),
+        }),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        operationId: "streamVideoNotifications",
+        path: "/v1/video/notifications/stream",
+        summary: "Deliveries as they are sent, as server-sent events (event: notification)",
+        tag: "video",
+        scoped: true,
+        responses: {
+          200: {
+            description: "an event stream; one `notification` event per delivery",
+            contentType: "text/event-stream",
+          },
+          ...errors,
+        },
+      },
+      ({ c, memory, scope }) =>
+        streamSSE(c, async (stream) => {
+          const queue: string[] = [];
+          let wake: (() => void) | null = null;
+          const unsubscribe = memory.subscribeVideoNotifications(scope, (notification) => {
+            queue.push(JSON.stringify(notification));
+            wake?.();
+          });
+          stream.onAbort(() => {
+            unsubscribe();
+            wake?.();
+          });
+          await stream.writeSSE({ event: "ready", data: "{}" });
+          while (!stream.aborted) {
+            const next = queue.shift();
+            if (next !== undefined) {
+              await stream.writeSSE({ event: "notification", data: next });
+              continue;
+            }
+            await new Promise<void>((resolve) => {
+              wake = resolve;
+              setTimeout(resolve, 15_000).unref();
+            });
+            wake = null;
+            if (queue.length === 0 && !stream.aborted) await stream.writeSSE({ event: "ping", data: "{}" });
+          }
+          unsubscribe();
+        }),
     ),
     defineRoute(
       {

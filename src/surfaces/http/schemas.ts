@@ -159,10 +159,51 @@ export const pageQuery = z
 
 export const idParam = z.object({ id: z.string().min(1).max(256) });
 
+export const videoFactsQuery = z
+  .object({ entity: z.string().min(1).max(256).optional().describe("only this entity's facts") })
+  .strict();
+
+export const videoRuleBody = z
+  .object({
+    text: z
+      .string()
+      .min(1)
+      .max(1000)
+      .describe('the rule in words: "alert when fewer than 2 bottles remain", "tell me when Ana arrives"'),
+    source: z.string().min(1).max(500).optional().describe("only streams whose name starts with this"),
+  })
+  .strict();
+
+export const videoNotificationsQuery = z
+  .object({
+    stream: z.string().min(1).max(500).optional(),
+    rule: z.string().min(1).max(256).optional(),
+    outcome: z.enum(["send", "suppressed", "cleared"]).optional(),
+    limit: z.coerce.number().int().min(1).max(10_000).optional(),
+  })
+  .strict();
+
+export const videoMomentsQuery = z
+  .object({
+    stream: z.string().min(1).max(500).optional(),
+    limit: z.coerce.number().int().min(1).max(500).optional(),
+  })
+  .strict();
+
+export const videoAnswerBody = z
+  .object({
+    question: z.string().min(1).max(2000),
+    levels: z.array(z.enum(["observation", "trace", "chapter", "fact", "rule", "notification"])).optional(),
+  })
+  .strict();
+
 export const videoSearchQuery = z
   .object({
     q: z.string().min(1).max(2000).describe("what to look for"),
-    level: z.enum(["observation", "trace", "chapter"]).optional().describe("the episodic level (default trace)"),
+    level: z
+      .enum(["observation", "trace", "chapter", "fact", "rule", "notification"])
+      .optional()
+      .describe("the memory level (default trace): episodic, semantic facts, rules or the notification log"),
     limit: z.coerce.number().int().min(1).max(100).optional(),
     stream: z.string().min(1).max(512).optional(),
     entity: z.string().min(1).max(256).optional(),
@@ -578,6 +619,65 @@ export const responses = {
     })
     .strict()
     .describe("An item with its time-ordered neighbours at the same level"),
+  videoMoments: z
+    .object({
+      moments: z.array(
+        z
+          .object({
+            item: z.object({ id: z.string(), text: z.string() }).passthrough(),
+            frames: z.array(z.object({ hash: z.string(), time: z.string() }).passthrough()),
+          })
+          .strict(),
+      ),
+    })
+    .strict()
+    .describe("Per-segment moments (traces), newest first, with the key frames behind each"),
+  videoAnswer: z
+    .object({
+      question: z.string(),
+      answer: z.string(),
+      cited: z.array(z.object({ id: z.string(), text: z.string() }).passthrough()),
+      evidence: z.array(
+        z.object({ score: z.number(), item: z.object({ id: z.string() }).passthrough() }).passthrough(),
+      ),
+      warnings: z.array(z.string()),
+    })
+    .strict()
+    .describe("An answer from the video memory with the items it cites"),
+  videoFacts: z
+    .object({
+      facts: z.array(
+        z
+          .object({
+            id: z.string(),
+            text: z.string(),
+            category: z.string(),
+            importance: z.number(),
+            sources: z.array(z.string()).describe("raw nodes (key frames, crops) behind the fact"),
+          })
+          .passthrough(),
+      ),
+    })
+    .strict()
+    .describe("Semantic facts, most important first"),
+  entityMemory: z
+    .object({
+      entity: z.object({ id: z.string() }).passthrough(),
+      facts: z.array(z.object({ id: z.string(), text: z.string(), importance: z.number() }).passthrough()),
+      recent: z.array(z.object({ id: z.string(), text: z.string() }).passthrough()),
+      nextConsolidationIn: z.number().int(),
+    })
+    .strict()
+    .describe("One entity's panel: its evolving facts with their edit history, sightings and recent observations"),
+  videoRule: z.object({ rule: z.object({ id: z.string(), text: z.string() }).passthrough() }).strict(),
+  videoRules: z.object({ rules: z.array(z.object({ id: z.string(), text: z.string() }).passthrough()) }).strict(),
+  videoRuleRemoved: z.object({ removed: z.string() }).strict(),
+  videoNotifications: z
+    .object({
+      notifications: z.array(z.object({ id: z.string(), text: z.string() }).passthrough()),
+    })
+    .strict()
+    .describe("The notifier's decisions (sent, suppressed, cleared), newest first"),
   videoFrames: z
     .object({
       frames: z.array(

@@ -151,11 +151,32 @@ export const forgetInput = {
 export const videoSearchInput = {
   query: z.string().min(1).max(2000).describe("What to look for, e.g. a person's name, an object, an activity"),
   level: z
-    .enum(["observation", "trace", "chapter"])
+    .enum(["observation", "trace", "chapter", "fact", "rule", "notification"])
     .optional()
-    .describe("observation: one entity in one segment; trace (default): one segment; chapter: a storyline of events"),
+    .describe(
+      "observation: one entity in one segment; trace (default): one segment; chapter: a storyline of events; " +
+        "fact: durable facts about entities (ranked with their importance); rule: the user's rules; " +
+        "notification: the notifier's log",
+    ),
   limit: z.number().int().min(1).max(50).optional().describe("Default 10"),
   entity: z.string().min(1).max(256).optional().describe("Only this entity's observations"),
+};
+
+export const videoRuleInput = {
+  text: z
+    .string()
+    .min(1)
+    .max(1000)
+    .describe('The rule in words, e.g. "alert when fewer than 2 bottles remain", "tell me when Ana arrives"'),
+  source: z.string().min(1).max(500).optional().describe("Only streams whose name starts with this"),
+};
+
+export const videoAnswerInput = {
+  question: z.string().min(1).max(2000).describe("A question about what the watched streams showed"),
+};
+
+export const videoEntityInput = {
+  id: z.string().min(1).max(256).describe("An entity id from cairn_video_entities"),
 };
 
 export const videoItemInput = {

@@ -29,7 +29,10 @@ import {
   rememberOutput,
   searchInput,
   searchOutput,
+  videoAnswerInput,
+  videoEntityInput,
   videoItemInput,
+  videoRuleInput,
   videoSearchInput,
 } from "./schemas.ts";
 import { jsonResult, logToStderr, type McpLogEvent, resourceResult, toolResult } from "./tool-result.ts";
@@ -224,7 +227,9 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
       title: "Search video memory",
       description:
         "Similarity search over one level of the video memory: observations (one entity in one segment), traces " +
-        "(one segment: who, what objects, text read) or chapters (closed events). Open a hit with cairn_video_item.",
+        "(one segment: who, what objects, text read), chapters (closed events), facts (durable knowledge about an " +
+        "entity, ranked with its importance), rules (the user's standing rules) or notifications (the notifier's " +
+        "log). Open a hit with cairn_video_item.",
       inputSchema: videoSearchInput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -270,6 +275,63 @@ export function createMcpServer(memory: Memory, scope: Scope, options: McpServer
               );
         const summary = jsonResult({ ...found, frames: keyFrames });
         return { ...summary, content: [...summary.content, ...pictures] };
+      }),
+  );
+
+  server.registerTool(
+    "cairn_video_entity",
+    {
+      title: "An entity's memory",
+      description:
+        "One entity's evolving semantic memory: its facts (attributes, habits, relations) with importance and edit " +
+        "history, its sightings per stream and its recent observations.",
+      inputSchema: videoEntityInput,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    ({ id }) =>
+      toolResult("cairn_video_entity", log, async () => {
+        const panel = await memory.entityMemory(scope, id);
+        return jsonResult(
+          { ...panel },
+          panel.facts.map((fact) => `${fact.text} (importance ${fact.importance})`).join("\n") || "no facts yet",
+        );
+      }),
+  );
+
+  server.registerTool(
+    "cairn_video_answer",
+    {
+      title: "Answer from video memory",
+      description:
+        "Answers a question from the video memory (facts, chapters, traces, observations) with the server's chat " +
+        "model and returns the items it cited; fails when the server has no chat model.",
+      inputSchema: videoAnswerInput,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    ({ question }) =>
+      toolResult("cairn_video_answer", log, async () => {
+        const answer = await memory.answerFromVideo(scope, question);
+        return jsonResult(
+          { ...answer },
+          `${answer.answer}\n(cited: ${answer.cited.map((item) => item.id).join(", ")})`,
+        );
+      }),
+  );
+
+  server.registerTool(
+    "cairn_video_rule",
+    {
+      title: "Set a video rule",
+      description:
+        'States a standing rule for the user\'s streams, e.g. "alert when fewer than 2 bottles remain" or "tell me ' +
+        'when Ana arrives"; other wording is kept as a preference. A deterministic notifier decides deliveries.',
+      inputSchema: videoRuleInput,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    ({ text, source }) =>
+      toolResult("cairn_video_rule", log, async () => {
+        const rule = await memory.addVideoRule(scope, { text, ...(source ? { source } : {}) });
+        return jsonResult({ rule }, `${rule.id}: ${JSON.stringify(rule.data.condition)}`);
       }),
   );
 

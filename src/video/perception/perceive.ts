@@ -13,6 +13,8 @@ export interface SegmentPerception {
   readonly frames: readonly Frame[];
   readonly sightings: readonly (readonly PersonSighting[])[];
   readonly objects: readonly (readonly ObjectDetection[])[];
+  /** Per frame, how many of each label (people included) the detector saw at `countScore` or more. */
+  readonly counts: readonly Readonly<Record<string, number>>[];
 }
 
 /** Frames of a segment spread evenly, first and last included: perception's frame-level budget. */
@@ -78,7 +80,13 @@ export async function perceive(
       (object) => object.label !== "person" && object.score >= context.perception.minObjectScore,
     ),
   );
-  return { frames, sightings, objects };
+  const counts = detections.map((detection) => {
+    const inFrame: Record<string, number> = {};
+    for (const object of detection.objects)
+      if (object.score >= context.perception.countScore) inFrame[object.label] = (inFrame[object.label] ?? 0) + 1;
+    return inFrame;
+  });
+  return { frames, sightings, objects, counts };
 }
 
 async function appearanceFeatures(images: readonly RgbImage[], models: Models): Promise<(Float32Array | null)[]> {

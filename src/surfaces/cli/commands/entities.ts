@@ -5,13 +5,16 @@ import { InputError } from "../../../core/errors.ts";
 import { type EpisodicLevel, episodicLevels } from "../../../video/video-queries.ts";
 import { type CommonOptions, openMemory, output, scopeOf } from "../context.ts";
 
-export const entitiesHelp = `cairn entities list | name ID NAME | enrol (--name NAME | --entity ID) PHOTO... | merge FROM INTO | split ID OBSERVATION...
+export const entitiesHelp = `cairn entities list | name ID NAME | enrol (--name NAME | --entity ID) PHOTO... | merge FROM INTO | split ID OBSERVATION... | facts ID
   The people seen in watched video: list them with their sightings; name one, enrol one from portrait
-  photos, merge two or split observations off one. Every change is an audited decision.`;
+  photos, merge two or split observations off one. Every change is an audited decision. facts: an
+  entity's semantic memory (facts with importance and edit history, recent observations).`;
 
-export const videoHelp = `cairn video search QUERY [--level observation|trace|chapter] [--k N] | get ID | frames ID [--save-images DIR]
-  Searches one episodic level, shows an item with its time-ordered neighbours, or lists (and saves)
-  the key frames behind an item with their original pixels.`;
+export const videoHelp = `cairn video search QUERY [--level observation|trace|chapter|fact|rule|notification] [--k N] | get ID | frames ID [--save-images DIR]
+cairn video rule TEXT... [--source PREFIX] | rules | unrule ID | notifications [--outcome send|suppressed|cleared] [--k N]
+  Searches one level, shows an item with its time-ordered neighbours, or lists (and saves) the key
+  frames behind an item with their original pixels. rule states a standing rule ("alert when fewer
+  than 2 bottles remain", "tell me when Ana arrives"); notifications shows the notifier's log.`;
 
 export async function entities(
   options: CommonOptions,
@@ -82,8 +85,26 @@ export async function entities(
         );
         return 0;
       }
+      case "facts": {
+        const [id] = args;
+        if (!id) throw new InputError("facts", "usage: cairn entities facts ID");
+        const panel = await memory.entityMemory(scope, id);
+        output(options, panel, () =>
+          [
+            `${panel.entity.id}  ${panel.entity.name ?? "(unnamed)"}  next consolidation in ${panel.nextConsolidationIn} observation(s)`,
+            ...(panel.facts.length === 0
+              ? ["  no facts yet"]
+              : panel.facts.map(
+                  (fact) =>
+                    `  ${fact.importance.toFixed(2)}  [${fact.category}] ${fact.text}  (${fact.history.map((edit) => edit.op).join(" → ")})`,
+                )),
+            ...panel.recent.map((item) => `  recent: ${new Date(item.startMs).toISOString()}  ${item.text}`),
+          ].join("\n"),
+        );
+        return 0;
+      }
       default:
-        throw new InputError("entities", "give one of list, name, enrol, merge, split");
+        throw new InputError("entities", "give one of list, name, enrol, merge, split, facts");
     }
   } finally {
     await memory.close();
@@ -93,11 +114,12 @@ export async function entities(
 export async function video(
   options: CommonOptions,
   positionals: readonly string[],
-  flags: { level?: string; k?: string; saveImages?: string },
+  flags: { level?: string; k?: string; saveImages?: string; source?: string; outcome?: string },
 ): Promise<number> {
   const [action, ...args] = positionals;
   const scope = scopeOf(options);
-  const memory = await openMemory(options, { mustExist: true });
+  // A rule may be stated before anything is watched.
+  const memory = await openMemory(options, { mustExist: action !== "rule" });
   try {
     switch (action) {
       case "search": {
@@ -146,8 +168,47 @@ export async function video(
         );
         return 0;
       }
+      case "rule": {
+        const text = args.join(" ");
+        const rule = await memory.addVideoRule(scope, { text, ...(flags.source ? { source: flags.source } : {}) });
+        output(options, rule, () => `${rule.id}  ${JSON.stringify(rule.data.condition)}  ${rule.text}`);
+        return 0;
+      }
+      case "rules": {
+        const rules = await memory.listVideoRules(scope);
+        output(options, rules, () =>
+          rules.length === 0
+            ? "no rules"
+            : rules.map((rule) => `${rule.id}  ${JSON.stringify(rule.data.condition)}  ${rule.text}`).join("\n"),
+        );
+        return 0;
+      }
+      case "unrule": {
+        const [id] = args;
+        if (!id) throw new InputError("unrule", "usage: cairn video unrule ID");
+        await memory.removeVideoRule(scope, id);
+        output(options, { removed: id }, () => `removed ${id}`);
+        return 0;
+      }
+      case "notifications": {
+        const log = await memory.listVideoNotifications(scope, {
+          ...(flags.outcome ? { outcome: flags.outcome } : {}),
+          limit: flags.k ? Number(flags.k) : 50,
+        });
+        output(options, log, () =>
+          log.length === 0
+            ? "no notifications"
+            : log
+                .map(
+                  (item) =>
+                    `${new Date(item.startMs).toISOString()}  ${String(item.data.outcome).padEnd(10)}  ${item.text}  (${String(item.data.reason)})`,
+                )
+                .join("\n"),
+        );
+        return 0;
+      }
       default:
-        throw new InputError("video", "give one of search, get, frames");
+        throw new InputError("video", "give one of search, get, frames, rule, rules, unrule, notifications");
     }
   } finally {
     await memory.close();

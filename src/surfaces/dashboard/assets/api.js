@@ -120,6 +120,12 @@ export function createApi(getConnection) {
     listUsers: () => json("GET", "/v1/users"),
     /** `{ session: key }` or `{ rawNode: id }`; audited by the server like any forget. */
     forget: (target) => json("POST", "/v1/forget", target),
+    /** Video memory: entities, an entity's facts panel, per-segment moments, rules and the notification log. */
+    videoEntities: () => json("GET", "/v1/video/entities"),
+    videoEntityMemory: (id) => json("GET", `/v1/video/entities/${encodeURIComponent(id)}/memory`),
+    videoMoments: () => json("GET", "/v1/video/moments?limit=12"),
+    videoRules: () => json("GET", "/v1/video/rules"),
+    videoNotifications: () => json("GET", "/v1/video/notifications?limit=50"),
 
     /** An object URL for an image blob (or its thumbnail), fetched once per scope. */
     imageUrl(hash, options = {}) {

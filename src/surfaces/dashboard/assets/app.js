@@ -8,6 +8,7 @@ import { createKnowledge } from "./knowledge.js";
 import { humanize } from "./render.js";
 import { createSearch } from "./search.js";
 import { createTimeline } from "./timeline.js";
+import { createVideo } from "./video.js";
 
 let connection = loadConnection();
 const api = createApi(() => connection);
@@ -16,6 +17,7 @@ const knowledge = createKnowledge(api, { onForgotten: () => afterForget() });
 const timeline = createTimeline(api, { onForgotten: () => afterForget() });
 const entries = createEntries(api);
 const audit = createAudit(api);
+const video = createVideo(api);
 createSearch(api);
 createAddSession(api, {
   onAdded: async (result) => {
@@ -37,7 +39,15 @@ await followHash();
 document.body.dataset.ready = "true";
 
 async function refresh() {
-  await Promise.all([loadStats(), loadUsers(), knowledge.load(), timeline.load(), entries.load(), audit.load()]);
+  await Promise.all([
+    loadStats(),
+    loadUsers(),
+    knowledge.load(),
+    timeline.load(),
+    entries.load(),
+    audit.load(),
+    video.load(),
+  ]);
 }
 
 /** The tenant's users, for a tenant-wide key: each one a button that switches the panels to that user. */

@@ -1,0 +1,36 @@
+/**
+ * Times the default search on a store kept by `npm run bench:perf -- --keep` (hash profile), for
+ * profiling one change at a time without ingesting again (wall and CPU milliseconds per search):
+ *
+ *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/perf/search-profile.ts bench/results/tmp/hash-100000
+ */
+import { Memory } from "../../src/memory.ts";
+import { createModels } from "../../src/models/profiles.ts";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
+import { generateQueries } from "./corpus.ts";
+import { scope } from "./run-config.ts";
+import { latency } from "./stats.ts";
+
+const path = process.argv[2];
+if (!path) throw new Error("usage: search-profile.ts <kept store folder> [queries] [mode]");
+const count = Number(process.argv[3] ?? 200);
+const mode = (process.argv[4] ?? "cairn") as "cairn" | "tri-path";
+const models = await createModels("hash");
+const store = await SqliteStore.open({ path });
+const memory = await Memory.open({ store, models });
+await store.vectorIndexes.ready(memory.spaces.text.name, scope);
+const queries = generateQueries(count);
+for (const query of queries.slice(0, 20)) await memory.search(scope, query, { mode });
+// Wall time moves with the machine's load; the process's CPU time per search (user + system, every
+// thread) moves much less, so A/B runs on a shared machine compare that.
+const samples: number[] = [];
+const cpu: number[] = [];
+for (const query of queries) {
+  const before = process.cpuUsage();
+  samples.push((await memory.search(scope, query, { mode })).timings.searchMs);
+  const used = process.cpuUsage(before);
+  cpu.push((used.user + used.system) / 1000);
+}
+console.log(JSON.stringify({ mode, queries: count, searchMs: latency(samples), cpuMs: latency(cpu) }));
+await memory.close();
+await models.close();
