@@ -238,7 +238,7 @@ await memory.close();
         : !existsSync(join(secondNode, "bin/node"))
           ? "no Node 22: run npm ci --prefix .ci/conformance"
           : false,
-    timeout: 600_000,
+    timeout: 900_000,
   }, () => {
     const node = join(secondNode, "bin/node");
     const project = join(work, "app-second-node");
@@ -255,7 +255,7 @@ await memory.close();
       cwd: sqlite,
       env: { ...process.env, PATH: `${join(secondNode, "bin")}:${process.env.PATH ?? ""}` },
       stdio: "ignore",
-      timeout: 540_000,
+      timeout: 840_000,
     });
     const result = runSmoke(project, node);
     assert.match(result.node, /^v22\./);
