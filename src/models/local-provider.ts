@@ -13,6 +13,7 @@ import { Worker } from "node:worker_threads";
 import type { Sharp } from "sharp";
 import type { Page, Worker as TesseractWorker, Word } from "tesseract.js";
 import { ProviderError } from "../core/errors.ts";
+import { loadLocalModels } from "./local-models-addon.ts";
 import type { RequestBody, WorkerInit, WorkerResponse } from "./local-worker.ts";
 import { checkBatchSize } from "./model-calls.ts";
 import type { ImageEmbedder, ImageReader, Models, TextEmbedder } from "./provider.ts";
@@ -39,6 +40,8 @@ const MIN_WORD_CONFIDENCE = 60;
  * await models.close();
  */
 export async function createLocalModels(options: { ocr?: boolean; imageFeatures?: boolean } = {}): Promise<Models> {
+  // Without the add-on that holds the models, fail here with what to install, not on the first embed.
+  await loadLocalModels("the local model profile");
   const textWorker = new ModelWorker({ kind: "text" }, TEXT_MODEL);
   const imageWorker =
     options.imageFeatures === false
@@ -317,15 +320,11 @@ class TesseractOcr {
 }
 
 async function startTesseract(): Promise<TesseractWorker> {
-  const [{ createWorker, OEM }, { createRequire }, path] = await Promise.all([
-    import("tesseract.js"),
-    import("node:module"),
-    import("node:path"),
-  ]);
-  const require = createRequire(import.meta.url);
+  const addon = await loadLocalModels("local OCR");
+  const [{ createWorker, OEM }, path] = await Promise.all([addon.importTesseract(), import("node:path")]);
   // The package holds `4.0.0/` (legacy + LSTM) and `4.0.0_best_int/` (LSTM only, what tesseract.js
   // itself downloads for OEM.LSTM_ONLY), each with a gzipped eng.traineddata.
-  const langPath = path.join(path.dirname(require.resolve("@tesseract.js-data/eng")), "4.0.0_best_int");
+  const langPath = path.join(path.dirname(addon.resolve("@tesseract.js-data/eng")), "4.0.0_best_int");
   const worker = await createWorker("eng", OEM.LSTM_ONLY, {
     langPath,
     gzip: true,

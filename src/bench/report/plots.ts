@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { parse, View } from "vega";
-import { compile, type TopLevelSpec } from "vega-lite";
+import type { TopLevelSpec } from "vega-lite";
+import { ConfigError } from "../../core/errors.ts";
 import { type BenchResultSummary, groupByDataset, recallLevel } from "./bench-result-summary.ts";
 import { fileSafe } from "./write-results.ts";
 
@@ -41,12 +41,34 @@ export async function writePlots(
 
 /** Renders a Vega-Lite spec to SVG text in-process: no browser, no canvas, no network. */
 export async function renderSvg(spec: TopLevelSpec): Promise<string> {
-  const view = new View(parse(compile(spec).spec), { renderer: "none" });
+  const { vega, vegaLite } = await plotLibraries();
+  const view = new vega.View(vega.parse(vegaLite.compile(spec).spec), { renderer: "none" });
   try {
     return await view.toSVG();
   } finally {
     view.finalize();
   }
+}
+
+let libraries: Promise<{ vega: typeof import("vega"); vegaLite: typeof import("vega-lite") }> | undefined;
+
+/**
+ * vega and vega-lite, imported on the first plot. They are development dependencies of Cairn's
+ * repository, not of the published package: `cairn bench` from an installed package asks for them
+ * (the bench command calls this before it runs anything, so a missing library costs no run).
+ */
+export function plotLibraries(): Promise<{ vega: typeof import("vega"); vegaLite: typeof import("vega-lite") }> {
+  libraries ??= Promise.all([import("vega"), import("vega-lite")]).then(
+    ([vega, vegaLite]) => ({ vega, vegaLite }),
+    (error: unknown) => {
+      libraries = undefined;
+      if ((error as { code?: unknown }).code !== "ERR_MODULE_NOT_FOUND") throw error;
+      throw new ConfigError(
+        "the bench's plots need vega and vega-lite, which only Cairn's repository installs: npm install vega@6.4.0 vega-lite@6.4.0",
+      );
+    },
+  );
+  return libraries;
 }
 
 const font = "sans-serif";

@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
 import { InputError } from "../../core/errors.ts";
 import type { Scope } from "../../core/scope.ts";
-import { Memory, type MemoryOptions } from "../../memory.ts";
-import { createModels } from "../../models/profiles.ts";
+import type { Memory, MemoryOptions } from "../../memory.ts";
+import type { Models } from "../../models/provider.ts";
 import { isPostgresUrl, openStore } from "../../store/open-store.ts";
 import { missingTenantMessage, resolveSettings } from "./settings.ts";
 
@@ -82,8 +82,13 @@ export async function openMemory(
   options: CommonOptions,
   { mustExist = false, video }: { mustExist?: boolean; video?: MemoryOptions["video"] } = {},
 ): Promise<Memory> {
+  // Imported here, not at the top: a command's --help, and `cairn --help`, load none of the engine.
+  const [{ Memory }, { createModels }] = await Promise.all([
+    import("../../memory.ts"),
+    import("../../models/profiles.ts"),
+  ]);
   const store = await openStore(options.db, { mustExist });
-  let models: Awaited<ReturnType<typeof createModels>>;
+  let models: Models;
   try {
     models = await createModels(options.profile);
   } catch (error) {

@@ -1,22 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { CairnError } from "../../core/errors.ts";
-import { appendCommand, appendHelp } from "./commands/append.ts";
-import { bench, benchHelp } from "./commands/bench.ts";
-import { check, checkHelp } from "./commands/check.ts";
-import { contextCommand, contextHelp } from "./commands/context.ts";
-import { demo } from "./commands/demo.ts";
-import { entities, entitiesHelp, video, videoHelp } from "./commands/entities.ts";
-import { forget, forgetHelp } from "./commands/forget.ts";
-import { ingest, ingestHelp } from "./commands/ingest.ts";
-import { keys, keysHelp } from "./commands/keys.ts";
-import { mcp, mcpHelp } from "./commands/mcp.ts";
-import { migrate, migrateHelp } from "./commands/migrate.ts";
-import { reembed, reembedHelp } from "./commands/reembed.ts";
-import { rememberCommand, rememberHelp } from "./commands/remember.ts";
-import { search, searchHelp } from "./commands/search.ts";
-import { serve, serveHelp } from "./commands/serve.ts";
-import { show, showHelp } from "./commands/show.ts";
-import { watch, watchHelp } from "./commands/watch.ts";
 import { type CommonOptions, commonOptionSpec, commonOptions, requireTenant, scopeOptionSpec } from "./context.ts";
 
 type Flags = NonNullable<ParseArgsConfig["options"]>;
@@ -29,9 +12,15 @@ type ScopeUse = "none" | "required" | "optional";
  * One CLI command: its help, the flags it takes (besides the common ones) and how many positionals.
  * Each command parses only its own flags, so a flag another command takes (`cairn search --port 1`)
  * is an unknown-flag error (exit 2) rather than something silently ignored.
+ *
+ * A command's module is imported only when that command runs or shows its help, so `cairn --help`
+ * and a mistyped command load none of the engine (the whole of it takes seconds to import). `cairn
+ * --help` lists each command by `summary`, the first line of its help (test/cli/strictness.test.ts
+ * checks the two agree).
  */
 interface CliCommand {
-  readonly help: string;
+  readonly summary: string;
+  help(): Promise<string>;
   readonly scope: ScopeUse;
   readonly flags: Flags;
   /** The most positionals it takes; more are a usage error. */
@@ -39,18 +28,46 @@ interface CliCommand {
   run(options: CommonOptions, values: Values, positionals: string[], argv: readonly string[]): Promise<number>;
 }
 
+/** A command whose module `load` imports on first use; `help` and `run` receive that module. */
+interface LazyCommand<M> extends Omit<CliCommand, "help" | "run"> {
+  load(): Promise<M>;
+  help(module: M): string;
+  run(
+    module: M,
+    options: CommonOptions,
+    values: Values,
+    positionals: string[],
+    argv: readonly string[],
+  ): Promise<number>;
+}
+
+function lazy<M>(command: LazyCommand<M>): CliCommand {
+  const { load, help, run, ...rest } = command;
+  return {
+    ...rest,
+    help: async () => help(await load()),
+    run: async (...args) => run(await load(), ...args),
+  };
+}
+
+const demoHelp = "cairn demo   build the example memory from examples/ (tenant demo, user ana) and run a few searches";
+
 const remoteImages: Flags = { "allow-remote-images": { type: "boolean", default: false } };
 
 const commands: Record<string, CliCommand> = {
-  ingest: {
-    help: ingestHelp,
+  ingest: lazy({
+    summary: "cairn ingest <file.jsonl> [--user U] [--tenant T]",
+    load: () => import("./commands/ingest.ts"),
+    help: (module) => module.ingestHelp,
     scope: "required",
     flags: remoteImages,
     positionals: 1,
-    run: (options, _values, positionals) => ingest(options, positionals[0]),
-  },
-  append: {
-    help: appendHelp,
+    run: (module, options, _values, positionals) => module.ingest(options, positionals[0]),
+  }),
+  append: lazy({
+    summary: 'cairn append --session KEY (<turns.jsonl> | --text "<words>" [--speaker NAME]) [--part KEY]',
+    load: () => import("./commands/append.ts"),
+    help: (module) => module.appendHelp,
     scope: "required",
     flags: {
       session: { type: "string" },
@@ -60,17 +77,19 @@ const commands: Record<string, CliCommand> = {
       time: { type: "string" },
     },
     positionals: 1,
-    run: (options, values, positionals) =>
-      appendCommand(options, positionals[0], {
+    run: (module, options, values, positionals) =>
+      module.appendCommand(options, positionals[0], {
         session: values.session as string | undefined,
         text: values.text as string | undefined,
         speaker: values.speaker as string | undefined,
         part: values.part as string | undefined,
         time: values.time as string | undefined,
       }),
-  },
-  remember: {
-    help: rememberHelp,
+  }),
+  remember: lazy({
+    summary: 'cairn remember "<text>" [--image PATH]... [--caption TEXT] [--conversation ID] [--time RFC3339]',
+    load: () => import("./commands/remember.ts"),
+    help: (module) => module.rememberHelp,
     scope: "required",
     flags: {
       image: { type: "string", multiple: true },
@@ -80,17 +99,19 @@ const commands: Record<string, CliCommand> = {
       speaker: { type: "string" },
     },
     positionals: Number.POSITIVE_INFINITY,
-    run: (options, values, positionals) =>
-      rememberCommand(options, positionals.join(" ") || undefined, {
+    run: (module, options, values, positionals) =>
+      module.rememberCommand(options, positionals.join(" ") || undefined, {
         image: values.image as string[] | undefined,
         caption: values.caption as string | undefined,
         conversation: values.conversation as string | undefined,
         time: values.time as string | undefined,
         speaker: values.speaker as string | undefined,
       }),
-  },
-  search: {
-    help: searchHelp,
+  }),
+  search: lazy({
+    summary: 'cairn search "<text>" [--image PATH] [--user U] [--k N] [--session KEY] [--speaker NAME]',
+    load: () => import("./commands/search.ts"),
+    help: (module) => module.searchHelp,
     scope: "required",
     flags: {
       image: { type: "string" },
@@ -104,8 +125,8 @@ const commands: Record<string, CliCommand> = {
       "min-score": { type: "string" },
     },
     positionals: Number.POSITIVE_INFINITY,
-    run: (options, values, positionals) =>
-      search(options, positionals.join(" ") || undefined, {
+    run: (module, options, values, positionals) =>
+      module.search(options, positionals.join(" ") || undefined, {
         image: values.image as string | undefined,
         k: values.k as string | undefined,
         session: values.session as string[] | undefined,
@@ -116,9 +137,12 @@ const commands: Record<string, CliCommand> = {
         maxTokens: values["max-tokens"] as string | undefined,
         minScore: values["min-score"] as string | undefined,
       }),
-  },
-  context: {
-    help: contextHelp,
+  }),
+  context: lazy({
+    summary:
+      "cairn context trajectory.jsonl --out DIR [--manager none|discard-all|sliding-window|summarisation|visual-rendering|vera] (default vera)",
+    load: () => import("./commands/context.ts"),
+    help: (module) => module.contextHelp,
     // A tenant is needed only to keep what the manager drops (the default); --no-evict needs none.
     scope: "optional",
     flags: {
@@ -133,8 +157,8 @@ const commands: Record<string, CliCommand> = {
       "no-evict": { type: "boolean" },
     },
     positionals: 1,
-    run: (options, values, positionals) =>
-      contextCommand(options, positionals[0], {
+    run: (module, options, values, positionals) =>
+      module.contextCommand(options, positionals[0], {
         out: values.out as string | undefined,
         manager: values.manager as string | undefined,
         budget: values.budget as string | undefined,
@@ -145,16 +169,21 @@ const commands: Record<string, CliCommand> = {
         summariser: values.summariser as string | undefined,
         noEvict: values["no-evict"] === true,
       }),
-  },
-  show: {
-    help: showHelp,
+  }),
+  show: lazy({
+    summary: "cairn show <raw-node-id> [--save-images DIR]   original text, images and provenance of one raw node",
+    load: () => import("./commands/show.ts"),
+    help: (module) => module.showHelp,
     scope: "required",
     flags: { "save-images": { type: "string" } },
     positionals: 1,
-    run: (options, values, positionals) => show(options, positionals[0], values["save-images"] as string | undefined),
-  },
-  forget: {
-    help: forgetHelp,
+    run: (module, options, values, positionals) =>
+      module.show(options, positionals[0], values["save-images"] as string | undefined),
+  }),
+  forget: lazy({
+    summary: "cairn forget (--session KEY|ID | --raw-node ID | --all --yes) [--user U]",
+    load: () => import("./commands/forget.ts"),
+    help: (module) => module.forgetHelp,
     scope: "required",
     flags: {
       session: { type: "string" },
@@ -163,45 +192,54 @@ const commands: Record<string, CliCommand> = {
       yes: { type: "boolean" },
     },
     positionals: 0,
-    run: (options, values) =>
-      forget(options, {
+    run: (module, options, values) =>
+      module.forget(options, {
         session: values.session as string | undefined,
         rawNode: values["raw-node"] as string | undefined,
         all: values.all as boolean | undefined,
         yes: values.yes as boolean | undefined,
       }),
-  },
-  check: {
-    help: checkHelp,
+  }),
+  check: lazy({
+    summary: "cairn check [--tenant T --user U [--agent A]] [--repair]",
+    load: () => import("./commands/check.ts"),
+    help: (module) => module.checkHelp,
     scope: "optional",
     flags: { repair: { type: "boolean" } },
     positionals: 0,
-    run: (options, values, _positionals, argv) =>
-      check(options, {
+    run: (module, options, values, _positionals, argv) =>
+      module.check(options, {
         scopeGiven: argv.some((arg) => /^--(tenant|user|agent)(=|$)/.test(arg)),
         repair: values.repair === true,
       }),
-  },
-  reembed: {
-    help: reembedHelp,
+  }),
+  reembed: lazy({
+    summary: "cairn reembed [--tenant T --user U [--agent A]] [--force] [--profile P]",
+    load: () => import("./commands/reembed.ts"),
+    help: (module) => module.reembedHelp,
     scope: "optional",
     flags: { force: { type: "boolean" } },
     positionals: 0,
-    run: (options, values, _positionals, argv) =>
-      reembed(options, {
+    run: (module, options, values, _positionals, argv) =>
+      module.reembed(options, {
         scopeGiven: argv.some((arg) => /^--(tenant|user|agent)(=|$)/.test(arg)),
         force: values.force === true,
       }),
-  },
-  migrate: {
-    help: migrateHelp,
+  }),
+  migrate: lazy({
+    summary: "cairn migrate --db SOURCE --to TARGET [--carry-audit-secret]",
+    load: () => import("./commands/migrate.ts"),
+    help: (module) => module.migrateHelp,
     scope: "none",
     flags: { to: { type: "string" }, "carry-audit-secret": { type: "boolean" } },
     positionals: 0,
-    run: (options, values) => migrate(options, values.to as string | undefined, values["carry-audit-secret"] === true),
-  },
-  bench: {
-    help: benchHelp,
+    run: (module, options, values) =>
+      module.migrate(options, values.to as string | undefined, values["carry-audit-secret"] === true),
+  }),
+  bench: lazy({
+    summary: "cairn bench --dataset locomo|mem-gallery|lcmp|all --method NAME[,NAME]|all [--limit N]",
+    load: () => import("./commands/bench.ts"),
+    help: (module) => module.benchHelp,
     scope: "none",
     flags: {
       dataset: { type: "string" },
@@ -217,10 +255,12 @@ const commands: Record<string, CliCommand> = {
       ablate: { type: "string" },
     },
     positionals: 0,
-    run: (options, values, _positionals, argv) => bench(options, values, argv),
-  },
-  watch: {
-    help: watchHelp,
+    run: (module, options, values, _positionals, argv) => module.bench(options, values, argv),
+  }),
+  watch: lazy({
+    summary: "cairn watch SOURCE [--fps N] [--stream NAME] [--start TIME] [--max-seconds S]",
+    load: () => import("./commands/watch.ts"),
+    help: (module) => module.watchHelp,
     scope: "required",
     flags: {
       fps: { type: "string" },
@@ -229,27 +269,33 @@ const commands: Record<string, CliCommand> = {
       "max-seconds": { type: "string" },
     },
     positionals: 1,
-    run: (options, values, positionals) =>
-      watch(options, positionals[0], {
+    run: (module, options, values, positionals) =>
+      module.watch(options, positionals[0], {
         fps: values.fps as string | undefined,
         stream: values.stream as string | undefined,
         start: values.start as string | undefined,
         maxSeconds: values["max-seconds"] as string | undefined,
       }),
-  },
-  entities: {
-    help: entitiesHelp,
+  }),
+  entities: lazy({
+    summary:
+      "cairn entities list | name ID NAME | enrol (--name NAME | --entity ID) PHOTO... | merge FROM INTO | split ID OBSERVATION... | facts ID",
+    load: () => import("./commands/entities.ts"),
+    help: (module) => module.entitiesHelp,
     scope: "required",
     flags: { name: { type: "string" }, entity: { type: "string" } },
     positionals: Number.POSITIVE_INFINITY,
-    run: (options, values, positionals) =>
-      entities(options, positionals, {
+    run: (module, options, values, positionals) =>
+      module.entities(options, positionals, {
         name: values.name as string | undefined,
         entity: values.entity as string | undefined,
       }),
-  },
-  video: {
-    help: videoHelp,
+  }),
+  video: lazy({
+    summary:
+      "cairn video search QUERY [--level observation|trace|chapter|fact|rule|notification] [--k N] | get ID | frames ID [--save-images DIR]",
+    load: () => import("./commands/entities.ts"),
+    help: (module) => module.videoHelp,
     scope: "required",
     flags: {
       level: { type: "string" },
@@ -259,31 +305,38 @@ const commands: Record<string, CliCommand> = {
       outcome: { type: "string" },
     },
     positionals: Number.POSITIVE_INFINITY,
-    run: (options, values, positionals) =>
-      video(options, positionals, {
+    run: (module, options, values, positionals) =>
+      module.video(options, positionals, {
         level: values.level as string | undefined,
         k: values.k as string | undefined,
         saveImages: values["save-images"] as string | undefined,
         source: values.source as string | undefined,
         outcome: values.outcome as string | undefined,
       }),
-  },
-  demo: {
-    help: "cairn demo   build the example memory from examples/ (tenant demo, user ana) and run a few searches",
+  }),
+  demo: lazy({
+    summary: demoHelp,
+    load: () => import("./commands/demo.ts"),
+    help: () => demoHelp,
     scope: "none",
     flags: {},
     positionals: 0,
-    run: (options) => demo(options),
-  },
-  mcp: {
-    help: mcpHelp,
+    run: (module, options) => module.demo(options),
+  }),
+  mcp: lazy({
+    summary: "cairn mcp [--tenant T --user U [--agent A]] [--image-folder DIR] [--allow-remote-images]",
+    load: () => import("./commands/mcp.ts"),
+    help: (module) => module.mcpHelp,
     scope: "required",
     flags: { ...remoteImages, "image-folder": { type: "string" } },
     positionals: 0,
-    run: (options, values) => mcp(options, { imageFolder: values["image-folder"] as string | undefined }),
-  },
-  serve: {
-    help: serveHelp,
+    run: (module, options, values) =>
+      module.mcp(options, { imageFolder: values["image-folder"] as string | undefined }),
+  }),
+  serve: lazy({
+    summary: "cairn serve [--host 127.0.0.1] [--port 7700] [--no-auth] [--max-body-mb 32] [--demo]",
+    load: () => import("./commands/serve.ts"),
+    help: (module) => module.serveHelp,
     scope: "none",
     flags: {
       ...remoteImages,
@@ -298,8 +351,8 @@ const commands: Record<string, CliCommand> = {
       demo: { type: "boolean" },
     },
     positionals: 0,
-    run: (options, values) =>
-      serve(options, {
+    run: (module, options, values) =>
+      module.serve(options, {
         host: values.host as string | undefined,
         port: values.port as string | undefined,
         noAuth: values["no-auth"] as boolean | undefined,
@@ -310,19 +363,21 @@ const commands: Record<string, CliCommand> = {
         corsOrigins: values["cors-origin"] as string[] | undefined,
         imageFolder: values["image-folder"] as string | undefined,
       }),
-  },
-  keys: {
-    help: keysHelp,
+  }),
+  keys: lazy({
+    summary: "cairn keys create --tenant T [--user U]   prints a new API key once (stored only as its SHA-256)",
+    load: () => import("./commands/keys.ts"),
+    help: (module) => module.keysHelp,
     // A key is bound to a tenant the person names on this command line, never one from the environment.
     scope: "optional",
     flags: {},
     positionals: 2,
-    run: (options, _values, positionals, argv) =>
-      keys(options, positionals, {
+    run: (module, options, _values, positionals, argv) =>
+      module.keys(options, positionals, {
         tenantGiven: argv.some((arg) => arg === "--tenant" || arg.startsWith("--tenant=")),
         userGiven: argv.some((arg) => arg === "--user" || arg.startsWith("--user=")),
       }),
-  },
+  }),
 };
 
 const commonHelp = `Options for every command:
@@ -344,7 +399,7 @@ const usage = `cairn — long-term multimodal memory for agents
 
 Commands (cairn <command> --help for one command's flags):
 ${Object.values(commands)
-  .map((command) => `  ${command.help.split("\n")[0]}`)
+  .map((command) => `  ${command.summary}`)
   .join("\n")}
 
 ${commonHelp}
@@ -353,8 +408,15 @@ ${scopeHelp}
 
 ${exitHelp}`;
 
-function commandHelp(command: CliCommand): string {
-  return [command.help, "", commonHelp, ...(command.scope === "none" ? [] : ["", scopeHelp]), "", exitHelp].join("\n");
+async function commandHelp(command: CliCommand): Promise<string> {
+  return [
+    await command.help(),
+    "",
+    commonHelp,
+    ...(command.scope === "none" ? [] : ["", scopeHelp]),
+    "",
+    exitHelp,
+  ].join("\n");
 }
 
 const exitCodes: Record<string, number> = {
@@ -376,7 +438,7 @@ export async function main(argv: string[]): Promise<number> {
   if (name === "help") {
     const topic = rest[0] === undefined ? undefined : commands[rest[0]];
     if (rest[0] !== undefined && !topic) return unknownCommand(rest[0]);
-    process.stdout.write(`${topic ? commandHelp(topic) : usage}\n`);
+    process.stdout.write(`${topic ? await commandHelp(topic) : usage}\n`);
     return 0;
   }
   if (name.startsWith("-")) {
@@ -392,12 +454,12 @@ export async function main(argv: string[]): Promise<number> {
     options: { ...commonOptionSpec, ...(command.scope === "none" ? {} : scopeOptionSpec), ...command.flags },
   });
   if (values.help) {
-    process.stdout.write(`${commandHelp(command)}\n`);
+    process.stdout.write(`${await commandHelp(command)}\n`);
     return 0;
   }
   if (positionals.length > command.positionals) {
     process.stderr.write(
-      `cairn ${name}: unexpected argument ${JSON.stringify(positionals[command.positionals])}\n\n${command.help}\n`,
+      `cairn ${name}: unexpected argument ${JSON.stringify(positionals[command.positionals])}\n\n${await command.help()}\n`,
     );
     return 2;
   }

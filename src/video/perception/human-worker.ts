@@ -6,10 +6,10 @@
  * fetch refuses file:// URLs, so the worker answers those itself.
  */
 import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parentPort } from "node:worker_threads";
+import { loadLocalModels } from "../../models/local-models-addon.ts";
 
 export interface HumanFrame {
   readonly width: number;
@@ -48,25 +48,14 @@ interface HumanLike {
   tf: { tensor4d(values: Int32Array, shape: number[], dtype: string): { dispose(): void } };
 }
 
-const require = createRequire(import.meta.url);
-
-/** A package's folder: the nearest folder above its entry point that is named after it (its exports hide package.json). */
-function packageDir(name: string): string {
-  let dir = dirname(require.resolve(name));
-  while (!dir.endsWith(join("node_modules", name))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error(`cannot find the folder of ${name}`);
-    dir = parent;
-  }
-  return dir;
-}
-
 let human: Promise<HumanLike> | undefined;
 
 function loadHuman(): Promise<HumanLike> {
   human ??= (async () => {
-    const humanDir = packageDir("@vladmandic/human");
-    const wasmDir = join(packageDir("@tensorflow/tfjs-backend-wasm"), "dist");
+    // Human and its tfjs WASM binaries come with the local models add-on, found from its folder.
+    const addon = await loadLocalModels("local video perception");
+    const humanDir = addon.packageDir("@vladmandic/human");
+    const wasmDir = join(addon.packageDir("@tensorflow/tfjs-backend-wasm"), "dist");
     const networkFetch = globalThis.fetch;
     globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
       const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
@@ -77,7 +66,7 @@ function loadHuman(): Promise<HumanLike> {
         headers: { "content-type": url.endsWith(".json") ? "application/json" : "application/octet-stream" },
       });
     }) as typeof fetch;
-    const module = require(join(humanDir, "dist", "human.node-wasm.js")) as {
+    const module = addon.requireFrom(join(humanDir, "dist", "human.node-wasm.js")) as {
       Human: new (config: unknown) => HumanLike;
     };
     const instance = new module.Human({

@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { ProviderError } from "../../core/errors.ts";
+import { loadLocalModels } from "../../models/local-models-addon.ts";
 import type { Frame } from "../gateway.ts";
 import type { Detector, FrameDetections } from "./detector.ts";
 import type { HumanRequest, HumanResponse } from "./human-worker.ts";
@@ -45,8 +46,10 @@ export function createLocalDetector(): Detector {
   };
   return {
     id: MODEL,
-    detect(frames: readonly Frame[]): Promise<FrameDetections[]> {
-      if (frames.length === 0) return Promise.resolve([]);
+    async detect(frames: readonly Frame[]): Promise<FrameDetections[]> {
+      if (frames.length === 0) return [];
+      // Without the add-on that holds human, a ConfigError saying what to install (not a worker failure).
+      await loadLocalModels("local video perception");
       const target = started();
       const id = nextId++;
       return new Promise((resolve, reject) => {

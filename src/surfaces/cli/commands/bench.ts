@@ -12,6 +12,7 @@ import { type DatasetName, datasetNames, loadDataset, resolveDataDir } from "../
 import { selectMethods } from "../../../bench/methods/index.ts";
 import type { MetricSummary } from "../../../bench/metrics.ts";
 import { writeReport } from "../../../bench/report/index.ts";
+import { plotLibraries } from "../../../bench/report/plots.ts";
 import { type BenchResult, runBench } from "../../../bench/run-bench.ts";
 import { defaultCompileConfig } from "../../../compile/compile-config.ts";
 import { InputError } from "../../../core/errors.ts";
@@ -71,6 +72,8 @@ export async function bench(options: CommonOptions, flags: BenchFlags, argv: rea
     storeName === "sqlite" ? "" : storeName,
   );
   const outDir = resolve(flags.out ?? defaultOut);
+  // The report draws plots at the end: a missing plotting library fails here, before the run.
+  await plotLibraries();
   const chats = flags.answer ? await openAnswerJudge(budget) : undefined;
   const models = await createModels(options.profile);
   const configuration = {

@@ -1,0 +1,206 @@
+/**
+ * What a user installs: the packed core alone and the core with the local models add-on, each
+ * installed from its tarball into an empty project; and what `cairn --help` costs from the installed
+ * package (wall time and peak RSS of the process, median of several runs).
+ *
+ *   npm run bench:footprint                   # rewrites the footprint section of BENCHMARKS.md
+ *   npx tsx bench/footprint.ts --out DIR      # figures to DIR/footprint.json, BENCHMARKS.md untouched
+ *   npx tsx bench/footprint.ts --runs 10      # more --help runs
+ *
+ * The installs use the npm cache (`--prefer-offline`) and `--ignore-scripts`: better-sqlite3's install
+ * script downloads a prebuilt binary from GitHub (unreachable here, so it would compile SQLite for
+ * minutes and leave its object files behind); the binary the repository's own install built for the same
+ * version is copied in instead, which is the file a user's download puts there. Sizes are the bytes of
+ * the files under node_modules (`du --apparent-size`), packages the entries npm records in
+ * node_modules/.package-lock.json.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({
+  options: { out: { type: "string" }, runs: { type: "string", default: "7" } },
+});
+const runs = Number(values.runs);
+if (!Number.isInteger(runs) || runs < 1) throw new Error("--runs takes a positive integer");
+
+const root = join(import.meta.dirname, "..");
+
+/**
+ * The package before issue 16 (commit a463cab: name `cairn`, `exports` on `src/`, tsx and the models in
+ * `dependencies`), measured once the same way: `git archive a463cab`, `npm pack`, installed with
+ * `--prefer-offline --ignore-scripts` and better-sqlite3's binary copied in, `cairn --help` with the same
+ * resource-usage hook, on the same machine as the figures above (its load then: about 34 on 2 cores).
+ */
+const before =
+  "Before (commit a463cab, measured once the same way): 307 packages, 641.2 MB; `cairn --help` about 1.8 s CPU and 237 MB peak RSS (it compiled the TypeScript sources through tsx on every start).";
+/** Where the core's weight is (du of the installed packages, 2026-11-30), against issue 16's target. */
+const targetNote =
+  "Issue 16's target for the core is at most 120 MB and 120 packages; it is not met yet. The largest installed packages are gpt-tokenizer (51 MB: three builds of its encodings; `core/tokens.ts` counts o200k tokens with it), better-sqlite3 (27 MB, mostly the SQLite sources it ships to compile from), usearch (21 MB of prebuilt binaries for every platform) and sharp's libvips (17 MB); most of the package count is the MCP SDK's Express stack and better-sqlite3's prebuild-install.";
+const work = mkdtempSync(join(tmpdir(), "cairn-footprint-"));
+
+function npm(args: string[], cwd: string): string {
+  return execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], {
+    cwd,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+}
+
+function version(dir: string): string {
+  return (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version: string }).version;
+}
+
+interface Install {
+  readonly packages: number;
+  readonly bytes: number;
+  readonly seconds: number;
+}
+
+function install(name: string, tarballs: string[]): Install {
+  const project = join(work, name);
+  mkdirSync(project);
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name, private: true, type: "module" }));
+  const started = performance.now();
+  npm(["install", "--prefer-offline", "--ignore-scripts", ...tarballs], project);
+  const seconds = (performance.now() - started) / 1000;
+  const binary = "build/Release/better_sqlite3.node";
+  const target = join(project, "node_modules/better-sqlite3", binary);
+  mkdirSync(dirname(target), { recursive: true });
+  copyFileSync(join(root, "node_modules/better-sqlite3", binary), target);
+  const lock = JSON.parse(readFileSync(join(project, "node_modules/.package-lock.json"), "utf8")) as {
+    packages: Record<string, unknown>;
+  };
+  const bytes = Number(
+    execFileSync("du", ["-s", "--apparent-size", "--block-size=1", join(project, "node_modules")], {
+      encoding: "utf8",
+    }).split("\t")[0],
+  );
+  return { packages: Object.keys(lock.packages).length, bytes, seconds };
+}
+
+/**
+ * Median wall time, CPU time (user + system, which a loaded machine inflates less than wall time) and
+ * peak RSS of `cairn --help` run from the installed package.
+ */
+function helpCost(project: string): { wallMs: number; cpuMs: number; rssMb: number } {
+  const rss =
+    'process.on("exit",()=>{const u=process.resourceUsage();process.stderr.write("maxrss "+u.maxRSS+" cpu "+(u.userCPUTime+u.systemCPUTime)+"\\n")})';
+  const walls: number[] = [];
+  const cpu: number[] = [];
+  const peaks: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    const result = spawnSync(
+      process.execPath,
+      [
+        "--import",
+        `data:text/javascript,${encodeURIComponent(rss)}`,
+        join(project, "node_modules/cairn-memory/bin/cairn.js"),
+        "--help",
+      ],
+      { cwd: project, encoding: "utf8" },
+    );
+    walls.push(performance.now() - started);
+    if (result.status !== 0) throw new Error(`cairn --help failed: ${result.stderr}`);
+    const usage = /maxrss (\d+) cpu (\d+)/.exec(result.stderr);
+    peaks.push(Number(usage?.[1]) / 1024);
+    cpu.push(Number(usage?.[2]) / 1000);
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+  return { wallMs: Math.round(median(walls)), cpuMs: Math.round(median(cpu)), rssMb: Math.round(median(peaks)) };
+}
+
+/** The local profile from the installed pair: one text embedding through the add-on. */
+function localSmoke(project: string): number {
+  const script = `import { createModels } from "cairn-memory";
+const models = await createModels("local");
+const [vector] = await models.text.embed(["where did Ana park the bike?"]);
+await models.close();
+console.log(vector.length);`;
+  writeFileSync(join(project, "local.mjs"), script);
+  const result = spawnSync(process.execPath, ["local.mjs"], { cwd: project, encoding: "utf8", timeout: 300_000 });
+  if (result.status !== 0) throw new Error(`the local profile failed from the installed add-on: ${result.stderr}`);
+  return Number(result.stdout.trim());
+}
+
+try {
+  // prepack builds dist/ first.
+  npm(["pack", "--pack-destination", work], root);
+  npm(["pack", "--workspace", "packages/models-local", "--pack-destination", work], root);
+  const core = join(work, `cairn-memory-${version(root)}.tgz`);
+  const addon = join(work, `cairn-memory-models-local-${version(join(root, "packages/models-local"))}.tgz`);
+  const coreOnly = install("core", [core]);
+  const withModels = install("core-local", [core, addon]);
+  const help = helpCost(join(work, "core"));
+  const dimensions = localSmoke(join(work, "core-local"));
+  const result = {
+    date: new Date().toISOString(),
+    machine: { cpus: cpus().length, node: process.version, loadAtEnd: loadavg()[0] },
+    tarballs: {
+      core: Number(execFileSync("stat", ["-c", "%s", core], { encoding: "utf8" })),
+      addon: Number(execFileSync("stat", ["-c", "%s", addon], { encoding: "utf8" })),
+    },
+    core: coreOnly,
+    coreWithLocalModels: withModels,
+    help,
+    localTextDimensions: dimensions,
+  };
+  console.log(JSON.stringify(result, null, 2));
+  if (values.out) {
+    mkdirSync(values.out, { recursive: true });
+    writeFileSync(join(values.out, "footprint.json"), `${JSON.stringify(result, null, 2)}\n`);
+  } else {
+    writeFileSync(join(root, "bench/results/footprint.json"), `${JSON.stringify(result, null, 2)}\n`);
+    updateBenchmarksMd(render(result));
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+function mb(bytes: number): string {
+  return bytes < 1e6 ? `${(bytes / 1e3).toFixed(1)} KB` : `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
+function render(result: {
+  date: string;
+  machine: object;
+  tarballs: { core: number; addon: number };
+  core: Install;
+  coreWithLocalModels: Install;
+  help: { wallMs: number; cpuMs: number; rssMb: number };
+}): string {
+  const { core, coreWithLocalModels: both, help } = result;
+  return [
+    "## Install footprint (issue 16)",
+    "",
+    `\`npm run bench:footprint\` (bench/footprint.ts): both packages packed with \`npm pack\`, installed from the tarballs into empty projects; ${JSON.stringify(result.machine)}; ${result.date}. Raw figures: \`bench/results/footprint.json\`.`,
+    "",
+    "| Install | Packages | node_modules | Tarball |",
+    "|---|---|---|---|",
+    `| \`cairn-memory\` (store, channels, maintenance, routing, SDK, CLI, server, MCP) | ${core.packages} | ${mb(core.bytes)} | ${mb(result.tarballs.core)} |`,
+    `| \`cairn-memory\` + \`cairn-memory-models-local\` (the offline \`local\` profile) | ${both.packages} | ${mb(both.bytes)} | + ${mb(result.tarballs.addon)} |`,
+    "",
+    `\`cairn --help\` from the installed core: ${help.wallMs} ms wall, ${help.cpuMs} ms CPU (user + system), ${help.rssMb} MB peak RSS (medians of ${runs} runs, Node's start included; wall time follows the machine's load, CPU time much less).`,
+    "",
+    before,
+    "",
+    targetNote,
+    "",
+  ].join("\n");
+}
+
+/** A full run replaces the footprint section (between its markers) in the hand-written part of BENCHMARKS.md. */
+function updateBenchmarksMd(markdown: string): void {
+  const path = join(root, "BENCHMARKS.md");
+  const begin = "<!-- footprint:begin (bench/footprint.ts) -->";
+  const end = "<!-- footprint:end -->";
+  const current = readFileSync(path, "utf8");
+  const section = `${begin}\n${markdown}${end}`;
+  const next = current.includes(begin)
+    ? current.replace(new RegExp(`${begin.replace(/[()]/g, "\\$&")}[\\s\\S]*?${end}`), section)
+    : `${current.trimEnd()}\n\n${section}\n`;
+  writeFileSync(path, next);
+}

