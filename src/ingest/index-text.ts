@@ -18,18 +18,32 @@ export interface IndexTextConfig {
   readonly neighbours: number;
   /** Content words a neighbour contributes (its first ones, stop words left out). */
   readonly gistWords: number;
+  /**
+   * How many times the turn's own words stand in its index text (a field weight, as in BM25F). With
+   * 1, a turn and its neighbour hold a word the turn said once each and score alike, so a search for
+   * what a turn says could put the neighbour first; 2 keeps the turn ahead of every turn that only
+   * has it as context, while context still finds turns that do not say the words at all.
+   */
+  readonly ownWeight: number;
 }
 
 /**
- * Defaults: every part on, one turn either side, eight words each. Chosen on LoCoMo and the Mem-Gallery
+ * Defaults: speaker, date and image text on; neighbours off. Chosen on LoCoMo and the Mem-Gallery
  * histories at hand with the hash profile (BENCHMARKS.md, "Contextual index text"); not tuned per dataset.
+ *
+ * Neighbours are off by default because of forget: a neighbour's gist is derived from that neighbour,
+ * so forgetting one raw node would leave its words in the index text (and text vectors) of the turns
+ * beside it, which a forget does not rewrite. `neighbours: 1` (eight words each) is what BENCHMARKS.md
+ * measured as the full lever; turn it on only where single raw nodes are never forgotten (a whole
+ * session's forget takes every turn of the session, and neighbours never cross sessions).
  */
 export const defaultIndexTextConfig: IndexTextConfig = Object.freeze({
   speaker: true,
   date: true,
   images: true,
-  neighbours: 1,
+  neighbours: 0,
   gistWords: 8,
+  ownWeight: 2,
 });
 
 /** Index text switched off: each raw node is searchable by its own text only (what Cairn did before). */
@@ -39,6 +53,7 @@ export const plainIndexTextConfig: IndexTextConfig = Object.freeze({
   images: false,
   neighbours: 0,
   gistWords: 0,
+  ownWeight: 1,
 });
 
 export interface IndexTextTurn {
@@ -92,6 +107,7 @@ export function contextualTexts(turns: readonly IndexTextTurn[], config: IndexTe
     // A turn with nothing of its own stays unsearchable: context alone would make it match its neighbours' words.
     if (!own) return "";
     const parts = [config.speaker && turn.speaker ? `${turn.speaker}: ${own}` : own];
+    for (let copy = 1; copy < config.ownWeight; copy++) parts.push(own);
     if (config.images && turn.text.trim() && turn.imageText.trim()) parts.push(turn.imageText.trim());
     if (config.date) parts.push(dateWords(turn.timeMs));
     const around: string[] = [];

@@ -57,6 +57,12 @@ export interface CopyOptions {
   readonly carryAuditSecret?: boolean;
   /** Called after each session. */
   readonly onProgress?: (progress: TransferProgress) => void;
+  /**
+   * The text lexical search reads for each raw node of one session (in turn order), as the write path
+   * derives it (`ingest/index-text.ts`): stores keep no copy of it, so a copy derives it again. Without
+   * it a copy indexes each raw node's own text, and searches differ from the source's.
+   */
+  readonly indexTexts?: (nodes: readonly RawNode[]) => readonly string[];
 }
 
 export interface TransferProgress {
@@ -110,7 +116,7 @@ export async function copyStore(from: Store, to: Store, options: CopyOptions = {
   let done = 0;
   for (const scope of scopes) {
     const matching = await sameSecret(secrets.get(scope.tenant) ?? null, to, scope.tenant);
-    await copyScope(from.forScope(scope), to.forScope(scope), spaces, counts, matching, () => {
+    await copyScope(from.forScope(scope), to.forScope(scope), spaces, counts, matching, options.indexTexts, () => {
       done += 1;
       options.onProgress?.({ scope, sessionsDone: done, sessions: total });
     });
@@ -146,6 +152,7 @@ async function copyScope(
   spaces: readonly VectorSpace[],
   counts: TransferCounts,
   secretMatches: boolean,
+  indexTexts: CopyOptions["indexTexts"],
   onSession: () => void,
 ): Promise<void> {
   const sessions = await source.readSessions({});
@@ -153,7 +160,7 @@ async function copyScope(
   const blobsSeen = new Set<string>();
   for (const session of sessions) {
     const nodes = await source.readRawNodes({ sessionId: session.id });
-    const write = await sessionWriteOf(source, session, nodes, spaces);
+    const write = await sessionWriteOf(source, session, nodes, spaces, indexTexts?.(nodes));
     const sessionParts: readonly SessionPart[] = parts.get(session.id) ?? [];
     const { imported } = await target.importSession(write, {
       sessionId: session.id,
@@ -206,6 +213,7 @@ async function sessionWriteOf(
   session: SessionRecord,
   nodes: readonly RawNode[],
   spaces: readonly VectorSpace[],
+  indexTexts: readonly string[] | undefined,
 ): Promise<SessionWrite> {
   const ids = nodes.map((node) => node.id);
   const textVectors = new Map<string, Map<string, Float32Array>>();
@@ -229,7 +237,7 @@ async function sessionWriteOf(
     if (actual !== hash) throw new Error(`blob ${hash} in the source store holds bytes hashing to ${actual}`);
     blobs.push({ ...original.record, data: original.data, thumbnail: thumbnail.data });
   }
-  const rawNodes = nodes.map((node): RawNodeWrite => {
+  const rawNodes = nodes.map((node, index): RawNodeWrite => {
     const vectorsOf = (by: ReadonlyMap<string, ReadonlyMap<string, Float32Array | null>>, key: string) =>
       Object.fromEntries(
         [...by].flatMap(([space, vectors]) => {
@@ -242,6 +250,7 @@ async function sessionWriteOf(
       speaker: node.speaker,
       role: node.role,
       text: node.text,
+      ...(indexTexts?.[index] !== undefined ? { indexText: indexTexts[index] } : {}),
       timeMs: Date.parse(node.time),
       source: node.source,
       uri: node.uri,
