@@ -251,9 +251,12 @@ await memory.close();
     );
     const sqlite = join(project, "node_modules/better-sqlite3");
     rmSync(join(sqlite, "build"), { recursive: true, force: true });
+    // Without npm's own settings: under `npm test` npm exports them as npm_config_* (e.g. nodedir=/usr, the
+    // Node that runs npm), and node-gyp lets those override its arguments, building for the wrong Node.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_/i.test(name)));
     execFileSync(node, [nodeGyp, "rebuild", "--release", `--nodedir=${secondNode}`, "-j", "2"], {
       cwd: sqlite,
-      env: { ...process.env, PATH: `${join(secondNode, "bin")}:${process.env.PATH ?? ""}` },
+      env: { ...env, PATH: `${join(secondNode, "bin")}:${process.env.PATH ?? ""}` },
       stdio: "ignore",
       timeout: 840_000,
     });
