@@ -1,4 +1,5 @@
-import type { AuditEvent, BlobRecord, ImageRef, RawNode, SessionRecord } from "./records.ts";
+import { InputError } from "../core/errors.ts";
+import type { AuditEvent, BlobRecord, ImageRef, RawNode, SessionRecord, VectorReplacement } from "./records.ts";
 
 /**
  * Rows of the cold record tables as both backends return them (SQLite as they are, Postgres with
@@ -122,4 +123,20 @@ export function toAuditEvent(row: AuditRow): AuditEvent {
     subject: row.subject,
     details: JSON.parse(row.details) as Record<string, unknown>,
   };
+}
+
+/**
+ * `replaceVectors`' input check, the same on both backends: the write names every raw node of the
+ * scope once and nothing else (`scopeIds`), so a swap never leaves a raw node without vectors.
+ */
+export function checkReplacementCoversScope(write: VectorReplacement, scopeIds: ReadonlySet<string>): void {
+  const given = new Set(write.rawNodes.map((node) => node.rawNodeId));
+  const unknown = [...given].filter((id) => !scopeIds.has(id));
+  if (unknown.length > 0)
+    throw new InputError("rawNodes", `${unknown.length} raw node(s) not in this scope, e.g. ${unknown[0]}`);
+  if (given.size !== scopeIds.size || given.size !== write.rawNodes.length)
+    throw new InputError(
+      "rawNodes",
+      `give every raw node of the scope once (${scopeIds.size}), got ${write.rawNodes.length}`,
+    );
 }

@@ -1,5 +1,6 @@
 import { InputError } from "../../core/errors.ts";
 import { vectorBytes } from "../../core/vectors.ts";
+import { checkReplacementCoversScope } from "../record-rows.ts";
 import type { VectorReplacement } from "../records.ts";
 import { writeAudit } from "./audit-events.ts";
 import { lockIndex } from "./index-rows.ts";
@@ -35,15 +36,7 @@ export async function replaceVectors(
     [context.key],
   );
   const byId = new Map(nodes.map((node) => [node.id, node]));
-  const given = new Set(write.rawNodes.map((node) => node.rawNodeId));
-  const unknown = [...given].filter((id) => !byId.has(id));
-  if (unknown.length > 0)
-    throw new InputError("rawNodes", `${unknown.length} raw node(s) not in this scope, e.g. ${unknown[0]}`);
-  if (given.size !== byId.size || given.size !== write.rawNodes.length)
-    throw new InputError(
-      "rawNodes",
-      `give every raw node of the scope once (${byId.size}), got ${write.rawNodes.length}`,
-    );
+  checkReplacementCoversScope(write, new Set(byId.keys()));
 
   for (const space of await context.store.spaces.all(sql)) {
     await sql.query(`DELETE FROM ${space.table_name} WHERE scope_key = $1`, [context.key]);

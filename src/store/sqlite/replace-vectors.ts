@@ -1,5 +1,6 @@
 import { CairnError, InputError, StoreError } from "../../core/errors.ts";
 import { vectorBytes } from "../../core/vectors.ts";
+import { checkReplacementCoversScope } from "../record-rows.ts";
 import type { VectorReplacement } from "../records.ts";
 import { writeAudit } from "./audit-events.ts";
 import type { ScopeContext } from "./scope-context.ts";
@@ -34,15 +35,7 @@ export function replaceVectors(context: ScopeContext, write: VectorReplacement):
         hashes: string;
       }[];
       const byId = new Map(nodes.map((node) => [node.id, node]));
-      const given = new Set(write.rawNodes.map((node) => node.rawNodeId));
-      const unknown = [...given].filter((id) => !byId.has(id));
-      if (unknown.length > 0)
-        throw new InputError("rawNodes", `${unknown.length} raw node(s) not in this scope, e.g. ${unknown[0]}`);
-      if (given.size !== byId.size || given.size !== write.rawNodes.length)
-        throw new InputError(
-          "rawNodes",
-          `give every raw node of the scope once (${byId.size}), got ${write.rawNodes.length}`,
-        );
+      checkReplacementCoversScope(write, new Set(byId.keys()));
 
       const spaces = store.spaces();
       store.vectorIndexes.beforeForget(key, spaces.map(vectorTableOf));
