@@ -12,7 +12,7 @@ import { type Scope, scopeKey, validateScope } from "./core/scope.ts";
 import { type Budget, defaultBudget } from "./evidence/budget.ts";
 import type { EvidencePack } from "./evidence/evidence-pack.ts";
 import type { IntakeOptions } from "./ingest/image-intake.ts";
-import { contextualTexts, defaultIndexTextConfig, type IndexTextConfig } from "./ingest/index-text.ts";
+import { defaultIndexTextConfig, type IndexTextConfig, storedIndexTexts } from "./ingest/index-text.ts";
 import { defaultIngestLimits, type IngestLimits } from "./ingest/limits.ts";
 import { type PreparedSession, prepareSession, validateSession } from "./ingest/prepare-session.ts";
 import { type RememberOptions, type RememberResult, remember } from "./ingest/remember.ts";
@@ -536,16 +536,7 @@ export class Memory {
           spaces: this.spaces,
           onProgress: (count, total) => options.onProgress?.({ scope: scoped.scope, done: count, total }),
           // What a write embeds: each turn with its context (decision 018), so re-embedding keeps that lever.
-          turnTexts: (turns, imageTexts) =>
-            contextualTexts(
-              turns.map((node, index) => ({
-                speaker: node.speaker,
-                text: node.text,
-                imageText: imageTexts[index] ?? "",
-                timeMs: Date.parse(node.time),
-              })),
-              this.indexText,
-            ),
+          turnTexts: (turns) => storedIndexTexts(turns, this.indexText),
         });
         await rebuildScopeIndex(scoped, this.#maintainer);
         return reembedded;

@@ -1,4 +1,5 @@
 import { queryTerms } from "../store/query-terms.ts";
+import type { RawNode } from "../store/records.ts";
 
 /**
  * What a raw node is searchable by besides its own words ("contextual" indexing, issue 19 part 2). A
@@ -118,4 +119,28 @@ export function contextualTexts(turns: readonly IndexTextTurn[], config: IndexTe
     if (around.length > 0) parts.push(around.join(" "));
     return parts.filter(Boolean).join(" | ");
   });
+}
+
+/** A stored turn's image text as a write joins it: each image's caption and read text, one per line. */
+export function storedImageText(node: RawNode): string {
+  return node.images
+    .flatMap((image) => [image.caption, image.derivedText])
+    .filter(Boolean)
+    .join("\n");
+}
+
+/**
+ * The index texts of one stored session's raw nodes (in turn order), as the write path made them:
+ * what a re-embedding or a copy into another store derives again, since stores keep no copy.
+ */
+export function storedIndexTexts(nodes: readonly RawNode[], config: IndexTextConfig): string[] {
+  return contextualTexts(
+    nodes.map((node) => ({
+      speaker: node.speaker,
+      text: node.text,
+      imageText: storedImageText(node),
+      timeMs: Date.parse(node.time),
+    })),
+    config,
+  );
 }

@@ -31,11 +31,11 @@ export async function reembedScope(
     readonly batch?: number;
     readonly onProgress?: (done: number, total: number) => void;
     /**
-     * The text a write embeds for each turn of one session (in turn order), given each turn's image
-     * text: the contextual index text of the write path, so a re-embedded scope reads as a fresh
-     * write would. Default: the turn's own text, or its image text for an image-only turn.
+     * The text a write embeds for each turn of one session (in turn order): the contextual index text
+     * of the write path, so a re-embedded scope reads as a fresh write would. Default: the turn's own
+     * text, or its image text for an image-only turn.
      */
-    readonly turnTexts?: (nodes: readonly RawNode[], imageTexts: readonly string[]) => string[];
+    readonly turnTexts?: (nodes: readonly RawNode[]) => string[];
   },
 ): Promise<ReembedResult> {
   const { models, spaces } = context;
@@ -54,7 +54,7 @@ export async function reembedScope(
     nodes.push(...turns);
     imageTexts.push(...images);
     turnTexts.push(
-      ...(context.turnTexts?.(turns, images) ?? turns.map((node, index) => node.text.trim() || (images[index] ?? ""))),
+      ...(context.turnTexts?.(turns) ?? turns.map((node, index) => node.text.trim() || (images[index] ?? ""))),
     );
   }
   const batch = context.batch ?? 64;

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { InputError } from "../../../core/errors.ts";
-import { contextualTexts, defaultIndexTextConfig } from "../../../ingest/index-text.ts";
+import { defaultIndexTextConfig, storedIndexTexts } from "../../../ingest/index-text.ts";
 import { openStore } from "../../../store/open-store.ts";
 import { compareStores, copyStore } from "../../../store/transfer.ts";
 import { type CommonOptions, output } from "../context.ts";
@@ -33,19 +33,7 @@ export async function migrate(
       const counts = await copyStore(source, into, {
         carryAuditSecret,
         // What Memory indexes by default (decision 018): the copy answers searches as the source does.
-        indexTexts: (nodes) =>
-          contextualTexts(
-            nodes.map((node) => ({
-              speaker: node.speaker,
-              text: node.text,
-              imageText: node.images
-                .flatMap((image) => [image.caption, image.derivedText])
-                .filter(Boolean)
-                .join("\n"),
-              timeMs: Date.parse(node.time),
-            })),
-            defaultIndexTextConfig,
-          ),
+        indexTexts: (nodes) => storedIndexTexts(nodes, defaultIndexTextConfig),
         onProgress: ({ sessions }) => {
           progress ??= startProgress("migrate", sessions, { quiet: options.json });
           progress.tick();
