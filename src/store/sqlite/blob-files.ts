@@ -114,10 +114,12 @@ export class BlobFiles {
           const others = this.#journalledKeys(journalId);
           for (const key of keys) if (!isKnown(key) && !others.has(key)) this.remove(key);
         });
-      } catch {
+      } catch (error) {
         // The lock was not to be had (another writer held it past the busy timeout): the journal
         // stays, and the next open settles it. The write or forget it belongs to is already over.
-        return;
+        // Anything else (a file that cannot be deleted) is a real failure and is reported.
+        if ((error as { code?: unknown }).code === "SQLITE_BUSY") return;
+        throw error;
       }
     }
     rmSync(path, { force: true });
