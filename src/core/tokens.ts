@@ -1,8 +1,14 @@
 import { countTokens as countO200k } from "gpt-tokenizer";
 
+/**
+ * Stored text is data, never control: a turn that quotes `<|endoftext|>` is counted as the plain
+ * characters an API would tokenize it as, not refused (the library's default throws on it).
+ */
+const asPlainText = { disallowedSpecial: new Set<string>() };
+
 /** Text tokens as a current OpenAI model counts them (o200k_base BPE). */
 export function countTokens(text: string): number {
-  return text.length === 0 ? 0 : countO200k(text);
+  return text.length === 0 ? 0 : countO200k(text, asPlainText);
 }
 
 /** Each retry cuts 5% more of what is left: a few token counts, each overshooting the limit by little. */

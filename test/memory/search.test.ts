@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { InputError } from "../../src/core/errors.ts";
+import { countTokens } from "../../src/core/tokens.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { drawPng, tempDir, writeFile } from "../support/fixtures.ts";
@@ -153,5 +154,16 @@ describe("Memory.search", () => {
       memory.search(scope, "kayak", { filters: { from: "yesterday" } }),
       (error) => error instanceof InputError && error.field === "filters.from",
     );
+  });
+
+  it("stores, finds and counts a turn that quotes a model's special tokens as plain text", async (t) => {
+    const memory = await Memory.open({ path: join(tempDir(t), "store"), models: createHashModels() });
+    t.after(() => memory.close());
+    const text = "The prompt ended with <|endoftext|> and then <|im_start|>assistant, which broke the parser.";
+    await memory.remember(scope, text);
+    const pack = await memory.search(scope, "parser broke endoftext");
+    assert.equal(pack.items[0]?.text, text);
+    // Counted as the characters an API would tokenize, not refused as a control token.
+    assert.ok(pack.budget.used.textTokens >= countTokens(text) && countTokens(text) > 20, JSON.stringify(pack.budget.used));
   });
 });
