@@ -158,9 +158,9 @@ describe("the npm package", () => {
     assert.equal(manifest.dependencies.tsx, undefined, "tsx is not a run-time dependency");
   });
 
-  it("installs without TensorFlow.js, tesseract, human, nsfwjs, the text model, the bench's plotting libraries or tsx", () => {
+  it("installs without TensorFlow.js, tesseract, human, nsfwjs, the text model, the bench's plotting libraries, tsx or the MCP SDK's web stack", () => {
     const heavy = installed(app).filter((name) =>
-      /^(@tensorflow\/|tesseract\.js|@tesseract\.js-data\/|@vladmandic\/|nsfwjs$|@energetic-ai\/|vega|tsx$|esbuild$)/.test(
+      /^(@tensorflow\/|tesseract\.js|@tesseract\.js-data\/|@vladmandic\/|nsfwjs$|@energetic-ai\/|vega|tsx$|esbuild$|@modelcontextprotocol\/|express$)/.test(
         name,
       ),
     );
@@ -187,6 +187,49 @@ describe("the npm package", () => {
     });
     assert.equal(remember.status, 5, remember.stderr);
     assert.match(remember.stderr, new RegExp(`npm install ${addon}`));
+  });
+
+  it("serves MCP once the optional SDK is installed, and says what to install before that", () => {
+    const cli = join(app, "node_modules/.bin/cairn");
+    const store = join(work, "mcp-store");
+    const args = ["mcp", "--tenant", "acme", "--user", "ana", "--db", store, "--profile", "hash"];
+    const missing = spawnSync(cli, args, { cwd: app, encoding: "utf8", timeout: 30_000, input: "" });
+    assert.equal(missing.status, 5, missing.stderr);
+    assert.match(missing.stderr, /npm install @modelcontextprotocol\/sdk@\d+\.\d+\.\d+/);
+    assert.ok(!existsSync(store), "nothing is opened or created before the SDK is found");
+
+    // The version the repository is built and tested with, as the error names it.
+    const sdk = version(join(root, "node_modules/@modelcontextprotocol/sdk"));
+    const project = join(work, "app-mcp");
+    installCore(project);
+    npm(["install", "--prefer-offline", "--ignore-scripts", `@modelcontextprotocol/sdk@${sdk}`], project);
+    const messages = [
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "packaging-test", version: "1" },
+        },
+      },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    ];
+    const served = spawnSync(join(project, "node_modules/.bin/cairn"), args, {
+      cwd: project,
+      encoding: "utf8",
+      timeout: 60_000,
+      input: `${messages.map((message) => JSON.stringify(message)).join("\n")}\n`,
+    });
+    assert.equal(served.status, 0, served.stderr);
+    const answers = served.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { id?: number; result?: { tools?: { name: string }[] } });
+    const tools = answers.find((answer) => answer.id === 2)?.result?.tools?.map((tool) => tool.name) ?? [];
+    assert.ok(tools.includes("cairn_search") && tools.includes("cairn_remember"), served.stdout);
   });
 
   for (const [moduleResolution, module] of [

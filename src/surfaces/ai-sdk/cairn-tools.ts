@@ -5,7 +5,7 @@ import type { Budget } from "../../evidence/budget.ts";
 import type { ImageInput } from "../../ingest/session-input.ts";
 import type { Memory } from "../../memory.ts";
 import type { RawNode } from "../../store/records.ts";
-import { compactPack } from "../mcp/content.ts";
+import { compactPack } from "../compact-pack.ts";
 import { getImageToolInput, getRawNodeToolInput, rememberToolInput, searchToolInput } from "./schemas.ts";
 
 export interface CairnToolsOptions {

@@ -604,6 +604,10 @@ export const mcpRouteDocs: RouteDoc[] = [
       },
       413: { description: "body larger than the server's limit", schema: responses.error },
       415: { description: "not application/json (a JSON-RPC error)", schema: responses.jsonRpcResponse },
+      501: {
+        description: "the server was installed without the optional MCP SDK (@modelcontextprotocol/sdk)",
+        schema: responses.error,
+      },
     },
   },
   {

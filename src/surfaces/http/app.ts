@@ -3,9 +3,10 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import type { KeyStore } from "../../auth/key-store.ts";
+import { ConfigError } from "../../core/errors.ts";
 import type { Memory } from "../../memory.ts";
 import { dashboardRoutes } from "../dashboard/routes.ts";
-import { handleMcpHttp } from "../mcp/http.ts";
+import { loadMcpModule } from "../mcp/load-sdk.ts";
 import type { McpServerOptions } from "../mcp/server.ts";
 import { apiRoutes, mcpRouteDocs, openApiRouteDoc } from "./api-routes.ts";
 import { errorResponse, HttpError } from "./errors.ts";
@@ -103,9 +104,24 @@ export function createApp(options: AppOptions): Hono {
   app.get("/openapi.json", (c) =>
     c.json({ ...openApi, servers: [{ url: new URL(c.req.url).origin, description: "this Cairn server" }] }),
   );
-  app.on(["GET", "POST", "DELETE"], "/mcp", async (c) =>
-    handleMcpHttp(c.req.raw, memory, await resolveScope(c.req.raw.headers, keys), options.mcp),
-  );
+  app.on(["GET", "POST", "DELETE"], "/mcp", async (c) => {
+    const scope = await resolveScope(c.req.raw.headers, keys);
+    const { handleMcpHttp } = await loadMcpHttp();
+    return handleMcpHttp(c.req.raw, memory, scope, options.mcp);
+  });
   app.route("/", dashboardRoutes());
   return app;
+}
+
+/**
+ * The `/mcp` handler, imported on the first MCP request: the SDK is an optional peer dependency, and
+ * without it the endpoint answers 501 naming the install while the REST API serves as usual.
+ */
+async function loadMcpHttp(): Promise<typeof import("../mcp/http.ts")> {
+  try {
+    return await loadMcpModule(() => import("../mcp/http.ts"));
+  } catch (error) {
+    if (error instanceof ConfigError) throw new HttpError("not_installed", error.message);
+    throw error;
+  }
 }

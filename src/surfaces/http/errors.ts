@@ -10,7 +10,8 @@ export type HttpErrorCode =
   | "origin_not_allowed"
   | "too_large"
   | "unsupported_media_type"
-  | "no_route";
+  | "no_route"
+  | "not_installed";
 
 export class HttpError extends Error {
   readonly code: HttpErrorCode;
@@ -45,6 +46,7 @@ const httpStatus: Record<HttpErrorCode, ContentfulStatusCode> = {
   too_large: 413,
   unsupported_media_type: 415,
   no_route: 404,
+  not_installed: 501,
 };
 
 /**

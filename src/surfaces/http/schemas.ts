@@ -488,6 +488,7 @@ export const errorCodes = [
   "too_large",
   "unsupported_media_type",
   "no_route",
+  "not_installed",
 ] as const;
 
 const knownTurn = z

@@ -6,14 +6,8 @@ import type { Scope } from "../../core/scope.ts";
 import { remember } from "../../ingest/remember.ts";
 import type { Memory } from "../../memory.ts";
 import type { RawNode } from "../../store/records.ts";
-import {
-  blobUri,
-  compactEvidenceContent,
-  compactPack,
-  evidenceContent,
-  rawNodeContent,
-  rawNodeUri,
-} from "./content.ts";
+import { compactPack } from "../compact-pack.ts";
+import { blobUri, compactEvidenceContent, evidenceContent, rawNodeContent, rawNodeUri } from "./content.ts";
 import { registerContextTool } from "./context-tool.ts";
 import { rememberImage } from "./remember-image.ts";
 import {

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { validateScope } from "../../../core/scope.ts";
-import { reserveStdoutForProtocol, serveStdio } from "../../mcp/stdio.ts";
+import { loadMcpModule } from "../../mcp/load-sdk.ts";
 import { type CommonOptions, openMemory, scopeOf } from "../context.ts";
 
 export const mcpHelp = `cairn mcp [--tenant T --user U [--agent A]] [--image-folder DIR] [--allow-remote-images]
@@ -11,6 +11,8 @@ export const mcpHelp = `cairn mcp [--tenant T --user U [--agent A]] [--image-fol
 
 export async function mcp(options: CommonOptions, flags: { imageFolder?: string } = {}): Promise<number> {
   const scope = validateScope(scopeOf(options));
+  // The SDK is an optional peer dependency: without it, say what to install before opening anything.
+  const { reserveStdoutForProtocol, serveStdio } = await loadMcpModule(() => import("../../mcp/stdio.ts"));
   const output = reserveStdoutForProtocol();
   const memory = await openMemory(options);
   try {
