@@ -5,6 +5,7 @@ import { type BankedReport, type CompilerContext, compileIntoBank, compileProgra
 import { type CompileConfig, defaultCompileConfig } from "./compile/compile-config.ts";
 import type { CompileReport } from "./compile/compile-session.ts";
 import { compiledSearch, textEmbedder } from "./compile/compiled-search.ts";
+import { type ReverifyReport, reverifyBank } from "./compile/reverify.ts";
 import type { CompileRoles } from "./compile/roles.ts";
 import { ruleRoles } from "./compile/rule-roles.ts";
 import { ConfigError, InputError, ModelMismatchError, NotFoundError } from "./core/errors.ts";
@@ -82,6 +83,7 @@ import { startWatch, type VideoWatch, type WatchOptions } from "./video/watch.ts
 
 export type { BankEntryView, BankView, RetiredView } from "./compile/bank-view.ts";
 export type { BankedReport } from "./compile/compile-bank.ts";
+export type { ReverifyReport } from "./compile/reverify.ts";
 export type { IndexCheck, IndexRepair } from "./maintain/scope-index.ts";
 export type { AddSessionOptions, AddSessionResult, AppendTurnsOptions, MemoryOptions } from "./memory-options.ts";
 export type { SearchOptions, SearchQuery } from "./route/search.ts";
@@ -366,6 +368,7 @@ export class Memory {
   async compile(scope: Scope, options: { readonly session?: string } = {}): Promise<BankedReport[]> {
     const scoped = this.#scoped(scope);
     await this.#ensureIndex(scoped);
+    await this.#reverify(scoped);
     // A program's anchor is the last session of its unit: the session it was compiled for.
     const anchored = new Map<string, BankProgram[]>();
     for (const program of await scoped.readBank()) {
@@ -406,6 +409,18 @@ export class Memory {
     const config = { ...this.compileConfig, ...overrides.config };
     const context = { ...this.#compiler, config, roles: overrides.roles ?? this.#compiler.roles };
     return compilePrograms(scoped, session, context);
+  }
+
+  /**
+   * Re-verifies banked programs whose evidence maintenance superseded since they were last proved:
+   * each is run on the current state and refreshed (`bank.reverify`) or retired (`bank.retire`,
+   * reason `superseded`). `compile()` does this first; see compile/reverify.ts for the checks.
+   * @example const { refreshed, retired } = await memory.reverifyBank(scope);
+   */
+  async reverifyBank(scope: Scope): Promise<ReverifyReport> {
+    const scoped = this.#scoped(scope);
+    await this.#ensureIndex(scoped);
+    return this.#reverify(scoped);
   }
 
   /** The scope's question bank: predicted questions, their programs and verification, oldest first. */
@@ -781,6 +796,10 @@ export class Memory {
   }
 
   /** In the scope's write queue: two compilations of one scope never bank the same session twice at once. */
+  async #reverify(scoped: ScopedStore): Promise<ReverifyReport> {
+    return this.#writeLocks.run(`${scopeKey(scoped.scope)}#bank`, () => reverifyBank(scoped, this.#compiler));
+  }
+
   async #compile(scoped: ScopedStore, sessionKey: string): Promise<BankedReport> {
     return this.#writeLocks.run(`${scopeKey(scoped.scope)}#bank`, () =>
       compileIntoBank(scoped, sessionKey, this.#compiler),
