@@ -24,6 +24,8 @@ export interface RetiredView {
   /** The question, when the retiring event named it (recompilation and re-verification do; a forget only counts). */
   readonly question: string | null;
   readonly reason: string;
+  /** Why this program in particular, when the event says (a re-verification's diagnosis). */
+  readonly detail: string | null;
   readonly time: string;
   readonly event: string;
 }
@@ -57,13 +59,14 @@ export function bankView(programs: readonly BankProgram[], audit: readonly Audit
         return named.flatMap((entry: unknown) => {
           if (typeof entry !== "object" || entry === null || typeof (entry as { id?: unknown }).id !== "string")
             return [];
-          const { id, question } = entry as { id: string; question?: unknown };
+          const { id, question, reason: detail } = entry as { id: string; question?: unknown; reason?: unknown };
           return [
             {
               id,
               status: "retired" as const,
               question: typeof question === "string" ? question : null,
               reason,
+              detail: typeof detail === "string" ? detail : null,
               time: event.time,
               event: event.id,
             },

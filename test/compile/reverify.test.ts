@@ -60,6 +60,7 @@ describe("re-verification when maintenance supersedes a program's evidence", () 
     const retired = view.retired.filter((entry) => entry.reason === "superseded");
     assert.deepEqual(retired.map((entry) => entry.id).sort(), report.retired.map((entry) => entry.id).sort());
     assert.ok(retired.every((entry) => typeof entry.question === "string" && entry.question.length > 0));
+    assert.ok(retired.every((entry) => /does not reach the current state/.test(entry.detail ?? "")));
     // A compiled search never runs a retired program.
     const [gone] = retired;
     const pack = await memory.search(scope, gone?.question ?? "", { mode: "compiled" });

@@ -4,7 +4,7 @@ import { after, before, describe, it } from "node:test";
 import { type Browser, chromium } from "playwright-core";
 import type { Memory } from "../../src/memory.ts";
 import { type RunningServer, startServer } from "../../src/surfaces/http/server.ts";
-import { bikeHistory, scope } from "../compile/support.ts";
+import { bikeHistory, day, scope } from "../compile/support.ts";
 
 const chromiumPath = process.env.CAIRN_CHROMIUM ?? "/usr/bin/chromium";
 const skip = existsSync(chromiumPath)
@@ -22,6 +22,13 @@ describe("dashboard question bank in Chromium", { skip }, () => {
     await memory.compile(scope);
     // Compiling s3 again retires its programs (audited with their questions) and banks new ones.
     await memory.compile(scope, { session: "s3" });
+    // s4 supersedes s3's state: the next consolidation re-verifies the programs resting on it.
+    await memory.addSession(scope, {
+      session: "s4",
+      time: day(20),
+      turns: [{ speaker: "Ana", text: "Rocket now has a green saddle instead of the blue saddle." }],
+    });
+    await memory.compile(scope);
     server = await startServer({ memory, keys: null, host: "127.0.0.1", port: 0 });
     browser = await chromium.launch({
       executablePath: chromiumPath,
@@ -83,6 +90,15 @@ describe("dashboard question bank in Chromium", { skip }, () => {
     // An evidence link opens the raw node in the timeline.
     await card.locator(".bank-evidence a").first().click();
     await page.waitForSelector(`[id="node-${naming.evidence[0]}"].highlighted`);
+
+    const reverified = bank.filter((program) => typeof program.verification.reverifiedMs === "number");
+    assert.ok(reverified.length > 0);
+    for (const program of reverified) {
+      assert.match(
+        (await page.locator(`.bank-program[data-program="${program.id}"] .bank-verification`).textContent()) ?? "",
+        /re-verified .* after an update superseded its evidence/,
+      );
+    }
 
     const retired = await page.locator("#bank-retired .retired-program").allTextContents();
     assert.ok(retired.length > 0, "recompiling s3 retired its earlier programs");

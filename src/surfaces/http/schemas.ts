@@ -732,6 +732,7 @@ export const responses = {
             status: z.literal("retired"),
             question: z.string().nullable(),
             reason: z.string(),
+            detail: z.string().nullable(),
             time: z.string(),
             event: z.string().describe("the audit event that retired it"),
           })

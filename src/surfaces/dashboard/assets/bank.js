@@ -40,7 +40,7 @@ export function createBank(api) {
                 timeElement(entry.time),
                 " ",
                 entry.question ?? h("code", {}, entry.id),
-                h("span", { class: "muted" }, ` — ${entry.reason}`),
+                h("span", { class: "muted" }, ` — ${entry.reason}${entry.detail ? `: ${entry.detail}` : ""}`),
               ),
             ),
       );
@@ -92,6 +92,13 @@ function programItem(entry) {
       ` by ${entry.verification.roles ?? "?"} in ${attempts.length} attempt${attempts.length === 1 ? "" : "s"}`,
       entry.verification.asOfMs
         ? [" on the history as of ", timeElement(new Date(entry.verification.asOfMs).toISOString())]
+        : "",
+      typeof entry.verification.reverifiedMs === "number"
+        ? [
+            "; re-verified ",
+            timeElement(new Date(entry.verification.reverifiedMs).toISOString()),
+            " after an update superseded its evidence",
+          ]
         : "",
       attempts.some((attempt) => attempt.diagnosis)
         ? h(
