@@ -1,9 +1,11 @@
 import { randomBytes } from "node:crypto";
+import { type BankView, bankView } from "./compile/bank-view.ts";
 import { ChatRoles } from "./compile/chat-roles.ts";
 import { type BankedReport, type CompilerContext, compileIntoBank, compilePrograms } from "./compile/compile-bank.ts";
 import { type CompileConfig, defaultCompileConfig } from "./compile/compile-config.ts";
 import type { CompileReport } from "./compile/compile-session.ts";
 import { compiledSearch, textEmbedder } from "./compile/compiled-search.ts";
+import { type ReverifyReport, reverifyBank } from "./compile/reverify.ts";
 import type { CompileRoles } from "./compile/roles.ts";
 import { ruleRoles } from "./compile/rule-roles.ts";
 import { ConfigError, InputError, ModelMismatchError, NotFoundError } from "./core/errors.ts";
@@ -79,7 +81,9 @@ import {
 } from "./video/video-queries.ts";
 import { startWatch, type VideoWatch, type WatchOptions } from "./video/watch.ts";
 
+export type { BankEntryView, BankView, RetiredView } from "./compile/bank-view.ts";
 export type { BankedReport } from "./compile/compile-bank.ts";
+export type { ReverifyReport } from "./compile/reverify.ts";
 export type { IndexCheck, IndexRepair } from "./maintain/scope-index.ts";
 export type { AddSessionOptions, AddSessionResult, AppendTurnsOptions, MemoryOptions } from "./memory-options.ts";
 export type { SearchOptions, SearchQuery } from "./route/search.ts";
@@ -364,21 +368,28 @@ export class Memory {
   async compile(scope: Scope, options: { readonly session?: string } = {}): Promise<BankedReport[]> {
     const scoped = this.#scoped(scope);
     await this.#ensureIndex(scoped);
+    await this.#reverify(scoped);
     // A program's anchor is the last session of its unit: the session it was compiled for.
-    const anchored = new Map<string, string[]>();
+    const anchored = new Map<string, BankProgram[]>();
     for (const program of await scoped.readBank()) {
       const anchor = program.sessions.at(-1);
-      if (anchor !== undefined) anchored.set(anchor, [...(anchored.get(anchor) ?? []), program.id]);
+      if (anchor !== undefined) anchored.set(anchor, [...(anchored.get(anchor) ?? []), program]);
     }
     if (options.session !== undefined) {
       const { key } = await this.getSession(scope, options.session);
       const previous = anchored.get(key) ?? [];
       if (previous.length > 0) {
-        await scoped.retirePrograms(previous, {
-          action: "bank.retire",
-          subject: key,
-          details: { reason: "recompiled" },
-        });
+        await scoped.retirePrograms(
+          previous.map((program) => program.id),
+          {
+            action: "bank.retire",
+            subject: key,
+            details: {
+              reason: "recompiled",
+              programs: previous.map((program) => ({ id: program.id, question: program.question })),
+            },
+          },
+        );
       }
       return [await this.#compile(scoped, key)];
     }
@@ -400,9 +411,39 @@ export class Memory {
     return compilePrograms(scoped, session, context);
   }
 
+  /**
+   * Re-verifies banked programs whose evidence maintenance superseded since they were last proved:
+   * each is run on the current state and refreshed (`bank.reverify`) or retired (`bank.retire`,
+   * reason `superseded`). `compile()` does this first; see compile/reverify.ts for the checks.
+   * @example const { refreshed, retired } = await memory.reverifyBank(scope);
+   */
+  async reverifyBank(scope: Scope): Promise<ReverifyReport> {
+    const scoped = this.#scoped(scope);
+    await this.#ensureIndex(scoped);
+    return this.#reverify(scoped);
+  }
+
   /** The scope's question bank: predicted questions, their programs and verification, oldest first. */
   async listPrograms(scope: Scope, options?: { limit?: number; offset?: number }): Promise<BankProgram[]> {
     return this.#scoped(scope).readBank(options ?? {});
+  }
+
+  /**
+   * The bank as the dashboard browses it: a page of active programs (question, DAG, verification,
+   * evidence) and the programs retired within the latest `auditWindow` audit events, with why.
+   * @example const { programs, retired } = await memory.bankView(scope, { limit: 50 });
+   */
+  async bankView(
+    scope: Scope,
+    options: { limit?: number; offset?: number; auditWindow?: number } = {},
+  ): Promise<BankView> {
+    const scoped = this.#scoped(scope);
+    const programs = await scoped.readBank({
+      ...(options.limit !== undefined ? { limit: options.limit } : {}),
+      ...(options.offset !== undefined ? { offset: options.offset } : {}),
+    });
+    const audit = await scoped.readAudit({ limit: options.auditWindow ?? 1000 });
+    return bankView(programs, audit);
   }
 
   async [searchThroughIndex](
@@ -755,6 +796,10 @@ export class Memory {
   }
 
   /** In the scope's write queue: two compilations of one scope never bank the same session twice at once. */
+  async #reverify(scoped: ScopedStore): Promise<ReverifyReport> {
+    return this.#writeLocks.run(`${scopeKey(scoped.scope)}#bank`, () => reverifyBank(scoped, this.#compiler));
+  }
+
   async #compile(scoped: ScopedStore, sessionKey: string): Promise<BankedReport> {
     return this.#writeLocks.run(`${scopeKey(scoped.scope)}#bank`, () =>
       compileIntoBank(scoped, sessionKey, this.#compiler),

@@ -193,6 +193,13 @@ export interface ScopedStore {
   readBank(options?: { readonly limit?: number; readonly offset?: number }): Promise<BankProgram[]>;
   /** Removes programs by id (unknown ids are ignored) with one audit event; returns how many went. */
   retirePrograms(ids: readonly string[], audit: BankAudit): Promise<number>;
+  /**
+   * Replaces the evidence, covered span and verification of programs already banked (matched by id;
+   * unknown ids are ignored) with one audit event, atomically: a re-verification that proved them on
+   * the current state. The question, program and vectors stay. Evidence as in `admitPrograms` (an
+   * `InputError` and nothing written otherwise). Returns how many were refreshed.
+   */
+  refreshPrograms(programs: readonly BankProgram[], audit: BankAudit): Promise<number>;
   // ── Video memory: entities, galleries, episodic levels (ReflectWorld-MM) ─────────────────────
   /**
    * Puts and removes video items and appends audit events, atomically. Every source must name a raw

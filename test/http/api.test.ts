@@ -445,6 +445,7 @@ describe("OpenAPI document", () => {
       "get /v1/knowledge",
       "get /v1/users",
       "get /v1/audit",
+      "get /v1/bank",
       "get /v1/stats",
       "post /v1/context",
       "post /v1/forget",

@@ -164,6 +164,9 @@ describe("Memory.search", () => {
     const pack = await memory.search(scope, "parser broke endoftext");
     assert.equal(pack.items[0]?.text, text);
     // Counted as the characters an API would tokenize, not refused as a control token.
-    assert.ok(pack.budget.used.textTokens >= countTokens(text) && countTokens(text) > 20, JSON.stringify(pack.budget.used));
+    assert.ok(
+      pack.budget.used.textTokens >= countTokens(text) && countTokens(text) > 20,
+      JSON.stringify(pack.budget.used),
+    );
   });
 });

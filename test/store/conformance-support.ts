@@ -343,6 +343,7 @@ export const seamMethods = {
   admitPrograms: "question bank",
   readBank: "question bank",
   retirePrograms: "question bank",
+  refreshPrograms: "question bank",
   commitVideo: "video memory",
   readVideoItems: "video memory",
   importSession: "transfer",

@@ -155,4 +155,60 @@ export const questionBankConformance = defineGroup("question bank", (test) => {
     );
     assert.equal((await a.readBank()).length, 1, "another scope cannot retire this scope's program");
   });
+
+  test("refreshPrograms replaces banked programs' evidence and verification by id, atomically and audited", async (store) => {
+    const a = store.forScope(scopeA);
+    const nodes = await history(a);
+    const walk = nodes.get("walk") ?? [];
+    const vet = nodes.get("vet") ?? [];
+    const original = await program("p1", "where did Biscuit walk?", walk);
+    await a.admitPrograms([original, await program("p2", "what?", vet)], admit("c", 2));
+    const reverified = { ...original.verification, reverified: [{ atMs: base + 5 * hour, outcome: "refreshed" }] };
+    const refreshed = await a.refreshPrograms(
+      [
+        { ...original, evidence: [vet[0] ?? "", walk[0] ?? ""], coverToMs: base + 4 * hour, verification: reverified },
+        { ...original, id: "unknown" },
+      ],
+      { action: "bank.reverify", subject: "consolidation", details: { reason: "evidence superseded" } },
+    );
+    assert.equal(refreshed, 1, "unknown ids are ignored");
+    const [p1, p2] = await a.readBank();
+    assert.deepEqual(p1?.evidence, [vet[0], walk[0]], "the new evidence, in its order");
+    assert.equal(p1?.coverToMs, base + 4 * hour);
+    assert.deepEqual(p1?.verification, reverified);
+    assert.equal(p1?.question, original.question, "the question and program stay");
+    assert.deepEqual(p1?.program, original.program);
+    assert.deepEqual(p2?.evidence, vet, "other programs are untouched");
+    const [event] = await a.readAudit({ limit: 1 });
+    assert.equal(event?.action, "bank.reverify");
+    assert.equal(event?.details.refreshed, 1);
+
+    // Refreshed evidence is what a forget retires on: the old walk turn no longer holds p1, the new vet turn does.
+    await forget(a, { rawNode: walk[1] ?? "" }, spaces);
+    assert.deepEqual(
+      (await a.readBank()).map((entry) => entry.id),
+      ["p1", "p2"],
+    );
+
+    const foreign = (await history(store.forScope(scopeB))).get("walk") ?? [];
+    await assert.rejects(
+      a.refreshPrograms([{ ...original, evidence: foreign }], { action: "bank.reverify", subject: "x", details: {} }),
+      InputError,
+    );
+    await assert.rejects(
+      a.refreshPrograms([{ ...original, evidence: [] }], { action: "bank.reverify", subject: "x", details: {} }),
+      InputError,
+    );
+    assert.deepEqual((await a.readBank())[0]?.evidence, [vet[0], walk[0]], "a refused refresh writes nothing");
+    assert.equal((await a.readAudit({ limit: 1 }))[0]?.action, "forget", "nor an audit event");
+    assert.equal(
+      await store.forScope(scopeB).refreshPrograms([{ ...original, evidence: foreign }], {
+        action: "bank.reverify",
+        subject: "x",
+        details: {},
+      }),
+      0,
+      "another scope cannot refresh this scope's program",
+    );
+  });
 });

@@ -30,7 +30,7 @@ import { readAudit } from "./audit-events.ts";
 import { commitSession, importSession } from "./commit-session.ts";
 import { forget } from "./forget.ts";
 import { readIndex, readLinked } from "./index-rows.ts";
-import { admitPrograms, readBank, retirePrograms } from "./question-bank.ts";
+import { admitPrograms, readBank, refreshPrograms, retirePrograms } from "./question-bank.ts";
 import { knownImages, readBlob } from "./read-blobs.ts";
 import { readRawNodes } from "./read-raw-nodes.ts";
 import { readSessionParts, readSessions } from "./read-sessions.ts";
@@ -188,6 +188,10 @@ export class PostgresScopedStore implements ScopedStore {
 
   async readBank(options: { limit?: number; offset?: number } = {}): Promise<BankProgram[]> {
     return this.#read("readBank", (sql) => readBank(this.#context, sql, options));
+  }
+
+  async refreshPrograms(programs: readonly BankProgram[], audit: BankAudit): Promise<number> {
+    return this.#write("refreshPrograms", (sql) => refreshPrograms(this.#context, sql, programs, audit));
   }
 
   async retirePrograms(ids: readonly string[], audit: BankAudit): Promise<number> {

@@ -116,6 +116,43 @@ export async function retirePrograms(
   return removed.length;
 }
 
+/** Replaces refreshed programs' evidence, span and verification, and audits it; the caller's transaction makes it atomic. */
+export async function refreshPrograms(
+  context: ScopeContext,
+  sql: Sql,
+  programs: readonly BankProgram[],
+  audit: BankAudit,
+): Promise<number> {
+  let refreshed = 0;
+  for (const [index, program] of programs.entries()) {
+    if (program.evidence.length === 0) throw new InputError(`programs[${index}].evidence`, "must name raw nodes");
+    const found = await sql.query<{ id: string; rowid: number }>(
+      "SELECT id, rowid FROM raw_nodes WHERE scope_key = $1 AND id = ANY($2::text[])",
+      [context.key, [...program.evidence]],
+    );
+    const rowids = new Map(found.map((row) => [row.id, row.rowid]));
+    const missing = program.evidence.find((id) => !rowids.has(id));
+    if (missing !== undefined)
+      throw new InputError(`programs[${index}].evidence`, `${missing} is no raw node of this scope`);
+    const [row] = await sql.query<{ rowid: number }>(
+      `UPDATE bank_programs SET cover_from_ms = $3, cover_to_ms = $4, verification = $5
+       WHERE scope_key = $1 AND id = $2 RETURNING rowid`,
+      [context.key, program.id, program.coverFromMs, program.coverToMs, JSON.stringify(program.verification)],
+    );
+    if (!row) continue;
+    await sql.query("DELETE FROM bank_evidence WHERE program_rowid = $1", [row.rowid]);
+    const ordered = [...new Set(program.evidence)];
+    await sql.query(
+      `INSERT INTO bank_evidence (program_rowid, raw_node_rowid, tenant, ordinal)
+       SELECT $1, node, $2, ordinality - 1 FROM unnest($3::bigint[]) WITH ORDINALITY AS e (node, ordinality)`,
+      [row.rowid, context.tenant, ordered.map((id) => rowids.get(id))],
+    );
+    refreshed++;
+  }
+  await writeAudit(context, sql, audit.action, audit.subject, { ...audit.details, refreshed });
+  return refreshed;
+}
+
 /** Inside a forget's transaction: removes the programs resting on any of these raw nodes; returns how many. */
 export async function retireProgramsOn(
   context: ScopeContext,

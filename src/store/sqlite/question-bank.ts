@@ -91,6 +91,45 @@ export function retirePrograms(context: ScopeContext, ids: readonly string[], au
     .immediate();
 }
 
+/** Replaces refreshed programs' evidence, span and verification, and audits it, in one transaction. */
+export function refreshPrograms(context: ScopeContext, programs: readonly BankProgram[], audit: BankAudit): number {
+  const { db, key } = context;
+  const rowidOf = db.prepare("SELECT rowid FROM raw_nodes WHERE scope_key = ? AND id = ?").pluck();
+  const programRowid = db.prepare("SELECT rowid FROM bank_programs WHERE scope_key = ? AND id = ?").pluck();
+  const update = db.prepare(
+    "UPDATE bank_programs SET cover_from_ms = ?, cover_to_ms = ?, verification = ? WHERE rowid = ?",
+  );
+  const unlink = db.prepare("DELETE FROM bank_evidence WHERE program_rowid = ?");
+  const link = db.prepare("INSERT INTO bank_evidence (program_rowid, raw_node_rowid, ordinal) VALUES (?, ?, ?)");
+  try {
+    return db
+      .transaction(() => {
+        let refreshed = 0;
+        for (const [index, program] of programs.entries()) {
+          if (program.evidence.length === 0) throw new InputError(`programs[${index}].evidence`, "must name raw nodes");
+          const rowids = program.evidence.map((id) => {
+            const rowid = rowidOf.get(key, id);
+            if (typeof rowid !== "number")
+              throw new InputError(`programs[${index}].evidence`, `${id} is no raw node of this scope`);
+            return rowid;
+          });
+          const target = programRowid.get(key, program.id);
+          if (typeof target !== "number") continue;
+          update.run(program.coverFromMs, program.coverToMs, JSON.stringify(program.verification), target);
+          unlink.run(target);
+          for (const [ordinal, rowid] of [...new Set(rowids)].entries()) link.run(target, rowid, ordinal);
+          refreshed++;
+        }
+        writeAudit(context, audit.action, audit.subject, { ...audit.details, refreshed });
+        return refreshed;
+      })
+      .immediate();
+  } catch (error) {
+    if (CairnError.is(error)) throw error;
+    throw new StoreError("refreshPrograms", error);
+  }
+}
+
 /** Inside a forget's transaction: removes the programs resting on any of these raw nodes; returns how many. */
 export function retireProgramsOn(context: ScopeContext, nodeRowids: readonly number[]): number {
   return context.db

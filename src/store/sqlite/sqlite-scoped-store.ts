@@ -31,7 +31,7 @@ import { commitSession, importSession } from "./commit-session.ts";
 import { linkedEntries, textVectors } from "./derived-lookups.ts";
 import { forget } from "./forget.ts";
 import { readIndex } from "./index-rows.ts";
-import { admitPrograms, readBank, retirePrograms } from "./question-bank.ts";
+import { admitPrograms, readBank, refreshPrograms, retirePrograms } from "./question-bank.ts";
 import { knownImages, readBlob } from "./read-blobs.ts";
 import { readRawNodes } from "./read-raw-nodes.ts";
 import { readSessionParts, readSessions } from "./read-sessions.ts";
@@ -165,6 +165,10 @@ export class SqliteScopedStore implements ScopedStore {
 
   async readBank(options: { limit?: number; offset?: number } = {}): Promise<BankProgram[]> {
     return readBank(this.#context, options);
+  }
+
+  async refreshPrograms(programs: readonly BankProgram[], audit: BankAudit): Promise<number> {
+    return refreshPrograms(this.#context, programs, audit);
   }
 
   async retirePrograms(ids: readonly string[], audit: BankAudit): Promise<number> {

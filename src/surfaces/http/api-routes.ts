@@ -516,6 +516,19 @@ export function apiRoutes(info: { version: string }): Route[] {
     defineRoute(
       {
         method: "get",
+        operationId: "getBank",
+        path: "/v1/bank",
+        summary: "The question bank (PMMC): banked programs with their DAG, verification and evidence; retirements",
+        tag: "service",
+        scoped: true,
+        query: pageQuery,
+        responses: { 200: { description: "a page of the bank", schema: responses.bank }, ...errors },
+      },
+      async ({ c, memory, scope, query }) => c.json(await memory.bankView(scope, query)),
+    ),
+    defineRoute(
+      {
+        method: "get",
         operationId: "listAudit",
         path: "/v1/audit",
         summary: "The audit trail of this scope (writes and forgets)",

@@ -704,6 +704,43 @@ export const responses = {
     .strict()
     .describe("One entity's panel: its evolving facts with their edit history, sightings and recent observations"),
   videoRule: z.object({ rule: z.object({ id: z.string(), text: z.string() }).passthrough() }).strict(),
+  bank: z
+    .object({
+      programs: z.array(
+        z
+          .object({
+            id: z.string(),
+            status: z.literal("active"),
+            question: z.string().describe("the predicted question the program answers"),
+            kind: z.string().describe("the evidence opportunity it came from"),
+            program: z
+              .record(z.string(), z.unknown())
+              .describe("the typed DAG: steps (operator, inputs, arguments) and the output step"),
+            evidence: z.array(z.string()).describe("raw nodes the verification rests on"),
+            sessions: z.array(z.string()),
+            coverFrom: z.string(),
+            coverTo: z.string(),
+            verification: z.record(z.string(), z.unknown()).describe("roles, attempts with diagnoses, as-of time"),
+            created: z.string(),
+          })
+          .strict(),
+      ),
+      retired: z.array(
+        z
+          .object({
+            id: z.string(),
+            status: z.literal("retired"),
+            question: z.string().nullable(),
+            reason: z.string(),
+            detail: z.string().nullable(),
+            time: z.string(),
+            event: z.string().describe("the audit event that retired it"),
+          })
+          .strict(),
+      ),
+    })
+    .strict()
+    .describe("The question bank (PMMC): active programs, oldest first, and recent retirements from the audit log"),
   videoRules: z.object({ rules: z.array(z.object({ id: z.string(), text: z.string() }).passthrough()) }).strict(),
   videoRuleRemoved: z.object({ removed: z.string() }).strict(),
   videoNotifications: z

@@ -108,6 +108,8 @@ export function createApi(getConnection) {
     getSession: (id) => json("GET", `/v1/sessions/${encodeURIComponent(id)}`),
     getRawNode: (id) => json("GET", `/v1/raw-nodes/${encodeURIComponent(id)}`),
     listEntries: (options) => json("GET", `/v1/entries${page(options)}`),
+    /** The question bank (PMMC): active programs and recent retirements. */
+    bank: () => json("GET", "/v1/bank?limit=200"),
     listAudit: (options) => json("GET", `/v1/audit${page(options)}`),
     addSession: (session) =>
       request("POST", "/v1/sessions", session).then(async (response) => ({

@@ -2,6 +2,7 @@
 import { createAddSession } from "./add-session.js";
 import { createApi, describeError, loadConnection, saveConnection } from "./api.js";
 import { createAudit } from "./audit.js";
+import { createBank } from "./bank.js";
 import { createContextPreview } from "./context.js";
 import { h, replace, setStatus } from "./dom.js";
 import { createEntries } from "./entries.js";
@@ -19,6 +20,7 @@ const timeline = createTimeline(api, { onForgotten: () => afterForget() });
 const entries = createEntries(api);
 const audit = createAudit(api);
 const video = createVideo(api);
+const bank = createBank(api);
 const contextPreview = createContextPreview(api);
 createSearch(api);
 createAddSession(api, {
@@ -49,6 +51,7 @@ async function refresh() {
     entries.load(),
     audit.load(),
     video.load(),
+    bank.load(),
     contextPreview.load(),
   ]);
 }
