@@ -38,7 +38,10 @@ describe("cairn bench output", () => {
     assert.equal(readFileSync(join(cwd, "BENCHMARKS.md"), "utf8"), committed);
     assert.ok(!existsSync(join(cwd, "bench/results/locomo-bm25.json")), "no committed result is rewritten");
     assert.ok(existsSync(join(cwd, "bench/results/tmp/locomo-bm25.json")));
-    assert.match(readFileSync(join(cwd, "bench/results/tmp/BENCHMARKS.md"), "utf8"), /first 1 \(--limit\)/);
+    const written = readFileSync(join(cwd, "bench/results/tmp/BENCHMARKS.md"), "utf8");
+    assert.match(written, /first 1 \(--limit\)/);
+    // The command that reproduces the run, as typed.
+    assert.match(written, /^npx cairn bench .*--limit 1 --data /m);
 
     const out = join(cwd, "elsewhere");
     bench(cwd, ["--out", out, "--data", data]);

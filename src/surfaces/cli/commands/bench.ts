@@ -119,7 +119,7 @@ export async function bench(options: CommonOptions, flags: BenchFlags, argv: rea
     await models.close();
     await chats?.close();
   }
-  const command = `npx cairn ${argv.join(" ")}`;
+  const command = `npx cairn bench ${argv.join(" ")}`;
   const report = await writeReport(results, {
     outDir,
     benchmarksFile: resolve(flags.benchmarks ?? (partial ? join(outDir, "BENCHMARKS.md") : "BENCHMARKS.md")),
