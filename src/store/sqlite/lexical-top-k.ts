@@ -33,6 +33,13 @@ const epsilon = 1e-9;
  * extra count and scoring passes would cost more than they save. A cost switch, not a result one.
  */
 export const boundedFrom = 2_000;
+/**
+ * A round is tried only when it ranks (twice) no more than this share of the documents the exhaustive
+ * pass would rank once: the first round may still fail and cost a second round or the exhaustive pass
+ * on top; the second is sure to succeed, so it only has to be cheaper than starting over.
+ */
+const firstRoundShare = 0.4;
+const secondRoundShare = 0.8;
 
 export interface LexicalPass {
   readonly db: Database;
@@ -81,7 +88,11 @@ export function topLexical(pass: LexicalPass, phrases: readonly string[], trace?
   for (let seen = order[0]?.count ?? 0; split < order.length && seen < pass.limit; split++) {
     seen += order[split]?.count ?? 0;
   }
-  if (split >= order.length) return exhaustive();
+  // A round ranks its essential documents twice and carries them into JavaScript: ~4× the cost per
+  // document of the exhaustive pass, which ranks every match once inside SQLite (measured at 100k).
+  const cost = (j: number) => 4 * order.slice(0, j).reduce((sum, entry) => sum + entry.count, 0);
+  const matches = counts.reduce((sum, count) => sum + count, 0);
+  if (split >= order.length || cost(split) > matches * firstRoundShare) return exhaustive();
   const phrasesOf = (j: number) => order.map((entry) => entry.phrase).slice(0, j);
   const rest = (j: number) => order.map((entry) => entry.phrase).slice(j);
   let scored = scoreEssential(pass, phrasesOf(split), rest(split));
@@ -91,7 +102,7 @@ export function topLexical(pass: LexicalPass, phrases: readonly string[], trace?
   if (!(outsideBound(split) < threshold)) {
     let next = split + 1;
     while (next < order.length && !(outsideBound(next) < threshold)) next++;
-    if (next >= order.length) return exhaustive();
+    if (next >= order.length || cost(next) > matches * secondRoundShare) return exhaustive();
     scored = scoreEssential(pass, phrasesOf(next), rest(next));
     rounds++;
     total += scored.length;
@@ -100,7 +111,7 @@ export function topLexical(pass: LexicalPass, phrases: readonly string[], trace?
     if (!(outsideBound(next) < threshold)) return exhaustive();
   }
   if (trace) Object.assign(trace, { strategy: "bounded", rounds, scored: total });
-  return scored.slice(0, pass.limit).map(({ id, score }) => ({ id, score }));
+  return withIds(pass, scored.slice(0, pass.limit));
 }
 
 /** idf × (k1 + 1), FTS5's idf: ln((N − df + 0.5) / (df + 0.5)), floored at 1e-6. */
@@ -116,8 +127,8 @@ function matchPrefix(pass: LexicalPass): string {
   return pass.scopeToken ? `${pass.scopeToken} AND ` : "";
 }
 
-/** The exhaustive pass: FTS5 ranks every document matching any phrase and sorts them. */
-function rankAll(pass: LexicalPass, phrases: readonly string[]): Ranked[] {
+/** The exhaustive pass: FTS5 ranks every document matching any phrase and sorts them (exported for the A/B bench). */
+export function rankAll(pass: LexicalPass, phrases: readonly string[]): Ranked[] {
   const rows = statement(
     pass.db,
     `SELECT r.id, f.rank AS rank FROM ${pass.table} f JOIN raw_nodes r ON r.rowid = f.rowid
@@ -130,32 +141,49 @@ function rankAll(pass: LexicalPass, phrases: readonly string[]): Ranked[] {
   return rows.map((row) => ({ id: row.id, score: -row.rank }));
 }
 
-/** Exact full-query scores of the scope's documents holding an essential phrase, best first. */
+/**
+ * Exact full-query scores of the scope's documents holding an essential phrase, best first, as
+ * (rowid, score): FTS5 ranks them in two passes, and only rowids and ranks cross into JavaScript (a
+ * join to raw_nodes per row would cost as much as the ranking; it is made only when filters need it).
+ */
 function scoreEssential(
   pass: LexicalPass,
   essential: readonly string[],
   rest: readonly string[],
-): { id: string; rowid: number; score: number }[] {
+): { rowid: number; score: number }[] {
   const either = essential.join(" OR ");
-  const all = [...essential, ...rest].join(" OR ");
-  // FTS5 drives the join (CROSS JOIN keeps it outer) and `rank` is computed only for the rows the
-  // scope and filters keep.
-  const select = statement(
-    pass.db,
-    `SELECT r.id, r.rowid AS rowid, f.rank AS rank FROM ${pass.table} f CROSS JOIN raw_nodes r ON r.rowid = f.rowid
-       WHERE ${pass.table} MATCH ? AND r.scope_key = ? ${pass.filter.sql}`,
-  );
-  const params = [pass.scopeKey, ...pass.filter.params];
-  const doubled = select.all(`${matchPrefix(pass)}(${either}) AND (${all})`, ...params) as {
-    id: string;
-    rowid: number;
-    rank: number;
-  }[];
+  const doubledMatch = `${matchPrefix(pass)}(${either}) AND (${[...essential, ...rest].join(" OR ")})`;
+  // Without filters every row the match keeps is the scope's: the scope token is in the match when
+  // other scopes share the table, and when none does the table holds only this scope's rows.
+  const doubled = (
+    pass.filter.sql
+      ? statement(
+          pass.db,
+          `SELECT f.rowid, f.rank FROM ${pass.table} f CROSS JOIN raw_nodes r ON r.rowid = f.rowid
+             WHERE ${pass.table} MATCH ? AND r.scope_key = ? ${pass.filter.sql}`,
+          "raw",
+        ).all(doubledMatch, pass.scopeKey, ...pass.filter.params)
+      : statement(pass.db, `SELECT rowid, rank FROM ${pass.table} WHERE ${pass.table} MATCH ?`, "raw").all(doubledMatch)
+  ) as [number, number][];
   if (doubled.length === 0) return [];
-  const once = new Map<number, number>();
-  for (const row of select.all(either, ...params) as { rowid: number; rank: number }[]) once.set(row.rowid, row.rank);
-  const scored = doubled.map((row) => ({ id: row.id, rowid: row.rowid, score: (once.get(row.rowid) ?? 0) - row.rank }));
+  const once = new Map<number, number>(
+    statement(pass.db, `SELECT rowid, rank FROM ${pass.table} WHERE ${pass.table} MATCH ?`, "raw").all(either) as [
+      number,
+      number,
+    ][],
+  );
+  const scored = doubled.map(([rowid, rank]) => ({ rowid, score: (once.get(rowid) ?? 0) - rank }));
   return scored.sort((a, b) => b.score - a.score || a.rowid - b.rowid);
+}
+
+/** The raw-node ids of the chosen rows, in their order. */
+function withIds(pass: LexicalPass, hits: readonly { rowid: number; score: number }[]): Ranked[] {
+  const ids = new Map(
+    statement(pass.db, "SELECT rowid, id FROM raw_nodes WHERE rowid IN (SELECT value FROM json_each(?))", "raw").all(
+      JSON.stringify(hits.map((hit) => hit.rowid)),
+    ) as [number, string][],
+  );
+  return hits.map((hit) => ({ id: ids.get(hit.rowid) as string, score: hit.score }));
 }
 
 /** Documents of the whole table (every scope of the tenant) holding the phrase: bm25's df. */
