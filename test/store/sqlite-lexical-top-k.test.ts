@@ -113,7 +113,7 @@ describe("bounded lexical top-k (SQLite)", () => {
         for (const query of queries) {
           const phrases = toPhrases(query);
           const trace: LexicalTrace = { strategy: "exhaustive", rounds: 0, scored: 0 };
-          const pass = { db, table, scopeKey, scopeToken, filter: { sql: "", params: [] }, limit };
+          const pass = { db, table, scopeKey, scopeToken, filter: { sql: "", params: [] }, limit, boundedFromRows: 0 };
           const got = topLexical(pass, phrases, trace);
           const match = `${scopeToken ? `${scopeToken} AND ` : ""}(${phrases.join(" OR ")})`;
           assertSameRanking(got, exhaustive(oracle, match, limit), `${label} "${query}" top ${limit}`);
@@ -146,6 +146,7 @@ describe("bounded lexical top-k (SQLite)", () => {
     const id = (await scoped.searchLexical("text", vocabulary[0] as string, { limit: 1 }))[0]?.id;
     const scopeKey = db.prepare("SELECT scope_key FROM raw_nodes WHERE id = ?").pluck().get(id) as string;
     const oracle = { db, table, scopeKey };
+    let bounded = 0;
     for (const query of ["w0x w1x w2x wax wcx", "w3x w2x w4x wkx", "w1x w5x wzx w8x"]) {
       const match = `${scopeTokenOf(scopeKey)} AND (${toPhrases(query).join(" OR ")})`;
       assertSameRanking(await scoped.searchLexical("text", query, { limit: 50 }), exhaustive(oracle, match, 50), query);
@@ -154,6 +155,18 @@ describe("bounded lexical top-k (SQLite)", () => {
         exhaustive(oracle, match, 20, "Cy"),
         `${query} (speaker Cy)`,
       );
+      // The store ranks a table this small exhaustively; the bounded pass itself, under the same filter
+      // (the clause the store's filterSql writes for speakers):
+      const filter = { sql: "AND r.speaker IN (SELECT value FROM json_each(?))", params: [JSON.stringify(["Cy"])] };
+      const trace: LexicalTrace = { strategy: "exhaustive", rounds: 0, scored: 0 };
+      const pass = { db, table, scopeKey, scopeToken: scopeTokenOf(scopeKey), filter, limit: 20, boundedFromRows: 0 };
+      assertSameRanking(
+        topLexical(pass, toPhrases(query), trace),
+        exhaustive(oracle, match, 20, "Cy"),
+        `${query} (bounded, speaker Cy)`,
+      );
+      bounded += trace.strategy === "bounded" ? 1 : 0;
     }
+    assert.ok(bounded > 0, "at least one filtered query went through the bounded pass");
   });
 });
