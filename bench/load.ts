@@ -3,6 +3,7 @@
  *
  *   npm run bench:load                                    # hash profile, 16 clients, 60 s per phase
  *   npm run bench:load -- --profile local --seconds 30 --clients 8
+ *   npm run bench:load -- --rate 20 --skip-postgres        # open loop: 20 operations/s arrive, however slow the answers
  *
  * 1. Pre-loads a synthetic corpus (bench/perf/corpus.ts) into a fresh store.
  * 2. In-process phase: `--clients` concurrent loops call Memory.add/search directly for `--seconds`.
@@ -12,7 +13,11 @@
  *    throwaway local cluster), two `cairn serve --db postgres://…` children on it, the clients spread
  *    over both (client i → instance i mod 2), the same loops for `--seconds`. `--skip-postgres` leaves it
  *    out; without a Postgres it is skipped with the reason in the results.
- * All phases run the same mix (`--add-share` adds, the rest searches). Results go to
+ * All phases run the same mix (`--add-share` adds, the rest searches). By default the load is closed-loop
+ * (`--clients` loops, each waiting for its answer before the next request, so a slow server is sent less);
+ * with `--rate N` it is open-loop: operations arrive at N a second (exponential gaps, seeded) whether or not
+ * the earlier ones have been answered, and each latency counts from its scheduled arrival, so time spent
+ * queued behind other requests is measured instead of hidden. Results go to
  * `<out>/load.json` and `<out>/load.md`; the target is HTTP search p99 within 2× of in-process p99,
  * with zero errors, and zero errors on the two Postgres instances.
  */
@@ -46,6 +51,8 @@ const { values } = parseArgs({
     "add-share": { type: "string", default: "0.2" },
     out: { type: "string", default: "bench/results" },
     "skip-postgres": { type: "boolean", default: false },
+    /** Open loop: operations arriving per second (unset: closed loop over --clients). */
+    rate: { type: "string" },
   },
 });
 const config = {
@@ -54,6 +61,8 @@ const config = {
   clients: positive(values.clients, "--clients"),
   preloadRawNodes: positive(values.preload, "--preload"),
   addShare: Number(values["add-share"]),
+  /** Arrivals per second in open-loop mode; null for the closed loop. */
+  rate: values.rate === undefined ? null : positive(values.rate, "--rate"),
 };
 if (!(config.addShare >= 0 && config.addShare <= 1)) fail("--add-share must be between 0 and 1");
 const out = resolve(values.out);
@@ -102,23 +111,39 @@ async function runPhase(
       errors: samples.filter((sample) => !sample.ok).length,
     });
   }, 500);
-  await Promise.all(
-    Array.from({ length: config.clients }, async (_, client) => {
-      const random = new Random(1000 + client);
-      while (performance.now() < deadline) {
-        const operation: Operation = random.chance(config.addShare) ? "add" : "search";
-        const begin = performance.now();
-        let ok = true;
-        try {
-          await run(operation, client, random);
-        } catch (error) {
-          ok = false;
-          if (firstErrors.length < 5) firstErrors.push(`${operation}: ${(error as Error).message}`);
+  const record = async (operation: Operation, from: number, work: Promise<void>) => {
+    let ok = true;
+    try {
+      await work;
+    } catch (error) {
+      ok = false;
+      if (firstErrors.length < 5) firstErrors.push(`${operation}: ${(error as Error).message}`);
+    }
+    samples.push({ operation, ms: performance.now() - from, ok });
+  };
+  if (config.rate !== null) {
+    // Open loop: the next arrival is scheduled from the last scheduled one, never from an answer.
+    const random = new Random(1000);
+    const inFlight: Promise<void>[] = [];
+    let arrival = started;
+    for (let index = 0; arrival < deadline; index++) {
+      const wait = arrival - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const operation: Operation = random.chance(config.addShare) ? "add" : "search";
+      inFlight.push(record(operation, arrival, run(operation, index % config.clients, random)));
+      arrival += (-Math.log(1 - random.next()) * 1000) / config.rate;
+    }
+    await Promise.all(inFlight);
+  } else
+    await Promise.all(
+      Array.from({ length: config.clients }, async (_, client) => {
+        const random = new Random(1000 + client);
+        while (performance.now() < deadline) {
+          const operation: Operation = random.chance(config.addShare) ? "add" : "search";
+          await record(operation, performance.now(), run(operation, client, random));
         }
-        samples.push({ operation, ms: performance.now() - begin, ok });
-      }
-    }),
-  );
+      }),
+    );
   clearInterval(ticker);
   const seconds = (performance.now() - started) / 1000;
   bar.update(config.seconds, { ops: samples.length, errors: samples.filter((sample) => !sample.ok).length });
@@ -498,7 +523,9 @@ function renderMarkdown(result: {
     `- machine: ${result.machine.cpu}, ${result.machine.cores} cores, ${result.machine.os}; node ${result.machine.node}`,
     `- date: ${result.date}; 1-minute load average ${result.loadAverage.before?.toFixed(1)} before, ${result.loadAverage.after?.toFixed(1)} after (other work on the machine skews the figures)`,
     `- profile ${result.config.profile}; ${result.preloaded.rawNodes.toLocaleString("en-US")} raw nodes pre-loaded in one scope; ` +
-      `${result.config.clients} concurrent clients for ${result.config.seconds} s per phase; ` +
+      (result.config.rate === null
+        ? `${result.config.clients} concurrent clients (closed loop) for ${result.config.seconds} s per phase; `
+        : `open loop: ${result.config.rate} operations/s arriving (exponential gaps), latency counted from each arrival, for ${result.config.seconds} s per phase; `) +
       `${Math.round(result.config.addShare * 100)}% adds (6±4-turn sessions, 10% of turns with an image), the rest text searches`,
     "- in-process: the clients call `Memory` directly in one process. HTTP: a `cairn serve` child process with API-key auth, " +
       "clients over `fetch` on loopback from the bench process (both share the same cores).",

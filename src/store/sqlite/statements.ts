@@ -6,7 +6,7 @@ import type { Database, Statement } from "better-sqlite3";
  * and must not be switched (`pluck`, `raw`) by callers: another caller of the same text shares it.
  * SQLite recompiles a kept statement by itself when the schema changes under it.
  */
-export type RowMode = "rows" | "pluck";
+export type RowMode = "rows" | "pluck" | "raw";
 
 /** Distinct SQL texts kept per connection; texts built per call (filters, id lists) come and go. */
 const capacity = 512;
@@ -23,6 +23,7 @@ export function statement(db: Database, sql: string, mode: RowMode = "rows"): St
   if (kept && !kept.busy) return kept;
   const prepared = db.prepare(sql);
   if (mode === "pluck") prepared.pluck();
+  else if (mode === "raw") prepared.raw();
   // A busy statement (an open iterator) is left to its iterator; the new one takes its place.
   cache.delete(key);
   cache.set(key, prepared);
