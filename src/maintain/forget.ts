@@ -115,7 +115,10 @@ async function reindexSurvivors(
     });
   }
   if (touched.length === 0) return [];
-  const vectors = await embedTexts(rederive.embedder, texts);
+  // Vectors only where the scope's text vectors are in this memory's space: a scope still in another
+  // model's space keeps those until it is re-embedded (which derives every index text again).
+  const inSpace = (await scoped.vectorSpacesInUse()).some((space) => space.name === spaces.text.name);
+  const vectors = inSpace ? await embedTexts(rederive.embedder, texts) : [];
   return touched.map((node, index) => {
     const vector = vectors[index];
     return {
