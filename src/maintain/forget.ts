@@ -60,7 +60,9 @@ async function planFor(
   const forgottenNodes = await targetRawNodes(scoped, target);
   const forgotten = new Set(forgottenNodes.map((node) => node.id));
   if ("all" in target) return { target, plan: planForgetAll(state, [...forgotten]) };
-  const reindex = rederive ? await reindexSurvivors(scoped, forgottenNodes, spaces, rederive) : [];
+  // A session's forget takes every turn that could quote one of its turns: only a raw node's has survivors to re-derive.
+  const reindex =
+    rederive && "rawNode" in target ? await reindexSurvivors(scoped, forgottenNodes, spaces, rederive) : [];
   const revectored = new Map(
     reindex.flatMap((node) => {
       const vector = node.textVectors[spaces.text.name];

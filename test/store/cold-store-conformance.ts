@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import sharp from "sharp";
 import { ConflictError } from "../../src/core/errors.ts";
+import { meanVector } from "../../src/core/vectors.ts";
 import { forgetWithRepair } from "../../src/maintain/forget.ts";
 import { IndexVersionConflict } from "../../src/store/index-records.ts";
 import type { RawNode, RawNodeWrite, ScopeStats, SessionWrite } from "../../src/store/records.ts";
@@ -722,6 +723,14 @@ export const coldStoreConformance = defineGroup("cold store", (test) => {
     );
     assert.equal(hit?.id, breakfast, "the vector search reads the new vector");
     assert.equal((await getRawNode(a, breakfast)).text, "breakfast was porridge", "raw text is never changed");
+    // The entries' mean text vectors are made from the survivors' new vectors, not the ones that quoted lunch.
+    const index = await a.readIndex({ activeOnly: false });
+    assert.ok(index.entries.size > 0, "the session has entries");
+    for (const entry of index.entries.values()) {
+      const stored = await a.readVectors(textSpace.name, entry.pointers);
+      const mean = meanVector(entry.pointers.flatMap((id) => stored.get(id) ?? []));
+      assertClose(entry.vector, mean, `entry ${entry.id} vector`);
+    }
     assertNoRawText(await a.readAudit(), ["quokka", "sandwich"]);
 
     // A whole session's forget has no survivor to re-derive.
