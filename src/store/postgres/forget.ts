@@ -7,7 +7,7 @@ import { clearAudit, keyedHasher, redactAudit, writeAudit } from "./audit-events
 import { applyForgetOps, lockIndex } from "./index-rows.ts";
 import { removeLexicalStatistics } from "./lexical-statistics.ts";
 import { retireProgramsOn } from "./question-bank.ts";
-import { reindexSurvivors, survivorRowids } from "./reindex-survivors.ts";
+import { lockReindexTerms, reindexSurvivors, survivorRowids } from "./reindex-survivors.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
 import { forgetVideoItems } from "./video-items.ts";
@@ -59,7 +59,9 @@ export async function forget(context: ScopeContext, sql: Sql, request: ForgetReq
   await applyForgetOps(context, sql, plan, nodes);
   const videoItems = await forgetVideoItems(context, sql, [...nodes.keys()], "all" in target);
   // The survivors' documents leave the statistics with the forgotten ones and come back re-derived.
-  await removeLexicalStatistics(context, sql, [...nodeRowids, ...survivors.values()]);
+  const documents = [...nodeRowids, ...survivors.values()];
+  await lockReindexTerms(context, sql, documents, reindex);
+  await removeLexicalStatistics(context, sql, documents);
   await reindexSurvivors(context, sql, reindex, survivors);
   // Programs whose evidence goes are retired with it: the bank never points at forgotten raw nodes.
   const programs = await retireProgramsOn(context, sql, nodeRowids);

@@ -3,6 +3,7 @@ import { lexicalDocument } from "../lexical-text.ts";
 import type { RawNodeReindex } from "../records.ts";
 import { insertLexicalDocuments } from "./lexical-documents.ts";
 import { addLexicalStatistics } from "./lexical-statistics.ts";
+import { textSearchConfig } from "./lexical-terms.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
 import { textOrdinal, vectorLiteral } from "./vector-spaces.ts";
@@ -29,6 +30,30 @@ export async function survivorRowids(
     throw new IndexVersionConflict(version, version);
   }
   return byId;
+}
+
+/**
+ * Locks, in the order every writer of the tenant takes them (field, lexeme), the statistics rows a
+ * forget with re-derivation changes: the terms of the documents it removes (forgotten and survivors')
+ * and of the survivors' new text documents. A forget that took the removed terms first and the new
+ * ones later could wait on a commit that waits on it; taken together and sorted, it cannot.
+ */
+export async function lockReindexTerms(
+  context: ScopeContext,
+  sql: Sql,
+  rowids: readonly number[],
+  reindex: readonly RawNodeReindex[],
+): Promise<void> {
+  if (reindex.length === 0) return;
+  await sql.query(
+    `SELECT 1 FROM lexical_terms t JOIN (
+       SELECT field, lexeme FROM lexical_postings WHERE raw_node_rowid = ANY($2::bigint[])
+       UNION
+       SELECT 'text', u.lexeme FROM unnest($3::text[]) AS b (body), unnest(to_tsvector('${textSearchConfig}', b.body)) u
+     ) r ON t.field = r.field AND t.lexeme = r.lexeme
+     WHERE t.tenant = $1 ORDER BY t.field, t.lexeme FOR UPDATE OF t`,
+    [context.tenant, rowids, reindex.map((node) => lexicalDocument(node.indexText))],
+  );
 }
 
 /**
