@@ -514,7 +514,13 @@ export class Memory {
   async forget(scope: Scope, target: ForgetTarget): Promise<ForgetResult> {
     const scoped = this.#scoped(scope);
     // In the scope's write queue, like addSession: in-process writers never make each other re-plan.
-    return this.#writeLocks.run(scopeKey(scoped.scope), () => forgetWithRepair(scoped, target, this.spaces));
+    // Turns beside a forgotten one quote its gist in their index text: re-derived as a write would make it now.
+    const rederive = {
+      embedder: this.models.text,
+      indexTexts: (nodes: readonly RawNode[]) => storedIndexTexts(nodes, this.indexText),
+      neighbours: this.indexText.neighbours,
+    };
+    return this.#writeLocks.run(scopeKey(scoped.scope), () => forgetWithRepair(scoped, target, this.spaces, rederive));
   }
 
   async listSessions(scope: Scope, options?: { limit?: number; offset?: number }): Promise<SessionRecord[]> {

@@ -16,6 +16,10 @@ export const ablations: Readonly<Record<string, { readonly description: string; 
       description: "raw nodes searchable by their own text only (no speaker, date, neighbours' gist, image text)",
       options: { indexText: plainIndexTextConfig },
     },
+    neighbours: {
+      description: "index text without the neighbouring turns' gist (speaker, date and image text kept)",
+      options: { indexText: { neighbours: 0 } },
+    },
   });
 
 /** The options of the named ablations combined (later names win on the same setting). */

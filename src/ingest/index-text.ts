@@ -29,20 +29,20 @@ export interface IndexTextConfig {
 }
 
 /**
- * Defaults: speaker, date and image text on; neighbours off. Chosen on LoCoMo and the Mem-Gallery
- * histories at hand with the hash profile (BENCHMARKS.md, "Contextual index text"); not tuned per dataset.
+ * Defaults: speaker, date, image text and one neighbour either side (eight words each) on. Chosen on
+ * LoCoMo and the Mem-Gallery histories at hand with the hash profile (BENCHMARKS.md, "Evidence
+ * quality"); not tuned per dataset.
  *
- * Neighbours are off by default because of forget: a neighbour's gist is derived from that neighbour,
- * so forgetting one raw node would leave its words in the index text (and text vectors) of the turns
- * beside it, which a forget does not rewrite. `neighbours: 1` (eight words each) is what BENCHMARKS.md
- * measured as the full lever; turn it on only where single raw nodes are never forgotten (a whole
- * session's forget takes every turn of the session, and neighbours never cross sessions).
+ * A neighbour's gist is derived from that neighbour, so a forget of single raw nodes re-derives the
+ * index text (lexical row and text vectors) of the surviving turns beside them in its own
+ * transaction (`maintain/forget.ts`, decision 018); a whole session's forget has nothing to
+ * re-derive, since neighbours never cross sessions.
  */
 export const defaultIndexTextConfig: IndexTextConfig = Object.freeze({
   speaker: true,
   date: true,
   images: true,
-  neighbours: 0,
+  neighbours: 1,
   gistWords: 8,
   ownWeight: 2,
 });

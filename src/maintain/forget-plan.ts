@@ -14,11 +14,18 @@ import type { StoredNode } from "./incoming.ts";
 /** What re-deriving an entry needs to know about one of its surviving raw nodes. */
 export type SurvivingNode = StoredNode;
 
-/** Raw nodes whose data `planForget` needs: the surviving pointers of every entry the forget touches. */
-export function survivorsToRead(state: IndexState, forgotten: ReadonlySet<string>): string[] {
+/**
+ * Raw nodes whose data `planForget` needs: the surviving pointers of every entry the forget touches
+ * (one that points at a forgotten raw node, or at a survivor whose text vector the forget replaces).
+ */
+export function survivorsToRead(
+  state: IndexState,
+  forgotten: ReadonlySet<string>,
+  revectored: ReadonlySet<string> = new Set(),
+): string[] {
   const ids = new Set<string>();
   for (const entry of state.entries.values()) {
-    if (!entry.pointers.some((pointer) => forgotten.has(pointer))) continue;
+    if (!entry.pointers.some((pointer) => forgotten.has(pointer) || revectored.has(pointer))) continue;
     for (const pointer of entry.pointers) if (!forgotten.has(pointer)) ids.add(pointer);
   }
   return [...ids];
@@ -26,7 +33,10 @@ export function survivorsToRead(state: IndexState, forgotten: ReadonlySet<string
 
 /**
  * Plans the index side of forgetting `forgotten` against `state` (every entry, any status).
- * `survivors` must hold every id `survivorsToRead` named. Removals run in index order; each one
+ * `survivors` must hold every id `survivorsToRead` named. An entry that points at a raw node in
+ * `revectored` (a survivor whose index text quoted a forgotten turn, re-embedded by the forget; its
+ * new vector is the one in `survivors`) is re-derived too, so its mean vector no longer carries the
+ * forgotten words. Removals run in index order; each one
  * hands what it reached to its parent (the successor or host it was reached through) or, for an
  * active entry, to an heir that takes its page. A final pass hosts anything still unreachable (only
  * an index damaged before this forget has such entries) under an active entry, and reports it.
@@ -35,6 +45,7 @@ export function planForget(
   state: IndexState,
   forgotten: ReadonlySet<string>,
   survivors: ReadonlyMap<string, SurvivingNode>,
+  revectored: ReadonlySet<string> = new Set(),
 ): ForgetPlan {
   const entries = new Map(state.entries);
   const unlinks: ForgetOp[] = [];
@@ -42,7 +53,15 @@ export function planForget(
   const rederived: string[] = [];
   for (const entry of state.entries.values()) {
     const lost = entry.pointers.filter((pointer) => forgotten.has(pointer));
-    if (lost.length === 0) continue;
+    if (lost.length === 0) {
+      if (entry.pointers.some((pointer) => revectored.has(pointer))) {
+        // Its raw nodes all stay: only the text vector (their mean) is made again.
+        const { vector, vectorWeight } = rederive(entry, entry.pointers, survivors);
+        entries.set(entry.id, { ...entry, vector, vectorWeight });
+        rederived.push(entry.id);
+      }
+      continue;
+    }
     unlinks.push({ op: "unlink", entryId: entry.id, pointers: lost });
     const kept = entry.pointers.filter((pointer) => !forgotten.has(pointer));
     if (kept.length === 0) {

@@ -124,6 +124,19 @@ export interface RawNodeWrite {
   readonly imageVectors: readonly Readonly<Record<string, Float32Array>>[];
 }
 
+/**
+ * A surviving raw node's index rows made again without the raw nodes a forget removes (its index text
+ * quoted their gist as neighbouring turns): the lexical body of its text field and its text vectors are
+ * replaced, in the forget's transaction. Raw text, images and image-text rows are untouched.
+ */
+export interface RawNodeReindex {
+  readonly rawNodeId: string;
+  /** The new index text (what `RawNodeWrite.indexText` would be now). */
+  readonly indexText: string;
+  /** The new vector in each text space the node has one in, by space name. */
+  readonly textVectors: Readonly<Record<string, Float32Array>>;
+}
+
 export interface VectorSpace {
   /** e.g. `text:use-lite-512` or `image:mobilenet-v2-1280`. */
   readonly name: string;

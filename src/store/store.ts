@@ -9,6 +9,7 @@ import type {
   ForgetResult,
   ForgetTarget,
   RawNode,
+  RawNodeReindex,
   ScopeStats,
   SearchFilters,
   SessionRecord,
@@ -88,6 +89,11 @@ export interface ForgetRequest {
   readonly target: ForgetTarget;
   /** `rawNodeIds` must be exactly the raw nodes the target covers now; otherwise the plan is stale. */
   readonly plan: ForgetPlan;
+  /**
+   * Surviving raw nodes whose index rows are re-derived without the forgotten ones (planned with the
+   * plan: a raw node here that is gone or forgotten makes the plan stale). None when absent.
+   */
+  readonly reindex?: readonly RawNodeReindex[];
 }
 
 /**

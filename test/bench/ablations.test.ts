@@ -8,6 +8,7 @@ describe("bench ablations", () => {
   it("switches a named lever off and leaves every other setting at its default", () => {
     assert.deepEqual(ablationOptions([]), {});
     assert.deepEqual(ablationOptions(["context-text"]), { indexText: plainIndexTextConfig });
+    assert.deepEqual(ablationOptions(["neighbours"]), { indexText: { neighbours: 0 } });
     for (const [name, ablation] of Object.entries(ablations)) assert.ok(ablation.description, name);
   });
 

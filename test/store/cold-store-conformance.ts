@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import sharp from "sharp";
 import { ConflictError } from "../../src/core/errors.ts";
-import type { RawNodeWrite, ScopeStats, SessionWrite } from "../../src/store/records.ts";
+import { meanVector } from "../../src/core/vectors.ts";
+import { forgetWithRepair } from "../../src/maintain/forget.ts";
+import { IndexVersionConflict } from "../../src/store/index-records.ts";
+import type { RawNode, RawNodeWrite, ScopeStats, SessionWrite } from "../../src/store/records.ts";
+import type { ForgetRequest } from "../../src/store/store.ts";
 import {
   assertClose,
   assertNoRawText,
@@ -23,6 +27,7 @@ import {
   scopeC,
   sha256,
   spaces,
+  textEmbedder,
   textSpace,
 } from "./conformance-support.ts";
 import { findSessionByKey, forget, getRawNode, getSession, getThumbnail, listEntries } from "./scoped-reads.ts";
@@ -625,6 +630,126 @@ export const coldStoreConformance = defineGroup("cold store", (test) => {
     assert.equal(last.entries, 1, "an entry without pointers is removed");
     assert.deepEqual(await listEntries(a), []);
     assert.deepEqual(await a.stats(), { sessions: 1, rawNodes: 0, images: 0, entries: 0, auditEvents: 5 });
+  });
+
+  test("forget raw node re-derives the index text of the turns that quoted it: lexical rows and text vectors, or nothing on a stale plan", async (store) => {
+    const a = store.forScope(scopeA);
+    const turns = ["breakfast was porridge", "lunch was a quokka sandwich", "dinner was noodles", "supper was tea"];
+    // Each turn's index text quotes its neighbours, as the write path's contextual index text does.
+    const quoting = (texts: readonly string[]) =>
+      texts.map((text, index) => [text, texts[index - 1], texts[index + 1]].filter(Boolean).join(" | "));
+    const indexTexts = quoting(turns);
+    const session = await a.commitSession(
+      await buildSessionWrite({
+        key: "meals",
+        turns: turns.map((text, index) => ({
+          speaker: "Ana",
+          text,
+          indexText: indexTexts[index],
+          timeMs: base + index * hour,
+        })),
+      }),
+    );
+    const [breakfast, lunch, dinner, supper] = session.rawNodeIds as [string, string, string, string];
+    assert.deepEqual(
+      ids(await a.searchLexical("text", "quokka", { limit: 10 })).sort(),
+      [breakfast, lunch, dinner].sort(),
+      "before the forget, the turns beside lunch are found by its words",
+    );
+    const before = await observe(a);
+    const vectorsBefore = await a.readVectors(textSpace.name, [supper]);
+    const rederive = {
+      embedder: textEmbedder,
+      indexTexts: (nodes: readonly RawNode[]) => quoting(nodes.map((node) => node.text)),
+      neighbours: 1,
+    };
+    // The first request the store sees names the forgotten turn among the survivors (a plan made against
+    // another state): refused as a conflict, with nothing changed; the forget then plans again and applies.
+    let refused = 0;
+    const stale = new Proxy(a, {
+      get(target, property) {
+        if (property === "forget") {
+          return async (request: ForgetRequest) => {
+            if (refused === 0) {
+              refused++;
+              assert.ok(request.reindex && request.reindex.length > 0, "the forget re-derives survivors");
+              const wrong = { rawNodeId: lunch, indexText: "lunch", textVectors: {} };
+              await expectConflict(
+                target.forget({ ...request, reindex: [...(request.reindex ?? []), wrong] }),
+                "stale",
+              );
+              assert.deepEqual(await observe(target), before, "a refused forget changes nothing");
+              throw new IndexVersionConflict(request.plan.baseVersion, request.plan.baseVersion);
+            }
+            return target.forget(request);
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const result = await forgetWithRepair(stale, { rawNode: lunch }, spaces, rederive);
+    assert.equal(refused, 1);
+    assert.equal(result.rawNodes, 1);
+
+    assert.deepEqual(await a.searchLexical("text", "quokka sandwich", { limit: 10 }), [], "no row quotes lunch");
+    assert.deepEqual(
+      ids(await a.searchLexical("text", "noodles", { limit: 10 })).sort(),
+      [breakfast, dinner, supper].sort(),
+      "breakfast now quotes dinner, its new neighbour",
+    );
+    const after = await a.readVectors(textSpace.name, [breakfast, dinner, supper]);
+    assertClose(
+      after.get(breakfast) ?? null,
+      await embedText("breakfast was porridge | dinner was noodles"),
+      "breakfast",
+    );
+    assertClose(
+      after.get(dinner) ?? null,
+      await embedText("dinner was noodles | breakfast was porridge | supper was tea"),
+      "dinner",
+    );
+    assertClose(
+      after.get(supper) ?? null,
+      vectorsBefore.get(supper) ?? null,
+      "a turn that never quoted lunch keeps its vector",
+    );
+    const [hit] = await a.searchVectors(
+      textSpace.name,
+      await embedText("breakfast was porridge | dinner was noodles"),
+      {
+        limit: 1,
+      },
+    );
+    assert.equal(hit?.id, breakfast, "the vector search reads the new vector");
+    assert.equal((await getRawNode(a, breakfast)).text, "breakfast was porridge", "raw text is never changed");
+    // The entries' mean text vectors are made from the survivors' new vectors, not the ones that quoted lunch.
+    const index = await a.readIndex({ activeOnly: false });
+    assert.ok(index.entries.size > 0, "the session has entries");
+    for (const entry of index.entries.values()) {
+      const stored = await a.readVectors(textSpace.name, entry.pointers);
+      const mean = meanVector(entry.pointers.flatMap((id) => stored.get(id) ?? []));
+      assertClose(entry.vector, mean, `entry ${entry.id} vector`);
+    }
+    assertNoRawText(await a.readAudit(), ["quokka", "sandwich"]);
+
+    // A whole session's forget has no survivor to re-derive.
+    let reindexed: number | undefined;
+    const watching = new Proxy(a, {
+      get(target, property) {
+        if (property === "forget") {
+          return (request: ForgetRequest) => {
+            reindexed = request.reindex?.length ?? 0;
+            return target.forget(request);
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    await forgetWithRepair(watching, { session: "meals" }, spaces, rederive);
+    assert.equal(reindexed, 0, "forgetting a whole session re-derives nothing");
+    assert.deepEqual(await a.searchLexical("text", "noodles", { limit: 10 }), []);
   });
 
   test("forget all empties the scope and leaves other scopes and shared blobs alone", async (store) => {

@@ -17,9 +17,7 @@ const turns = [
 
 describe("contextual index text", () => {
   it("carries who said a turn, when, and what the turns around it are about", () => {
-    // Neighbours are off by default (forget, see defaultIndexTextConfig); this is the lever turned on.
-    const withNeighbours = { ...defaultIndexTextConfig, neighbours: 1 };
-    const [question, answer, picture, empty] = contextualTexts(turns, withNeighbours);
+    const [question, answer, picture, empty] = contextualTexts(turns, defaultIndexTextConfig);
     assert.ok(answer?.startsWith("Ana: Yes, last week!"), answer);
     assert.match(answer ?? "", /Monday 8 May 2023 2023-05-08/);
     // The answer alone never names the parade; its neighbour's gist does.
@@ -30,9 +28,14 @@ describe("contextual index text", () => {
     assert.equal(empty, "", "a turn with nothing of its own is not made searchable by its neighbours");
   });
 
-  it("by default carries the turn's own words twice, its speaker, date and images, and nothing of its neighbours", () => {
+  it("by default carries the turn's own words twice, its speaker, date and images, and eight words of each neighbour", () => {
     const [, answer] = contextualTexts(turns, defaultIndexTextConfig);
-    assert.equal(answer, "Ana: Yes, last week! | Yes, last week! | Monday 8 May 2023 2023-05-08");
+    assert.equal(
+      answer,
+      "Ana: Yes, last week! | Yes, last week! | Monday 8 May 2023 2023-05-08 | go pride parade sunday crowd rainbow flags",
+    );
+    const [, alone] = contextualTexts(turns, { ...defaultIndexTextConfig, neighbours: 0 });
+    assert.equal(alone, "Ana: Yes, last week! | Yes, last week! | Monday 8 May 2023 2023-05-08");
   });
 
   it("switched off, a turn is searchable by its own text (or its image's, when it has no text)", () => {

@@ -7,6 +7,7 @@ import { clearAudit, keyedHasher, redactAudit, writeAudit } from "./audit-events
 import { applyForgetOps, lockIndex } from "./index-rows.ts";
 import { removeLexicalStatistics } from "./lexical-statistics.ts";
 import { retireProgramsOn } from "./question-bank.ts";
+import { lockReindexTerms, reindexSurvivors, survivorRowids } from "./reindex-survivors.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
 import { forgetVideoItems } from "./video-items.ts";
@@ -41,6 +42,8 @@ export async function forget(context: ScopeContext, sql: Sql, request: ForgetReq
     throw new IndexVersionConflict(plan.baseVersion, version);
   }
   const nodeRowids = [...nodes.values()];
+  const reindex = request.reindex ?? [];
+  const survivors = await survivorRowids(context, sql, reindex, nodes, version);
   const blobHashes = (
     await sql.query<{ hash: string }>(
       "SELECT DISTINCT blob_hash AS hash FROM raw_node_images WHERE raw_node_rowid = ANY($1::bigint[]) AND blob_hash IS NOT NULL",
@@ -55,7 +58,11 @@ export async function forget(context: ScopeContext, sql: Sql, request: ForgetReq
   const forgottenNames = await namesOf(context, sql, target, nodeRowids, sessionRowids);
   await applyForgetOps(context, sql, plan, nodes);
   const videoItems = await forgetVideoItems(context, sql, [...nodes.keys()], "all" in target);
-  await removeLexicalStatistics(context, sql, nodeRowids);
+  // The survivors' documents leave the statistics with the forgotten ones and come back re-derived.
+  const documents = [...nodeRowids, ...survivors.values()];
+  await lockReindexTerms(context, sql, documents, reindex);
+  await removeLexicalStatistics(context, sql, documents);
+  await reindexSurvivors(context, sql, reindex, survivors);
   // Programs whose evidence goes are retired with it: the bank never points at forgotten raw nodes.
   const programs = await retireProgramsOn(context, sql, nodeRowids);
   await deleteRawNodesAndSessions(context, sql, nodeRowids, sessionRowids);
@@ -91,6 +98,7 @@ export async function forget(context: ScopeContext, sql: Sql, request: ForgetReq
     entriesRelinked: repairs.relinked.length,
     orphansHosted: repairs.orphansHosted.length,
     blobsDeleted: unseen.length,
+    rawNodesReindexed: reindex.length,
     programs,
     videoItems,
   });

@@ -8,9 +8,10 @@ import { blobKey } from "./blob-files.ts";
 import { applyForgetOps, indexVersion } from "./index-rows.ts";
 import { retireProgramsOn } from "./question-bank.ts";
 import { type ImageSlotRow, numbers, type RowidIdRow, strings } from "./record-rows.ts";
+import { reindexSurvivors } from "./reindex-survivors.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import { type TenantStorage, tenantExists, tenantKeyRange } from "./tenants.ts";
-import { imageSlots, plainTableOf, type SpaceRow, vectorTableOf } from "./vector-rows.ts";
+import { imageSlots, plainTableOf, type SpaceRow, type VectorRow, vectorTableOf } from "./vector-rows.ts";
 import { forgetVideoItems } from "./video-items.ts";
 
 /** The rows a forget removes, resolved from its target inside the scope. */
@@ -41,10 +42,15 @@ export function forget(context: ScopeContext, request: ForgetRequest): ForgetRes
   const tenant = tenantExists(context.db, context.tenantStorage) ? context.tenantStorage : undefined;
   const journal = files.begin(tenant ? blobsOf(context, target).map((hash) => blobKey(tenant.token, hash)) : []);
   const removedVectors: RemovedVectors = [];
+  const reindexedVectors: VectorRow[] = [];
   let result: ForgetResult;
   try {
-    result = context.db.transaction(() => forgetRows(context, tenant, request, removedVectors)).immediate();
+    result = context.db
+      .transaction(() => forgetRows(context, tenant, request, removedVectors, reindexedVectors))
+      .immediate();
     store.vectorIndexes.afterForget(context.key, removedVectors);
+    // The survivors' re-derived text vectors replace their old ones in the loaded ANN indexes.
+    store.vectorIndexes.afterCommit(context.key, reindexedVectors);
   } catch (error) {
     if (CairnError.is(error)) throw error;
     throw new StoreError("forget", error);
@@ -73,6 +79,7 @@ function forgetRows(
   tenant: TenantStorage | undefined,
   request: ForgetRequest,
   removedVectors: RemovedVectors,
+  reindexedVectors: VectorRow[],
 ): ForgetResult {
   const { target, plan } = request;
   const { nodeRowids, sessionRowids, subject } = forgetTargets(context, target);
@@ -88,6 +95,10 @@ function forgetRows(
   const blobHashes = referencedBlobs(context, nodeRowids);
   const forgottenNames = namesOf(context, target, nodeRowids, sessionRowids);
   deleteDerivedRows(context, tenant, nodeRowids, spaces, removedVectors);
+  // Survivors whose index text quoted the forgotten raw nodes: their text rows, made again without them.
+  const reindexed = reindexSurvivors(context, tenant, request.reindex ?? [], new Set(plan.rawNodeIds), spaces, version);
+  removedVectors.push(...reindexed.removed);
+  reindexedVectors.push(...reindexed.inserted);
   // Programs whose evidence goes are retired with it: the bank never points at forgotten raw nodes.
   const programs = retireProgramsOn(context, nodeRowids);
   const videoItems = forgetVideoItems(context, [...nodeRowidById.keys()], "all" in target);
@@ -113,6 +124,7 @@ function forgetRows(
     entriesRelinked: repairs.relinked.length,
     orphansHosted: repairs.orphansHosted.length,
     blobsDeleted: removedBlobs.length,
+    rawNodesReindexed: request.reindex?.length ?? 0,
     programs,
     videoItems,
   });
