@@ -449,6 +449,23 @@ async function factFigures(memory: Memory, user: string) {
       ]),
     ),
     everyConsolidatorFactResolvesToRawNodes: facts.every((fact) => fact.origin === "user" || fact.sources.length > 0),
+    // Whose facts: an entity's, or the source's (scene facts, no entity); observations each entity got.
+    bySubject: Object.fromEntries(
+      [...new Set(facts.map((fact) => fact.entityId ?? "source"))].map((subject) => [
+        subject,
+        facts
+          .filter((fact) => (fact.entityId ?? "source") === subject)
+          .map(
+            (fact) =>
+              `${fact.text} (w ${fact.importance}, ${fact.confirmations}×: ${fact.history.map((edit) => `${edit.op} ${edit.importance}`).join(", ")})`,
+          ),
+      ]),
+    ),
+    deleted: audit
+      .filter((event) => event.action === "video.fact.delete")
+      .map((event) => `${String(event.details.text)}: ${String(event.details.reason)}`),
+    observationsPerEntity: (await memory.listEntities(scope(user))).map((entity) => entity.observations),
+    consolidations: audit.filter((event) => event.action === "video.consolidation").length,
     top: facts.slice(0, 6).map((fact) => `${fact.text} (${fact.importance}, ${fact.confirmations}×)`),
   };
 }

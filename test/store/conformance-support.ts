@@ -345,6 +345,7 @@ export const seamMethods = {
   retirePrograms: "question bank",
   commitVideo: "video memory",
   readVideoItems: "video memory",
+  readNotifierState: "video memory",
   importSession: "transfer",
   readSessionParts: "transfer",
   restoreIndexAndAudit: "transfer",
