@@ -14,6 +14,7 @@ import {
   identityFact,
   reinforce,
 } from "../../src/video/semantic/facts.ts";
+import { scenePatterns } from "../../src/video/semantic/scene.ts";
 import { startFakeOpenAIServer } from "../models/fake-openai-server.ts";
 
 const entity: VideoItem = {
@@ -278,6 +279,52 @@ describe("the chat consolidator through the openai provider", () => {
       consolidator.consolidate({ entity, facts, observations: seen, companions: new Map(), texts: new Map() }),
       ProviderError,
       "an invalid answer is an error the pipeline turns into a warning, facts unchanged",
+    );
+  });
+});
+
+describe("scene facts of a source (per-source semantic memory)", () => {
+  const trace = (index: number, data: Record<string, unknown>): VideoItem => ({
+    id: `vtrace_${index}`,
+    kind: "trace",
+    stream: "table@2026-01-01T10:00:00Z",
+    entityId: null,
+    startMs: index * 10_000,
+    endMs: index * 10_000 + 10_000,
+    text: `segment ${index}`,
+    data,
+    vector: null,
+    sources: [`frame_${index}`],
+  });
+  const people = (...perFrame: number[]) => perFrame.map((person, ms) => ({ ms, person }));
+
+  it("finds what recurs across visitors: the place is visited by different people, one at a time, silently", () => {
+    // Four visitors in turn (one person per segment; a single frame's second box is not a second person), no speech.
+    const traces = [1, 2, 3, 4, 5, 6].map((index) =>
+      trace(index, {
+        entities: [`vent_${Math.ceil(index / 2)}`],
+        objects: index % 3 === 0 ? { chair: 1 } : {},
+        counts: people(1, 1, 2, 1),
+        audio: "ok",
+        voicedMs: 0,
+      }),
+    );
+    const found = new Map(scenePatterns(traces, defaultSemanticConfig).map((pattern) => [pattern.text, pattern]));
+    assert.deepEqual([...found.keys()].sort(), [
+      "different people come and go",
+      "usually one person in view at a time",
+      "usually silent",
+    ]);
+    assert.equal(found.get("usually one person in view at a time")?.support.length, 6);
+  });
+
+  it("says nothing of speech without audio, and nothing of visitors when one person is always there", () => {
+    const traces = [1, 2, 3].map((index) =>
+      trace(index, { entities: ["vent_1"], objects: {}, counts: people(1, 1), audio: "absent", voicedMs: 0 }),
+    );
+    assert.deepEqual(
+      scenePatterns(traces, defaultSemanticConfig).map((pattern) => pattern.text),
+      ["usually one person in view at a time"],
     );
   });
 });
