@@ -468,7 +468,7 @@ async function factFigures(memory: Memory, user: string) {
           .filter((fact) => (fact.entityId ?? "source") === subject)
           .map(
             (fact) =>
-              `${fact.text} (w ${fact.importance}, ${fact.confirmations}×: ${fact.history.map((edit) => `${edit.op}${edit.text === fact.text ? "" : ` "${edit.text}"`} ${edit.importance}`).join(", ")})`,
+              `${fact.text} (w ${fact.importance}, ${fact.confirmations}×: ${fact.history.map((edit) => `${edit.op}${edit.text === fact.text ? "" : ` "${edit.text}"`} ${round(edit.importance)}`).join(", ")})`,
           ),
       ]),
     ),
@@ -641,7 +641,7 @@ function render(data: Record<string, unknown>): string {
           `importance by confirmations ${JSON.stringify(facts.importanceByConfirmations)} (largest deviation from Eq. 1: ${facts.maxDeviationFromEq1}); ` +
           `identity facts ${JSON.stringify(facts.identityFacts)}, changed automatically ${facts.automaticIdentityEdits} times; ` +
           `every consolidated fact resolves to raw nodes: ${facts.everyConsolidatorFactResolvesToRawNodes}; consolidations ${facts.consolidations}; ` +
-          `observations per entity ${JSON.stringify(facts.observationsPerEntity)} (N = 5 per entity); facts by subject (an entity's id, or the source's scene) ${JSON.stringify(facts.bySubject)}` +
+          `observations per entity ${JSON.stringify(facts.observationsPerEntity)} (N = 5 per entity); facts by subject (an entity's id, or the source's scene) ${JSON.stringify(facts.bySubject).replace(/\d+\.\d{4,}/g, (n) => String(round(Number(n))))}` +
           `${(facts.deleted as string[] | undefined)?.length ? `; deleted ${JSON.stringify(facts.deleted)}` : ""}`,
         "",
       );
