@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { ProviderError } from "../../src/core/errors.ts";
 import { createOpenAIChat } from "../../src/models/openai-provider.ts";
 import type { VideoItem } from "../../src/store/video-records.ts";
+import { decide, type RuleMemory } from "../../src/video/procedural/notifier.ts";
 import { chatConsolidator } from "../../src/video/semantic/chat-consolidator.ts";
 import { modelFreeConsolidator } from "../../src/video/semantic/consolidator.ts";
 import {
@@ -325,6 +326,67 @@ describe("scene facts of a source (per-source semantic memory)", () => {
     assert.deepEqual(
       scenePatterns(traces, defaultSemanticConfig).map((pattern) => pattern.text),
       ["usually one person in view at a time"],
+    );
+  });
+});
+
+describe("the notifier alone decides (pure)", () => {
+  const policy = { cooldownMs: 60_000, budgetPerEvent: 2, muted: false };
+  const signal = (atMs: number, holds: boolean) => ({
+    ruleId: "vrule_1",
+    holds,
+    atMs,
+    value: holds ? 1 : 3,
+    detail: "",
+    change: true,
+  });
+
+  it("sends when a condition starts holding, then suppresses duplicates, the cooldown, the budget and replays", () => {
+    let memory: ReadonlyMap<string, RuleMemory> = new Map();
+    const outcomes: string[] = [];
+    let last = "";
+    for (const [atMs, holds, event] of [
+      [0, true, 0],
+      [5_000, true, 0],
+      [10_000, false, 0],
+      [30_000, true, 0],
+      [40_000, false, 0],
+      [100_000, true, 0],
+      [110_000, false, 0],
+      [200_000, true, 0],
+      [210_000, false, 0],
+      [300_000, true, 1],
+      [310_000, false, 1],
+      [250_000, true, 1],
+    ] as const) {
+      const decided = decide(memory, [signal(atMs, holds)], policy, event);
+      memory = decided.memory;
+      outcomes.push(
+        ...decided.decisions.map((decision) =>
+          [decision.outcome, decision.reason.match(/^\w+:/)?.[0]].filter(Boolean).join(" "),
+        ),
+      );
+      last = decided.decisions.at(-1)?.reason ?? last;
+    }
+    assert.deepEqual(outcomes, [
+      "send",
+      "suppressed duplicate:",
+      "cleared",
+      "suppressed cooldown:",
+      "cleared",
+      "send",
+      "cleared",
+      "suppressed budget:",
+      "cleared",
+      "send",
+      "cleared",
+      "suppressed cooldown:",
+    ]);
+    assert.equal(memory.get("vrule_1")?.lastSentMs, 300_000);
+    assert.match(
+      last,
+      /50 s before the last delivery/,
+      "media replayed from before the last delivery is not sent again",
     );
   });
 });
