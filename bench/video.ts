@@ -8,6 +8,7 @@
  *   npx tsx bench/video.ts                         # full run: bench/results/video.{json,md} + BENCHMARKS.md section
  *   npx tsx bench/video.ts --out /tmp/video-bench  # figures to a folder, BENCHMARKS.md untouched
  *   npx tsx bench/video.ts --only table,loop       # some parts only (implies nothing is written to BENCHMARKS.md)
+ *   npx tsx bench/video.ts --render X/video.json   # the markdown of a saved run again (after changing render), no run
  *
  * Data: --data DIR or CAIRN_DATA (the folder holding video/), default ../shared/data.
  */
@@ -28,6 +29,7 @@ const { values } = parseArgs({
     only: { type: "string" },
     fps: { type: "string", default: "1" },
     loops: { type: "string", default: "10" },
+    render: { type: "string" },
   },
 });
 
@@ -75,6 +77,15 @@ const results: Record<string, unknown> = {
   date: new Date().toISOString(),
   fps,
 };
+
+if (values.render) {
+  // Re-render a saved run (nothing measured, BENCHMARKS.md untouched).
+  rmSync(work, { recursive: true, force: true });
+  const markdown = render(JSON.parse(readFileSync(values.render, "utf8")) as Record<string, unknown>);
+  writeFileSync(join(out, "video.md"), markdown);
+  console.log(markdown);
+  process.exit(0);
+}
 
 const models = await createLocalModels({ ocr: true });
 const detector = createLocalDetector();
@@ -449,6 +460,23 @@ async function factFigures(memory: Memory, user: string) {
       ]),
     ),
     everyConsolidatorFactResolvesToRawNodes: facts.every((fact) => fact.origin === "user" || fact.sources.length > 0),
+    // Whose facts: an entity's, or the source's (scene facts, no entity); observations each entity got.
+    bySubject: Object.fromEntries(
+      [...new Set(facts.map((fact) => fact.entityId ?? "source"))].map((subject) => [
+        subject,
+        facts
+          .filter((fact) => (fact.entityId ?? "source") === subject)
+          .map(
+            (fact) =>
+              `${fact.text} (w ${fact.importance}, ${fact.confirmations}×: ${fact.history.map((edit) => `${edit.op}${edit.text === fact.text ? "" : ` "${edit.text}"`} ${round(edit.importance)}`).join(", ")})`,
+          ),
+      ]),
+    ),
+    deleted: audit
+      .filter((event) => event.action === "video.fact.delete")
+      .map((event) => `${String(event.details.text)}: ${String(event.details.reason)}`),
+    observationsPerEntity: (await memory.listEntities(scope(user))).map((entity) => entity.observations),
+    consolidations: audit.filter((event) => event.action === "video.consolidation").length,
     top: facts.slice(0, 6).map((fact) => `${fact.text} (${fact.importance}, ${fact.confirmations}×)`),
   };
 }
@@ -612,7 +640,9 @@ function render(data: Record<string, unknown>): string {
         `**Entity facts, ${name}**: ${facts.facts} facts ${JSON.stringify(facts.byCategory)}; edits ${JSON.stringify(facts.edits)}; ` +
           `importance by confirmations ${JSON.stringify(facts.importanceByConfirmations)} (largest deviation from Eq. 1: ${facts.maxDeviationFromEq1}); ` +
           `identity facts ${JSON.stringify(facts.identityFacts)}, changed automatically ${facts.automaticIdentityEdits} times; ` +
-          `every consolidated fact resolves to raw nodes: ${facts.everyConsolidatorFactResolvesToRawNodes}; top: ${JSON.stringify(facts.top)}`,
+          `every consolidated fact resolves to raw nodes: ${facts.everyConsolidatorFactResolvesToRawNodes}; consolidations ${facts.consolidations}; ` +
+          `observations per entity ${JSON.stringify(facts.observationsPerEntity)} (N = 5 per entity); facts by subject (an entity's id, or the source's scene) ${JSON.stringify(facts.bySubject).replace(/\d+\.\d{4,}/g, (n) => String(round(Number(n))))}` +
+          `${(facts.deleted as string[] | undefined)?.length ? `; deleted ${JSON.stringify(facts.deleted)}` : ""}`,
         "",
       );
   }

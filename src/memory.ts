@@ -66,7 +66,7 @@ import { createLocalDetector } from "./video/perception/local-detector.ts";
 import { NotificationHub, type VideoNotification } from "./video/procedural/deliveries.ts";
 import { addRule, listNotifications, listRules, removeRule } from "./video/procedural/rule-store.ts";
 import type { RuleInput } from "./video/procedural/rules.ts";
-import { type EntityFact, type EntityMemory, entityMemory, listFacts } from "./video/semantic/entity-memory.ts";
+import { type EntityMemory, entityMemory, listFacts, type ScopeFact } from "./video/semantic/entity-memory.ts";
 import { answerFromVideo, type VideoAnswer } from "./video/video-answer.ts";
 import { type VideoConfig, videoConfig } from "./video/video-config.ts";
 import { type EntitySummary, listEntities, mergeEntities, nameEntity, splitEntity } from "./video/video-entities.ts";
@@ -76,8 +76,10 @@ import {
   type KeyFrame,
   keyFramesOf,
   listMoments,
+  listSources,
   searchLevel,
   type VideoHit,
+  type VideoSourceSummary,
 } from "./video/video-queries.ts";
 import { startWatch, type VideoWatch, type WatchOptions } from "./video/watch.ts";
 
@@ -89,10 +91,10 @@ export type { AddSessionOptions, AddSessionResult, AppendTurnsOptions, MemoryOpt
 export type { SearchOptions, SearchQuery } from "./route/search.ts";
 export type { DeliveryResult, VideoNotification } from "./video/procedural/deliveries.ts";
 export type { RuleCondition, RuleInput } from "./video/procedural/rules.ts";
-export type { EntityFact, EntityMemory } from "./video/semantic/entity-memory.ts";
+export type { EntityFact, EntityMemory, ScopeFact } from "./video/semantic/entity-memory.ts";
 export type { VideoAnswer } from "./video/video-answer.ts";
 export type { EntitySummary } from "./video/video-entities.ts";
-export type { EpisodicLevel, KeyFrame, VideoHit } from "./video/video-queries.ts";
+export type { EpisodicLevel, KeyFrame, VideoHit, VideoSourceSummary } from "./video/video-queries.ts";
 export type { SegmentReport, VideoWatch, WatchOptions, WatchResult } from "./video/watch.ts";
 
 /** Query embeddings kept per memory: agents and benchmarks repeat questions; the embedder is a search's slowest step. */
@@ -152,6 +154,8 @@ export class Memory {
   #detector: Detector | undefined;
   /** Where the notifier's deliveries go: live listeners (SSE) and the configured webhooks. */
   readonly #notifications = new NotificationHub();
+  /** Running watches per scope: stream name → start time (the source view's live status). */
+  readonly #watching = new Map<string, Map<string, number>>();
   #closed = false;
 
   private constructor(store: Store, options: MemoryOptions) {
@@ -640,7 +644,7 @@ export class Memory {
    */
   async watch(scope: Scope, source: string | VideoSource, options: WatchOptions = {}): Promise<VideoWatch> {
     const scoped = this.#scoped(scope);
-    return startWatch(
+    const watch = await startWatch(
       {
         scoped,
         models: this.models,
@@ -658,6 +662,21 @@ export class Memory {
       typeof source === "string" ? parseVideoSource(source) : source,
       options,
     );
+    const key = scopeKey(scope);
+    const running = this.#watching.get(key) ?? new Map<string, number>();
+    running.set(watch.stream, Date.now());
+    this.#watching.set(key, running);
+    const ended = () => {
+      running.delete(watch.stream);
+      if (running.size === 0 && this.#watching.get(key) === running) this.#watching.delete(key);
+    };
+    watch.done.then(ended, ended);
+    return watch;
+  }
+
+  /** The source view: the scope's watched sources with their streams, segments and live status. */
+  async listVideoSources(scope: Scope): Promise<VideoSourceSummary[]> {
+    return listSources(this.#scoped(scope), this.#watching.get(scopeKey(validateScope(scope))) ?? new Map());
   }
 
   /** Entities seen in this scope's streams (or enrolled), with their sightings per stream. */
@@ -743,8 +762,11 @@ export class Memory {
     return listMoments(this.#scoped(scope), options);
   }
 
-  /** Semantic memory: the facts about this scope's entities (or one entity's), most important first. */
-  async listFacts(scope: Scope, options: { entityId?: string } = {}): Promise<EntityFact[]> {
+  /**
+   * Semantic memory: the facts about this scope's entities and sources' scenes (or one entity's, or
+   * one source's), most important first.
+   */
+  async listFacts(scope: Scope, options: { entityId?: string; source?: string } = {}): Promise<ScopeFact[]> {
     return listFacts(this.#scoped(scope), options);
   }
 

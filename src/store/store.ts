@@ -17,7 +17,7 @@ import type {
   VectorReplacement,
   VectorSpace,
 } from "./records.ts";
-import type { VideoItem, VideoItemQuery, VideoWrite } from "./video-records.ts";
+import type { NotifierRuleState, VideoItem, VideoItemQuery, VideoWrite } from "./video-records.ts";
 
 /**
  * The storage seam. Data is reachable only through a `ScopedStore`, whose every method is
@@ -214,6 +214,8 @@ export interface ScopedStore {
    */
   commitVideo(write: VideoWrite): Promise<void>;
   readVideoItems(query: VideoItemQuery): Promise<VideoItem[]>;
+  /** The notifier's saved record for a stream's rules (written by `commitVideo`), by rule id order. */
+  readNotifierState(stream: string): Promise<NotifierRuleState[]>;
 
   // ── Transfer: a scope copied between stores (`cairn migrate`), ids and times kept ──────────────
   /**

@@ -61,6 +61,23 @@ export interface VideoWrite {
     readonly subject: string;
     readonly details: Record<string, unknown>;
   }[];
+  /**
+   * The notifier's record of what a stream recently sent, saved with the decisions that changed it
+   * (rows of these rules replaced; a removed rule's rows go with it), so a restarted watch keeps its
+   * cooldown and deduplication.
+   */
+  readonly notifier?: { readonly stream: string; readonly rules: readonly NotifierRuleState[] };
+}
+
+/** What the notifier remembers about one rule on one stream: the record of what it recently sent. */
+export interface NotifierRuleState {
+  readonly ruleId: string;
+  /** The condition was decided as holding (sent or suppressed) and has not been cleared since. */
+  readonly holding: boolean;
+  /** Media time (epoch ms of the stream's clock) of the rule's last delivery; null before any. */
+  readonly lastSentMs: number | null;
+  readonly event: number;
+  readonly sentInEvent: number;
 }
 
 /** Which items to read; every field narrows, none means all. Ordered by start time, then id. */

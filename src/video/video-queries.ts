@@ -5,6 +5,7 @@ import { embedTexts } from "../models/model-calls.ts";
 import type { Models } from "../models/provider.ts";
 import type { ScopedStore } from "../store/store.ts";
 import type { VideoItem, VideoItemKind } from "../store/video-records.ts";
+import { sourceOf } from "./video-text.ts";
 
 /**
  * The levels a query can search (ReflectWorld-MM §3.3, §3.6): the three episodic ones, semantic
@@ -131,6 +132,66 @@ export async function listMoments(
   return Promise.all(
     newest.map(async (item) => ({ item: withoutVector(item), frames: await keyFramesOf(scoped, item.id) })),
   );
+}
+
+/** A watched source (a camera, a file) in the source view: its streams, segments and whether it is live. */
+export interface VideoSourceSummary {
+  readonly source: string;
+  /** A watch of it is running in this process now. */
+  readonly live: boolean;
+  /** Its streams (one per watch), oldest first; `segments` counts the analysed ones (traces). */
+  readonly streams: readonly {
+    readonly stream: string;
+    readonly live: boolean;
+    readonly from: string;
+    readonly to: string;
+    readonly segments: number;
+  }[];
+  readonly segments: number;
+}
+
+/**
+ * The sources of the scope, most recently seen first: every stream that wrote a segment, grouped by
+ * source, plus running watches (`live`: stream name → start time) that have not written one yet.
+ */
+export async function listSources(
+  scoped: ScopedStore,
+  live: ReadonlyMap<string, number>,
+): Promise<VideoSourceSummary[]> {
+  const streams = new Map<string, { from: number; to: number; segments: number }>();
+  for (const trace of await scoped.readVideoItems({ kinds: ["trace"] })) {
+    if (!trace.stream) continue;
+    const entry = streams.get(trace.stream) ?? { from: trace.startMs, to: trace.endMs, segments: 0 };
+    streams.set(trace.stream, {
+      from: Math.min(entry.from, trace.startMs),
+      to: Math.max(entry.to, trace.endMs),
+      segments: entry.segments + 1,
+    });
+  }
+  for (const [stream, startedMs] of live)
+    if (!streams.has(stream)) streams.set(stream, { from: startedMs, to: startedMs, segments: 0 });
+  const bySource = new Map<string, VideoSourceSummary["streams"][number][]>();
+  for (const [stream, entry] of [...streams].sort((a, b) => a[1].from - b[1].from)) {
+    const source = sourceOf(stream);
+    bySource.set(source, [
+      ...(bySource.get(source) ?? []),
+      {
+        stream,
+        live: live.has(stream),
+        from: new Date(entry.from).toISOString(),
+        to: new Date(entry.to).toISOString(),
+        segments: entry.segments,
+      },
+    ]);
+  }
+  return [...bySource]
+    .map(([source, list]) => ({
+      source,
+      live: list.some((entry) => entry.live),
+      streams: list,
+      segments: list.reduce((sum, entry) => sum + entry.segments, 0),
+    }))
+    .sort((a, b) => (b.streams.at(-1)?.to ?? "").localeCompare(a.streams.at(-1)?.to ?? ""));
 }
 
 /** Vectors are internal: callers get the text, time, links and sources. */

@@ -6,3 +6,12 @@ export function formatMediaTime(ms: number): string {
   const seconds = String(total % 60).padStart(2, "0");
   return hours > 0 ? `${hours}:${String(minutes).padStart(2, "0")}:${seconds}` : `${minutes}:${seconds}`;
 }
+
+/**
+ * The source a stream watches: its name without the `@start` a watch adds (`table@2026-…Z` →
+ * `table`). Restarted watches of one camera are streams of one source; its per-source memory (scene
+ * facts, the notifier's record) is keyed by it.
+ */
+export function sourceOf(stream: string): string {
+  return stream.replace(/@[^@]*$/, "") || stream;
+}

@@ -14,11 +14,11 @@ import { focusLabels, ruleApplies } from "./procedural/rules.ts";
 import { arrivalSignals, type CountCarry, countSignals } from "./procedural/signals.ts";
 import { type Decision, type PendingResolution, resolveSegment, type TrackedTarget } from "./resolver.ts";
 import { type Segment, Segmenter } from "./segmenter.ts";
-import { consolidateEntities } from "./semantic/consolidate.ts";
+import { consolidateEntities, consolidateSource } from "./semantic/consolidate.ts";
 import { linkTracks, type TrackEvidence, trackEvidence } from "./tracks.ts";
 import type { VideoConfig } from "./video-config.ts";
 import { Galleries } from "./video-entities.ts";
-import { formatMediaTime } from "./video-text.ts";
+import { formatMediaTime, sourceOf } from "./video-text.ts";
 import { VoiceActivity } from "./voice-activity.ts";
 import {
   applySegment,
@@ -185,6 +185,7 @@ class StreamPipeline {
     const voice = new VoiceActivity(config.voice);
     const frameMs = 1000 / this.#video.fps;
     try {
+      await this.#restoreNotifier();
       for await (const frame of this.#video.frames()) {
         this.#frames += 1;
         this.#mediaMs = frame.timeMs + frameMs;
@@ -220,6 +221,26 @@ class StreamPipeline {
       stopped: this.#stopped,
       warnings: this.#warnings,
     };
+  }
+
+  /**
+   * The notifier's record of what this source recently sent, as the last watch of it left it: a
+   * restarted watch stays inside the cooldown and does not repeat a condition still decided as
+   * holding (perception starts from that state, so a condition gone is cleared and re-armed). The
+   * budget is per event, and a restarted watch starts a new one.
+   */
+  async #restoreNotifier(): Promise<void> {
+    const saved = await this.#context.scoped.readNotifierState(sourceOf(this.#stream));
+    this.#notifyMemory = new Map(
+      saved.map((rule) => [
+        rule.ruleId,
+        { holding: rule.holding, lastSentMs: rule.lastSentMs, event: -1, sentInEvent: rule.sentInEvent },
+      ]),
+    );
+    this.#countCarry = new Map(
+      saved.filter((rule) => rule.holding).map((rule) => [rule.ruleId, { holding: true, against: 0, sinceMs: null }]),
+    );
+    for (const rule of saved) if (rule.holding) this.#present.add(rule.ruleId);
   }
 
   async #segment(segment: Segment): Promise<void> {
@@ -545,6 +566,12 @@ class StreamPipeline {
     this.#warnings.push(...semantic.warnings);
     if (semantic.write.put.length + semantic.write.remove.length + semantic.write.audits.length > 0)
       await this.#context.scoped.commitVideo(semantic.write);
+    // And every N segments of the source, what holds about the place it watches (scene facts).
+    const scene = await consolidateSource(
+      { ...this.#context, config: config.semantic },
+      { stream: this.#stream, traceId },
+    );
+    await this.#context.scoped.commitVideo(scene.write);
 
     // Working memory: bounded, updated only after the write succeeded.
     const targets: TrackedTarget[] = [...perEntity].map(([entityId, indices]) => {
@@ -620,8 +647,26 @@ class StreamPipeline {
       policyFor(config.notify, this.#stream),
       event,
     );
+    const changed = [...memory].filter(([ruleId, state]) => {
+      const before = this.#notifyMemory.get(ruleId);
+      return (
+        !before ||
+        before.holding !== state.holding ||
+        before.lastSentMs !== state.lastSentMs ||
+        before.sentInEvent !== state.sentInEvent ||
+        before.event !== state.event
+      );
+    });
     this.#notifyMemory = memory;
-    if (decisions.length === 0) return [];
+    // What was recently sent is saved with the decisions that changed it, in one write.
+    const notifier = {
+      stream: sourceOf(this.#stream),
+      rules: changed.map(([ruleId, state]) => ({ ruleId, ...state })),
+    };
+    if (decisions.length === 0) {
+      if (changed.length > 0) await this.#context.scoped.commitVideo({ put: [], remove: [], audits: [], notifier });
+      return [];
+    }
     const byId = new Map(rules.map((rule) => [rule.id, rule]));
     const put: VideoItem[] = [];
     const audits: VideoWrite["audits"][number][] = [];
@@ -681,7 +726,7 @@ class StreamPipeline {
         },
       });
     }
-    await this.#context.scoped.commitVideo({ put, remove: [], audits });
+    await this.#context.scoped.commitVideo({ put, remove: [], audits, notifier });
     return decisions.map((decision) => ({
       rule: decision.signal.ruleId,
       outcome: decision.outcome,

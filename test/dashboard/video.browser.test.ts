@@ -17,10 +17,14 @@ const skip = existsSync(chromiumPath)
   : `Chromium not found at ${chromiumPath} (install Debian's chromium, or set CAIRN_CHROMIUM)`;
 const scope = { tenant: "acme", user: "ana" };
 
+/** While set, detection waits for it: a watch stays running (live) until the test lets it go. */
+let hold: Promise<void> | null = null;
+
 /** One person (a one-hot face) at a table; scene 2 and 3 of 6 show one bottle, the others three. */
 const detector: Detector = {
   id: "fake-table-detector",
   async detect(frames: readonly Frame[]): Promise<FrameDetections[]> {
+    if (hold) await hold;
     return frames.map((frame) => {
       const scene = Math.floor(frame.timeMs / 3000);
       const bottles = scene === 2 || scene === 3 ? 1 : 3;
@@ -45,17 +49,19 @@ const detector: Detector = {
 describe("dashboard video panel in Chromium", { skip }, () => {
   let server: RunningServer;
   let browser: Browser;
+  let memory: Memory;
+  let clip: string;
   const cleanups: (() => void)[] = [];
 
   before(async () => {
     const dir = tempDir({ after: (fn) => cleanups.push(fn) }, "cairn-video-dashboard-");
-    const memory = await Memory.open({
+    memory = await Memory.open({
       path: join(dir, "store"),
       models: createHashModels(),
       video: { detector, config: { gateway: { fps: 2 }, segmenter: { maxSegmentMs: 3000 } } },
     });
     await memory.addVideoRule(scope, { text: "alert when fewer than 2 bottles remain" });
-    const clip = makeClip(dir, "table.mp4", {
+    clip = makeClip(dir, "table.mp4", {
       scenes: ["testsrc", "testsrc2", "testsrc", "testsrc2", "testsrc", "testsrc2"],
       sceneSeconds: 3,
     });
@@ -107,6 +113,63 @@ describe("dashboard video panel in Chromium", { skip }, () => {
       facts.join(" | "),
     );
     assert.match((await page.textContent("#video-entity")) ?? "", /Sightings[\s\S]*table/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("source view: a recorded stream's segments on a timeline with key frames and media times, its scene facts, and a running watch shown live", async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, locale: "en-US" });
+    const problems: string[] = [];
+    page.on("pageerror", (error) => problems.push(error.message));
+    page.on("console", (message) => {
+      if (message.type() === "error") problems.push(message.text());
+    });
+    await page.addInitScript(() =>
+      localStorage.setItem("cairn.dashboard.connection", JSON.stringify({ apiKey: "", tenant: "acme", user: "ana" })),
+    );
+    // A second camera whose watch is still running when the page opens (its detector is held).
+    let release = () => {};
+    hold = new Promise((resolve) => {
+      release = resolve;
+    });
+    const door = await memory.watch(scope, clip, { stream: "door", startTime: "2026-01-01T11:00:00Z" });
+    try {
+      await page.goto(server.url);
+      await page.waitForSelector("body[data-ready=true]");
+      await page.waitForSelector("#video:not([hidden]) #video-sources button[data-source=table]");
+      assert.equal(await page.getAttribute("#video-sources button[data-source=door]", "data-live"), "true");
+      assert.equal(await page.getAttribute("#video-sources button[data-source=table]", "data-live"), "false");
+
+      await page.click("#video-sources button[data-source=table]");
+      await page.waitForSelector("#video-source:not([hidden]) .timeline .segment");
+      assert.match((await page.textContent("#video-source h3")) ?? "", /table\s*recorded/);
+      assert.equal(await page.locator("#video-source .timeline .segment").count(), 6, "one per analysed segment");
+      assert.equal(await page.locator("#video-source .timeline-track span").count(), 6);
+      const times = await page.locator("#video-source .segment-time").allTextContents();
+      assert.match(times[0] ?? "", /^0:00–0:03/, times.join(" | "));
+      assert.match(times[5] ?? "", /^0:15–0:18/, times.join(" | "));
+      await page.locator("#video-source .timeline").scrollIntoViewIfNeeded();
+      await page.waitForSelector("#video-source .segment img[src^='blob:']", { state: "attached" });
+      const scene = await page.locator("#video-source .fact").allTextContents();
+      assert.ok(
+        scene.some((text) => /0\.50 a bottle is usually in view/.test(text) && /add/.test(text)),
+        scene.join(" | "),
+      );
+
+      // The running watch: shown live, then refreshed to recorded once it ends, with its segments.
+      await page.click("#video-sources button[data-source=door]");
+      await page.waitForSelector("#video-source h3 .badge.live");
+      assert.match((await page.textContent("#video-source .source-status")) ?? "", /Watching since/);
+      release();
+      hold = null;
+      await door.done;
+      await page.waitForFunction(() => document.querySelector("#video-source h3 .badge")?.textContent === "recorded");
+      assert.equal(await page.locator("#video-source .timeline .segment").count(), 6);
+    } finally {
+      release();
+      hold = null;
+      await door.done;
+    }
     assert.deepEqual(problems, []);
     await page.close();
   });

@@ -431,6 +431,7 @@ describe("OpenAPI document", () => {
       "post /v1/video/answer",
       "get /v1/video/moments",
       "get /v1/video/facts",
+      "get /v1/video/sources",
       "get /v1/video/entities/{id}/memory",
       "post /v1/video/rules",
       "get /v1/video/rules",

@@ -346,6 +346,7 @@ export const seamMethods = {
   refreshPrograms: "question bank",
   commitVideo: "video memory",
   readVideoItems: "video memory",
+  readNotifierState: "video memory",
   importSession: "transfer",
   readSessionParts: "transfer",
   restoreIndexAndAudit: "transfer",

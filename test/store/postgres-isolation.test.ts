@@ -83,7 +83,7 @@ if (skip) {
       turns: [{ speaker: "Ana", text: "okapi postscript" }],
     });
     await a.commitSession({ ...appended, append: { partKey: "okapi-part" } });
-    // Video memory (an entity with a gallery slot from A's first frame), so its tables are checked too.
+    // Video memory (an entity with a gallery slot from A's first frame, the notifier's record), so its tables are checked too.
     await a.commitVideo({
       put: [
         {
@@ -113,6 +113,11 @@ if (skip) {
       ],
       remove: [],
       audits: [],
+      // And the notifier's record of what the camera recently sent.
+      notifier: {
+        stream: "cam",
+        rules: [{ ruleId: "vrule_a", holding: true, lastSentMs: 18_000, event: 0, sentInEvent: 1 }],
+      },
     });
     const theirs = await b.commitSession(
       await buildSessionWrite({

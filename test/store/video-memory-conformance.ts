@@ -185,4 +185,44 @@ export const videoMemoryConformance = defineGroup("video memory", (test) => {
       "the fact and notification from the forgotten frames went, and the bare entity with its counter; the rule stays",
     );
   });
+  test("the notifier's record is saved with a write, replaced per rule, scoped, and goes with its rule and its scope", async (store) => {
+    const scoped = store.forScope(scopeA);
+    const [frame] = await frames(scoped);
+    assert.ok(frame);
+    const sent = { ruleId: "vrule_1", holding: true, lastSentMs: base + 18_000, event: 0, sentInEvent: 1 };
+    const other = { ruleId: "vrule_2", holding: false, lastSentMs: null, event: 0, sentInEvent: 0 };
+    await scoped.commitVideo({
+      put: [
+        item({ id: "vrule_1", kind: "rule", text: "fewer than 2 bottles" }),
+        item({ id: "vrule_2", kind: "rule", text: "tell me when Ana arrives" }),
+        item({ id: "vnote_1", kind: "notification", text: "1 bottle left", sources: [frame] }),
+      ],
+      remove: [],
+      audits: [],
+      notifier: { stream: "table", rules: [sent, other] },
+    });
+    assert.deepEqual(await scoped.readNotifierState("table"), [sent, other]);
+    assert.deepEqual(await scoped.readNotifierState("door"), [], "per stream");
+    assert.deepEqual(await store.forScope(scopeC).readNotifierState("table"), [], "another tenant sees nothing");
+
+    // A later write replaces its rules' rows and leaves the others; a refused write changes nothing.
+    const cleared = { ...sent, holding: false };
+    await scoped.commitVideo({ put: [], remove: [], audits: [], notifier: { stream: "table", rules: [cleared] } });
+    await assert.rejects(
+      scoped.commitVideo({
+        put: [item({ id: "vnote_2", kind: "notification", sources: ["no-such-node"] })],
+        remove: [],
+        audits: [],
+        notifier: { stream: "table", rules: [{ ...sent, lastSentMs: base + 99_000 }] },
+      }),
+      InputError,
+    );
+    assert.deepEqual(await scoped.readNotifierState("table"), [cleared, other]);
+
+    // Removing a rule removes its record; forgetting the scope removes the rest.
+    await scoped.commitVideo({ put: [], remove: ["vrule_2"], audits: [] });
+    assert.deepEqual(await scoped.readNotifierState("table"), [cleared]);
+    await forget(scoped, { all: true }, spaces);
+    assert.deepEqual(await scoped.readNotifierState("table"), []);
+  });
 });

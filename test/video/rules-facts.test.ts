@@ -191,6 +191,61 @@ describe("procedural memory: rules, signals and the notifier", () => {
   });
 });
 
+describe("the notifier's record across a restart", () => {
+  it("a restarted watch of the same source inside the cooldown does not resend, and does not repeat a condition still holding", {
+    skip: noFfmpegReason,
+  }, async (t) => {
+    const dir = tempDir(t);
+    const path = tempDir(t);
+    const started = Date.parse("2026-01-01T10:00:00Z");
+    const at = (ms: number) => new Date(started + ms).toISOString();
+    const watchOnce = async (bottles: number[], name: string, startMs: number) => {
+      const scenes = bottles.map((_, index) => (index % 2 === 0 ? "testsrc" : "testsrc2"));
+      const clip = makeClip(dir, name, { scenes, sceneSeconds: 3 });
+      const memory = await Memory.open({
+        path,
+        models: createHashModels(),
+        video: {
+          detector: tableDetector(bottles),
+          config: { gateway: { fps: 2 }, segmenter: { maxSegmentMs: sceneMs } },
+        },
+      });
+      try {
+        if ((await memory.listVideoRules(scope)).length === 0)
+          await memory.addVideoRule(scope, { text: "alert when fewer than 2 bottles remain" });
+        // No stream name: each watch is `cam.mp4@<start>`, two streams of one source (the same camera).
+        await (await memory.watch(scope, clip, { startTime: at(startMs) })).done;
+        return (await memory.listVideoNotifications(scope, { limit: 100 }))
+          .reverse()
+          .map((item) => [item.data.outcome, item.startMs - started, String(item.data.reason)] as const);
+      } finally {
+        await memory.close();
+      }
+    };
+    // First run: a drop at 3 s is delivered; the stream stops while the count is still low.
+    const first = await watchOnce([3, 1, 1], "cam.mp4", 0);
+    assert.deepEqual(
+      first.filter(([outcome]) => outcome === "send").map(([, ms]) => ms),
+      [3000],
+    );
+    // Restarted 9 s later (a new process, the same store): still low, back to three, low again at 18 s.
+    const second = (await watchOnce([1, 1, 3, 1, 3], "cam.mp4", 9000)).slice(first.length);
+    assert.deepEqual(
+      second.map(([outcome, ms]) => [outcome, ms]),
+      [
+        ["suppressed", 11500],
+        ["suppressed", 14500],
+        ["cleared", 15000],
+        ["suppressed", 18000],
+        ["cleared", 21000],
+      ],
+      "nothing sent after the restart: a duplicate while still low, the next drop inside the cooldown",
+    );
+    assert.match(second[0]?.[2] ?? "", /^duplicate/);
+    assert.match(second[3]?.[2] ?? "", /^cooldown: 15 s since the last delivery/);
+  });
+});
+
 describe("semantic memory through the pipeline", () => {
   it("consolidates an entity's facts every 5 observations, with provenance, and forget takes them", {
     skip: noFfmpegReason,
@@ -227,6 +282,21 @@ describe("semantic memory through the pipeline", () => {
     const audit = (await memory.listAudit(scope, { limit: 300 })).map((event) => event.action);
     assert.ok(
       audit.includes("video.fact.add") && audit.includes("video.fact.confirm") && audit.includes("video.consolidation"),
+    );
+
+    // The source's own (scene) facts, from its segments: consolidated every 5 segments the same way.
+    const scene = await memory.listFacts(scope, { source: "visits" });
+    const bottle = scene.find((fact) => fact.text === "a bottle is usually in view");
+    assert.ok(bottle, `scene facts: ${scene.map((fact) => fact.text).join("; ")}`);
+    assert.equal(bottle.entityId, null);
+    assert.equal(bottle.source, "visits");
+    assert.equal(bottle.importance, 0.6, "added at the 5th segment from 4 earlier ones, re-confirmed at the 10th");
+    assert.ok(bottle.sources.length >= 4, "it points to the key frames of the segments behind it");
+    assert.ok(scene.some((fact) => fact.text === "usually one person in view at a time"));
+    assert.equal(
+      scene.some((fact) => fact.text === "different people come and go"),
+      false,
+      "one person all along is not a place people come and go",
     );
 
     // Forget one segment the fact was justified by: the fact goes, the user's identity fact stays.

@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { ProviderError } from "../../src/core/errors.ts";
 import { createOpenAIChat } from "../../src/models/openai-provider.ts";
 import type { VideoItem } from "../../src/store/video-records.ts";
+import { decide, type RuleMemory } from "../../src/video/procedural/notifier.ts";
 import { chatConsolidator } from "../../src/video/semantic/chat-consolidator.ts";
 import { modelFreeConsolidator } from "../../src/video/semantic/consolidator.ts";
 import {
@@ -14,6 +15,7 @@ import {
   identityFact,
   reinforce,
 } from "../../src/video/semantic/facts.ts";
+import { scenePatterns } from "../../src/video/semantic/scene.ts";
 import { startFakeOpenAIServer } from "../models/fake-openai-server.ts";
 
 const entity: VideoItem = {
@@ -278,6 +280,113 @@ describe("the chat consolidator through the openai provider", () => {
       consolidator.consolidate({ entity, facts, observations: seen, companions: new Map(), texts: new Map() }),
       ProviderError,
       "an invalid answer is an error the pipeline turns into a warning, facts unchanged",
+    );
+  });
+});
+
+describe("scene facts of a source (per-source semantic memory)", () => {
+  const trace = (index: number, data: Record<string, unknown>): VideoItem => ({
+    id: `vtrace_${index}`,
+    kind: "trace",
+    stream: "table@2026-01-01T10:00:00Z",
+    entityId: null,
+    startMs: index * 10_000,
+    endMs: index * 10_000 + 10_000,
+    text: `segment ${index}`,
+    data,
+    vector: null,
+    sources: [`frame_${index}`],
+  });
+  const people = (...perFrame: number[]) => perFrame.map((person, ms) => ({ ms, person }));
+
+  it("finds what recurs across visitors: the place is visited by different people, one at a time, silently", () => {
+    // Four visitors in turn (one person per segment; a single frame's second box is not a second person), no speech.
+    const traces = [1, 2, 3, 4, 5, 6].map((index) =>
+      trace(index, {
+        entities: [`vent_${Math.ceil(index / 2)}`],
+        objects: index % 3 === 0 ? { chair: 1 } : {},
+        counts: people(1, 1, 2, 1),
+        audio: "ok",
+        voicedMs: 0,
+      }),
+    );
+    const found = new Map(scenePatterns(traces, defaultSemanticConfig).map((pattern) => [pattern.text, pattern]));
+    assert.deepEqual([...found.keys()].sort(), [
+      "different people come and go",
+      "usually one person in view at a time",
+      "usually silent",
+    ]);
+    assert.equal(found.get("usually one person in view at a time")?.support.length, 6);
+  });
+
+  it("says nothing of speech without audio, and nothing of visitors when one person is always there", () => {
+    const traces = [1, 2, 3].map((index) =>
+      trace(index, { entities: ["vent_1"], objects: {}, counts: people(1, 1), audio: "absent", voicedMs: 0 }),
+    );
+    assert.deepEqual(
+      scenePatterns(traces, defaultSemanticConfig).map((pattern) => pattern.text),
+      ["usually one person in view at a time"],
+    );
+  });
+});
+
+describe("the notifier alone decides (pure)", () => {
+  const policy = { cooldownMs: 60_000, budgetPerEvent: 2, muted: false };
+  const signal = (atMs: number, holds: boolean) => ({
+    ruleId: "vrule_1",
+    holds,
+    atMs,
+    value: holds ? 1 : 3,
+    detail: "",
+    change: true,
+  });
+
+  it("sends when a condition starts holding, then suppresses duplicates, the cooldown, the budget and replays", () => {
+    let memory: ReadonlyMap<string, RuleMemory> = new Map();
+    const outcomes: string[] = [];
+    let last = "";
+    for (const [atMs, holds, event] of [
+      [0, true, 0],
+      [5_000, true, 0],
+      [10_000, false, 0],
+      [30_000, true, 0],
+      [40_000, false, 0],
+      [100_000, true, 0],
+      [110_000, false, 0],
+      [200_000, true, 0],
+      [210_000, false, 0],
+      [300_000, true, 1],
+      [310_000, false, 1],
+      [250_000, true, 1],
+    ] as const) {
+      const decided = decide(memory, [signal(atMs, holds)], policy, event);
+      memory = decided.memory;
+      outcomes.push(
+        ...decided.decisions.map((decision) =>
+          [decision.outcome, decision.reason.match(/^\w+:/)?.[0]].filter(Boolean).join(" "),
+        ),
+      );
+      last = decided.decisions.at(-1)?.reason ?? last;
+    }
+    assert.deepEqual(outcomes, [
+      "send",
+      "suppressed duplicate:",
+      "cleared",
+      "suppressed cooldown:",
+      "cleared",
+      "send",
+      "cleared",
+      "suppressed budget:",
+      "cleared",
+      "send",
+      "cleared",
+      "suppressed cooldown:",
+    ]);
+    assert.equal(memory.get("vrule_1")?.lastSentMs, 300_000);
+    assert.match(
+      last,
+      /50 s before the last delivery/,
+      "media replayed from before the last delivery is not sent again",
     );
   });
 });

@@ -48,6 +48,9 @@ const wall = (table: string) => `
 /** Tenant tables added after migration 1, each walled by the migration that creates it. */
 export const videoTenantTables = ["video_items", "video_sources"] as const;
 
+/** The notifier's record (issue 14), walled by migration 9. */
+const notifierTables = ["video_notifier_state"] as const;
+
 const migrations: readonly {
   version: number;
   name: string;
@@ -386,6 +389,25 @@ const migrations: readonly {
       ALTER TABLE lexical_postings DROP CONSTRAINT lexical_postings_pkey,
         ADD CONSTRAINT lexical_postings_pkey PRIMARY KEY (scope_key, field, lexeme, raw_node_rowid)
           INCLUDE (tf, length, tenant);
+    `,
+  },
+  {
+    version: 9,
+    name: "the notifier's record of what each stream recently sent, per rule, kept across restarts",
+    // Written with the decisions that change it (commitVideo); goes with its rule and its scope.
+    sql: `
+      CREATE TABLE video_notifier_state (
+        tenant text NOT NULL,
+        scope_key text NOT NULL,
+        stream text NOT NULL,
+        rule_id text NOT NULL,
+        holding boolean NOT NULL,
+        last_sent_ms bigint,
+        event integer NOT NULL,
+        sent_in_event integer NOT NULL,
+        PRIMARY KEY (scope_key, stream, rule_id)
+      );
+      ${notifierTables.map(wall).join("\n")}
     `,
   },
 ];

@@ -25,7 +25,7 @@ import type {
   SessionPart,
   SessionQuery,
 } from "../store.ts";
-import type { VideoItem, VideoItemQuery, VideoWrite } from "../video-records.ts";
+import type { NotifierRuleState, VideoItem, VideoItemQuery, VideoWrite } from "../video-records.ts";
 import { readAudit } from "./audit-events.ts";
 import { commitSession, importSession } from "./commit-session.ts";
 import { forget } from "./forget.ts";
@@ -42,7 +42,7 @@ import { scopeStats } from "./scope-stats.ts";
 import { searchLexical } from "./search-lexical.ts";
 import { searchVectors, vectorSearchSettings } from "./search-vectors.ts";
 import { inTenant, type Sql } from "./tenant-transaction.ts";
-import { commitVideo, readVideoItems } from "./video-items.ts";
+import { commitVideo, readNotifierState, readVideoItems } from "./video-items.ts";
 
 /**
  * One scope's handle on the Postgres store. Each method is one transaction walled to the scope's
@@ -205,6 +205,10 @@ export class PostgresScopedStore implements ScopedStore {
 
   async readVideoItems(query: VideoItemQuery): Promise<VideoItem[]> {
     return this.#read("readVideoItems", (sql) => readVideoItems(this.#context, sql, query));
+  }
+
+  async readNotifierState(stream: string): Promise<NotifierRuleState[]> {
+    return this.#read("readNotifierState", (sql) => readNotifierState(this.#context, sql, stream));
   }
 
   // ── Transfer ────────────────────────────────────────────────────────────────────────────────

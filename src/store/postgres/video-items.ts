@@ -1,6 +1,7 @@
 import { InputError } from "../../core/errors.ts";
 import { vectorFromBytes } from "../../core/vectors.ts";
 import {
+  type NotifierRuleState,
   type VideoItem,
   type VideoItemKind,
   type VideoItemQuery,
@@ -57,7 +58,42 @@ export async function commitVideo(context: ScopeContext, sql: Sql, write: VideoW
       );
     }
   }
+  // A removed rule's notifier record goes with it; a write's record replaces its rules' rows.
+  if (write.remove.length > 0)
+    await sql.query("DELETE FROM video_notifier_state WHERE scope_key = $1 AND rule_id = ANY($2::text[])", [
+      key,
+      [...write.remove],
+    ]);
+  for (const rule of write.notifier?.rules ?? [])
+    await sql.query(
+      `INSERT INTO video_notifier_state (tenant, scope_key, stream, rule_id, holding, last_sent_ms, event, sent_in_event)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (scope_key, stream, rule_id) DO UPDATE SET holding = EXCLUDED.holding,
+         last_sent_ms = EXCLUDED.last_sent_ms, event = EXCLUDED.event, sent_in_event = EXCLUDED.sent_in_event`,
+      [tenant, key, write.notifier?.stream, rule.ruleId, rule.holding, rule.lastSentMs, rule.event, rule.sentInEvent],
+    );
   for (const audit of write.audits) await writeAudit(context, sql, audit.action, audit.subject, audit.details);
+}
+
+export async function readNotifierState(context: ScopeContext, sql: Sql, stream: string): Promise<NotifierRuleState[]> {
+  const rows = await sql.query<{
+    rule_id: string;
+    holding: boolean;
+    last_sent_ms: string | null;
+    event: number;
+    sent_in_event: number;
+  }>(
+    `SELECT rule_id, holding, last_sent_ms, event, sent_in_event FROM video_notifier_state
+     WHERE scope_key = $1 AND stream = $2 ORDER BY rule_id`,
+    [context.key, stream],
+  );
+  return rows.map((row) => ({
+    ruleId: row.rule_id,
+    holding: row.holding,
+    lastSentMs: row.last_sent_ms === null ? null : Number(row.last_sent_ms),
+    event: Number(row.event),
+    sentInEvent: Number(row.sent_in_event),
+  }));
 }
 
 export async function readVideoItems(context: ScopeContext, sql: Sql, query: VideoItemQuery): Promise<VideoItem[]> {
@@ -95,7 +131,10 @@ export async function forgetVideoItems(
   all: boolean,
 ): Promise<number> {
   const { key } = context;
-  if (all) return (await sql.query("DELETE FROM video_items WHERE scope_key = $1 RETURNING id", [key])).length;
+  if (all) {
+    await sql.query("DELETE FROM video_notifier_state WHERE scope_key = $1", [key]);
+    return (await sql.query("DELETE FROM video_items WHERE scope_key = $1 RETURNING id", [key])).length;
+  }
   const removed = await sql.query(
     `DELETE FROM video_items WHERE scope_key = $1 AND id IN
        (SELECT item_id FROM video_sources WHERE scope_key = $1 AND raw_node_id = ANY($2::text[])) RETURNING id`,

@@ -378,6 +378,23 @@ const migrations: readonly { version: number; name: string; sql: string; run?: (
       CREATE INDEX video_items_by_entity ON video_items (scope_key, entity_id);
     `,
   },
+  {
+    version: 11,
+    name: "the notifier's record of what each stream recently sent, per rule, kept across restarts",
+    // Written with the decisions that change it (commitVideo); goes with its rule and its scope.
+    sql: `
+      CREATE TABLE video_notifier_state (
+        scope_key TEXT NOT NULL,
+        stream TEXT NOT NULL,
+        rule_id TEXT NOT NULL,
+        holding INTEGER NOT NULL,
+        last_sent_ms INTEGER,
+        event INTEGER NOT NULL,
+        sent_in_event INTEGER NOT NULL,
+        PRIMARY KEY (scope_key, stream, rule_id)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 /** Every schema version this Cairn knows, ascending. */

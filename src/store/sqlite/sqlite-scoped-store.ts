@@ -25,7 +25,7 @@ import type {
   SessionPart,
   SessionQuery,
 } from "../store.ts";
-import type { VideoItem, VideoItemQuery, VideoWrite } from "../video-records.ts";
+import type { NotifierRuleState, VideoItem, VideoItemQuery, VideoWrite } from "../video-records.ts";
 import { readAudit } from "./audit-events.ts";
 import { commitSession, importSession } from "./commit-session.ts";
 import { linkedEntries, textVectors } from "./derived-lookups.ts";
@@ -41,7 +41,7 @@ import { applyIndexPlan, indexStatus, restoreIndexAndAudit } from "./scope-index
 import { scopeStats } from "./scope-stats.ts";
 import { searchLexical } from "./search-lexical.ts";
 import { searchVectors } from "./search-vectors.ts";
-import { commitVideo, readVideoItems } from "./video-items.ts";
+import { commitVideo, readNotifierState, readVideoItems } from "./video-items.ts";
 
 /**
  * One scope's handle on the SQLite store. Each method delegates to the module of its job; every
@@ -182,6 +182,10 @@ export class SqliteScopedStore implements ScopedStore {
 
   async readVideoItems(query: VideoItemQuery): Promise<VideoItem[]> {
     return readVideoItems(this.#context, query);
+  }
+
+  async readNotifierState(stream: string): Promise<NotifierRuleState[]> {
+    return readNotifierState(this.#context, stream);
   }
 
   // ── Transfer ───────────────────────────────────────────────────────────────────────────────

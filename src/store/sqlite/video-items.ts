@@ -1,6 +1,7 @@
 import { InputError, StoreError } from "../../core/errors.ts";
 import { vectorFromBytes } from "../../core/vectors.ts";
 import {
+  type NotifierRuleState,
   type VideoItem,
   type VideoItemKind,
   type VideoItemQuery,
@@ -56,6 +57,25 @@ export function commitVideo(context: ScopeContext, write: VideoWrite): void {
         insert.run(key, ...videoItemColumns(item));
         for (const source of item.sources) insertSource.run(key, item.id, source);
       }
+      // A removed rule's notifier record goes with it; a write's record replaces its rules' rows.
+      const forgetRule = db.prepare("DELETE FROM video_notifier_state WHERE scope_key = ? AND rule_id = ?");
+      for (const id of write.remove) forgetRule.run(key, id);
+      if (write.notifier) {
+        const save = db.prepare(
+          `INSERT OR REPLACE INTO video_notifier_state (scope_key, stream, rule_id, holding, last_sent_ms, event, sent_in_event)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        );
+        for (const rule of write.notifier.rules)
+          save.run(
+            key,
+            write.notifier.stream,
+            rule.ruleId,
+            rule.holding ? 1 : 0,
+            rule.lastSentMs,
+            rule.event,
+            rule.sentInEvent,
+          );
+      }
       for (const audit of write.audits) writeAudit(context, audit.action, audit.subject, audit.details);
     }).immediate();
   } catch (error) {
@@ -93,6 +113,28 @@ export function readVideoItems(context: ScopeContext, query: VideoItemQuery): Vi
   return rows.map(toItem);
 }
 
+export function readNotifierState(context: ScopeContext, stream: string): NotifierRuleState[] {
+  const rows = context.db
+    .prepare(
+      `SELECT rule_id, holding, last_sent_ms, event, sent_in_event FROM video_notifier_state
+       WHERE scope_key = ? AND stream = ? ORDER BY rule_id`,
+    )
+    .all(context.key, stream) as {
+    rule_id: string;
+    holding: number;
+    last_sent_ms: number | null;
+    event: number;
+    sent_in_event: number;
+  }[];
+  return rows.map((row) => ({
+    ruleId: row.rule_id,
+    holding: row.holding === 1,
+    lastSentMs: row.last_sent_ms,
+    event: row.event,
+    sentInEvent: row.sent_in_event,
+  }));
+}
+
 /**
  * Inside a forget's transaction: removes every item derived from a forgotten raw node (semantic facts
  * and notifications included), then every unnamed entity left with no slot and no observation, with
@@ -102,6 +144,7 @@ export function forgetVideoItems(context: ScopeContext, rawNodeIds: readonly str
   const { db, key } = context;
   if (all) {
     db.prepare("DELETE FROM video_sources WHERE scope_key = ?").run(key);
+    db.prepare("DELETE FROM video_notifier_state WHERE scope_key = ?").run(key);
     return db.prepare("DELETE FROM video_items WHERE scope_key = ?").run(key).changes;
   }
   const items = db

@@ -333,14 +333,32 @@ export function apiRoutes(info: { version: string }): Route[] {
         method: "get",
         operationId: "listVideoFacts",
         path: "/v1/video/facts",
-        summary: "Semantic memory: facts about entities, most important first, with the raw nodes behind each",
+        summary:
+          "Semantic memory: facts about entities and sources' scenes, most important first, with the raw nodes behind each",
         tag: "video",
         scoped: true,
         query: videoFactsQuery,
         responses: { 200: { description: "the facts", schema: responses.videoFacts }, ...errors },
       },
       async ({ c, memory, scope, query }) =>
-        c.json({ facts: await memory.listFacts(scope, query.entity ? { entityId: query.entity } : {}) }),
+        c.json({
+          facts: await memory.listFacts(scope, {
+            ...(query.entity ? { entityId: query.entity } : {}),
+            ...(query.source ? { source: query.source } : {}),
+          }),
+        }),
+    ),
+    defineRoute(
+      {
+        method: "get",
+        operationId: "listVideoSources",
+        path: "/v1/video/sources",
+        summary: "The source view: watched sources with their streams, segment counts and live status",
+        tag: "video",
+        scoped: true,
+        responses: { 200: { description: "the sources", schema: responses.videoSources }, ...errors },
+      },
+      async ({ c, memory, scope }) => c.json({ sources: await memory.listVideoSources(scope) }),
     ),
     defineRoute(
       {

@@ -178,7 +178,10 @@ export const pageQuery = z
 export const idParam = z.object({ id: z.string().min(1).max(256) });
 
 export const videoFactsQuery = z
-  .object({ entity: z.string().min(1).max(256).optional().describe("only this entity's facts") })
+  .object({
+    entity: z.string().min(1).max(256).optional().describe("only this entity's facts"),
+    source: z.string().min(1).max(500).optional().describe("only this source's scene facts"),
+  })
   .strict();
 
 export const videoRuleBody = z
@@ -666,6 +669,31 @@ export const responses = {
     })
     .strict()
     .describe("Per-segment moments (traces), newest first, with the key frames behind each"),
+  videoSources: z
+    .object({
+      sources: z.array(
+        z
+          .object({
+            source: z.string(),
+            live: z.boolean().describe("a watch of it is running now"),
+            segments: z.number().int(),
+            streams: z.array(
+              z
+                .object({
+                  stream: z.string(),
+                  live: z.boolean(),
+                  from: z.string(),
+                  to: z.string(),
+                  segments: z.number().int(),
+                })
+                .strict(),
+            ),
+          })
+          .strict(),
+      ),
+    })
+    .strict()
+    .describe("Watched sources, most recently seen first, with their streams and live status"),
   videoAnswer: z
     .object({
       question: z.string(),

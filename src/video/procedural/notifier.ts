@@ -99,6 +99,9 @@ export function decide(
     }
     let reason: string | null = null;
     if (policy.muted) reason = "muted by the source's policy";
+    else if (state.lastSentMs !== null && signal.atMs < state.lastSentMs)
+      // A restarted watch replaying media the record already covers (the same recording, the same start time).
+      reason = `cooldown: ${Math.round((state.lastSentMs - signal.atMs) / 1000)} s before the last delivery (media already decided)`;
     else if (state.lastSentMs !== null && signal.atMs - state.lastSentMs < policy.cooldownMs)
       reason = `cooldown: ${Math.round((signal.atMs - state.lastSentMs) / 1000)} s since the last delivery (< ${policy.cooldownMs / 1000} s)`;
     else if (state.sentInEvent >= policy.budgetPerEvent)

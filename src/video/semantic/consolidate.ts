@@ -2,9 +2,11 @@ import { embedTexts } from "../../models/model-calls.ts";
 import type { Models } from "../../models/provider.ts";
 import type { ScopedStore } from "../../store/store.ts";
 import type { VideoItem, VideoWrite } from "../../store/video-records.ts";
+import { sourceOf } from "../video-text.ts";
 import { chatConsolidator } from "./chat-consolidator.ts";
-import { type Consolidator, modelFreeConsolidator } from "./consolidator.ts";
+import { type Consolidator, editsFromPatterns, modelFreeConsolidator } from "./consolidator.ts";
 import { applyFactEdits, factData, identityFact, type SemanticConfig } from "./facts.ts";
+import { scenePatterns } from "./scene.ts";
 
 export interface ConsolidateContext {
   readonly scoped: ScopedStore;
@@ -68,13 +70,13 @@ export async function consolidateEntities(
     const count = Number(counter?.data.count ?? 0) + 1;
     const runs = Number(counter?.data.consolidations ?? 0);
     if (count < config.every) {
-      put.push(counterItem(entityId, count, runs, counter, nowMs));
+      put.push(counterItem(counterId(entityId), count, runs, counter, nowMs, entityId));
       continue;
     }
     const observations = (await scoped.readVideoItems({ kinds: ["observation"], entityIds: [entityId] }))
       .filter((item) => !current.has(item.id))
       .slice(-config.historyObservations);
-    put.push(counterItem(entityId, 0, observations.length ? runs + 1 : runs, counter, nowMs));
+    put.push(counterItem(counterId(entityId), 0, observations.length ? runs + 1 : runs, counter, nowMs, entityId));
     if (observations.length === 0) {
       audits.push({
         action: "video.consolidation",
@@ -130,6 +132,97 @@ export async function consolidateEntities(
   return { write: { put, remove, audits }, consolidated, warnings };
 }
 
+/** The persistent counter of a source's segments (its scene memory's observations). */
+export const sourceCounterId = (source: string) => `vcons_source_${source}`;
+
+/**
+ * After a segment's trace is committed: counts one new observation of the stream's source and, every
+ * `every` of them, consolidates the source's scene facts from its earlier traces (the segment's own
+ * excluded as self-evidence; skipped when there is none). Scene facts are `fact` items with no entity
+ * and the source as their stream; the model-free rules of `scenePatterns` find them.
+ */
+export async function consolidateSource(
+  context: ConsolidateContext,
+  segment: { readonly stream: string; readonly traceId: string },
+): Promise<ConsolidationReport> {
+  const { scoped, config } = context;
+  const source = sourceOf(segment.stream);
+  const nowMs = context.now();
+  const [counter] = await scoped.readVideoItems({ ids: [sourceCounterId(source)] });
+  const count = Number(counter?.data.count ?? 0) + 1;
+  const runs = Number(counter?.data.consolidations ?? 0);
+  const write = (put: VideoItem[], remove: string[] = [], audits: VideoWrite["audits"][number][] = []) => ({
+    write: { put, remove, audits },
+    consolidated: audits.some((entry) => entry.action === "video.consolidation" && !("skipped" in entry.details))
+      ? [source]
+      : [],
+    warnings: [],
+  });
+  const counted = (value: number, consolidations: number): VideoItem => ({
+    ...counterItem(sourceCounterId(source), value, consolidations, counter, nowMs),
+    entityId: null,
+    stream: source,
+    data: { count: value, consolidations, source },
+  });
+  if (count < config.every) return write([counted(count, runs)]);
+  // Every stream of the source: a restarted watch adds to the same place's memory.
+  const traces = (await scoped.readVideoItems({ kinds: ["trace"] }))
+    .filter((item) => item.stream !== null && sourceOf(item.stream) === source && item.id !== segment.traceId)
+    .slice(-config.historyObservations);
+  if (traces.length === 0)
+    return write(
+      [counted(0, runs)],
+      [],
+      [
+        {
+          action: "video.consolidation",
+          subject: source,
+          details: { source, skipped: "the source has no earlier segment", observationsCounted: count },
+        },
+      ],
+    );
+  const facts = (await scoped.readVideoItems({ kinds: ["fact"], stream: source })).filter(
+    (fact) => fact.entityId === null,
+  );
+  const edits = editsFromPatterns(scenePatterns(traces, config), facts, traces, config);
+  const applied = applyFactEdits(facts, edits, {
+    entityId: null,
+    stream: source,
+    nowMs,
+    by: "model-free",
+    config,
+    observations: new Map(traces.map((item) => [item.id, item])),
+    newId: () => context.newId("vfact"),
+  });
+  const stale = applied.put.filter((fact) => fact.vector === null);
+  const vectors = await embedTexts(
+    context.models.text,
+    stale.map((fact) => `${source}: ${fact.text}`),
+  );
+  const embedded = new Map(stale.map((fact, index) => [fact.id, vectors[index] ?? null]));
+  return write(
+    [
+      counted(0, runs + 1),
+      ...applied.put.map((fact) => (embedded.has(fact.id) ? { ...fact, vector: embedded.get(fact.id) ?? null } : fact)),
+    ],
+    applied.remove,
+    [
+      ...applied.audits.map((entry) => ({ ...entry, details: { ...entry.details, source } })),
+      {
+        action: "video.consolidation",
+        subject: source,
+        details: {
+          source,
+          by: "model-free",
+          observationsRead: traces.map((item) => item.id),
+          ...applied.counts,
+          dropped: applied.dropped.map(({ edit, reason }) => ({ edit, reason })),
+        },
+      },
+    ],
+  );
+}
+
 function pickConsolidator(context: ConsolidateContext, warnings: string[]): Consolidator {
   if (context.config.consolidator === "chat") {
     if (context.models.chat) return chatConsolidator(context.models.chat);
@@ -139,14 +232,15 @@ function pickConsolidator(context: ConsolidateContext, warnings: string[]): Cons
 }
 
 function counterItem(
-  entityId: string,
+  id: string,
   count: number,
   consolidations: number,
   previous: VideoItem | undefined,
   nowMs: number,
+  entityId: string | null = null,
 ): VideoItem {
   return {
-    id: counterId(entityId),
+    id,
     kind: "consolidation",
     stream: null,
     entityId,

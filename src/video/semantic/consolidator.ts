@@ -22,7 +22,7 @@ export interface Consolidator {
 }
 
 /** A pattern the model-free consolidator found: a key, its statement, the observations it holds in. */
-interface Pattern {
+export interface Pattern {
   readonly key: string;
   readonly category: "attribute" | "habit" | "relation";
   readonly text: string;
@@ -40,57 +40,73 @@ export function modelFreeConsolidator(config: SemanticConfig): Consolidator {
   return {
     id: "model-free",
     async consolidate(input) {
-      const patterns = findPatterns(input, config);
-      const byKey = new Map<string, VideoItem>();
-      for (const fact of input.facts) {
-        const key = factData(fact).key;
-        if (key && factData(fact).origin === "consolidator") byKey.set(key, fact);
-      }
-      const edits: FactEdit[] = [];
-      const found = new Set<string>();
-      for (const pattern of patterns) {
-        const exclusive = exclusiveKey(pattern.key);
-        found.add(exclusive);
-        const existing = byKey.get(exclusive);
-        if (!existing) {
-          edits.push({
-            op: "add",
-            category: pattern.category,
-            key: exclusive,
-            text: pattern.text,
-            observations: pattern.support,
-          });
-          continue;
-        }
-        const seen = new Set(factData(existing).observations);
-        const fresh = pattern.support.filter((id) => !seen.has(id));
-        if (existing.text !== pattern.text) {
-          edits.push({ op: "update", factId: existing.id, text: pattern.text, observations: pattern.support });
-        } else if (fresh.length > 0) {
-          // Re-confirmed only by evidence it has not counted yet.
-          edits.push({ op: "update", factId: existing.id, observations: fresh });
-        } else {
-          edits.push({ op: "none" });
-        }
-      }
-      const latest = input.observations.slice(-config.minSupport).map((item) => item.id);
-      for (const [key, fact] of byKey) {
-        if (found.has(key) || input.observations.length < config.minSupport) continue;
-        edits.push({
-          op: "delete",
-          factId: fact.id,
-          reason: `no longer holds in ${config.supportShare * 100}% of the last ${input.observations.length} observations`,
-          observations: latest,
-        });
-      }
-      return { edits, warnings: [] };
+      return {
+        edits: editsFromPatterns(findPatterns(input, config), input.facts, input.observations, config),
+        warnings: [],
+      };
     },
   };
 }
 
+/**
+ * Turns the patterns found in a subject's history into edits of its facts: a new pattern is added, a
+ * known one seen in observations it has not counted yet is confirmed (Eq. 1), one whose statement
+ * changed is revised, and one no longer found is deleted once enough history was read to say so.
+ */
+export function editsFromPatterns(
+  patterns: readonly Pattern[],
+  facts: readonly VideoItem[],
+  observations: readonly VideoItem[],
+  config: SemanticConfig,
+): FactEdit[] {
+  const byKey = new Map<string, VideoItem>();
+  for (const fact of facts) {
+    const key = factData(fact).key;
+    if (key && factData(fact).origin === "consolidator") byKey.set(key, fact);
+  }
+  const edits: FactEdit[] = [];
+  const found = new Set<string>();
+  for (const pattern of patterns) {
+    const exclusive = exclusiveKey(pattern.key);
+    found.add(exclusive);
+    const existing = byKey.get(exclusive);
+    if (!existing) {
+      edits.push({
+        op: "add",
+        category: pattern.category,
+        key: exclusive,
+        text: pattern.text,
+        observations: pattern.support,
+      });
+      continue;
+    }
+    const seen = new Set(factData(existing).observations);
+    const fresh = pattern.support.filter((id) => !seen.has(id));
+    if (existing.text !== pattern.text) {
+      edits.push({ op: "update", factId: existing.id, text: pattern.text, observations: pattern.support });
+    } else if (fresh.length > 0) {
+      // Re-confirmed only by evidence it has not counted yet.
+      edits.push({ op: "update", factId: existing.id, observations: fresh });
+    } else {
+      edits.push({ op: "none" });
+    }
+  }
+  const latest = observations.slice(-config.minSupport).map((item) => item.id);
+  for (const [key, fact] of byKey) {
+    if (found.has(key) || observations.length < config.minSupport) continue;
+    edits.push({
+      op: "delete",
+      factId: fact.id,
+      reason: `no longer holds in ${config.supportShare * 100}% of the last ${observations.length} observations`,
+      observations: latest,
+    });
+  }
+  return edits;
+}
+
 /** Keys whose statements exclude each other share one fact (a view that flips is a revision). */
 function exclusiveKey(key: string): string {
-  return key.replace(/^(view|motion|hours):.*$/, "$1");
+  return key.replace(/^(view|motion|hours|people|voice):.*$/, "$1");
 }
 
 function findPatterns(input: ConsolidationInput, config: SemanticConfig): Pattern[] {

@@ -45,14 +45,29 @@ export function toEntityFact(item: VideoItem): EntityFact {
   };
 }
 
-/** Facts of the scope (or of one entity), most important first. */
-export async function listFacts(scoped: ScopedStore, options: { readonly entityId?: string } = {}) {
+/** A fact of the scope: an entity's (`entityId`), or what holds about a source's scene (`source`, no entity). */
+export interface ScopeFact extends EntityFact {
+  readonly entityId: string | null;
+  readonly source: string | null;
+}
+
+/** Facts of the scope (or of one entity, or one source's scene facts), most important first. */
+export async function listFacts(
+  scoped: ScopedStore,
+  options: { readonly entityId?: string; readonly source?: string } = {},
+): Promise<ScopeFact[]> {
   const items = await scoped.readVideoItems({
     kinds: ["fact"],
     ...(options.entityId ? { entityIds: [options.entityId] } : {}),
+    ...(options.source ? { stream: options.source } : {}),
   });
   return items
-    .map((item) => ({ entityId: item.entityId, ...toEntityFact(item) }))
+    .filter((item) => !options.source || item.entityId === null)
+    .map((item) => ({
+      entityId: item.entityId,
+      source: item.entityId === null ? item.stream : null,
+      ...toEntityFact(item),
+    }))
     .sort((a, b) => b.importance - a.importance || a.id.localeCompare(b.id));
 }
 

@@ -104,7 +104,9 @@ export function factData(item: VideoItem): FactData {
 }
 
 export interface ApplyContext {
-  readonly entityId: string;
+  /** The entity whose facts these are; null for a source's (scene) facts, which name their `stream`. */
+  readonly entityId: string | null;
+  readonly stream?: string | null;
   readonly nowMs: number;
   /** Who decided: `model-free`, `chat:<model>`. */
   readonly by: string;
@@ -195,7 +197,7 @@ export function applyFactEdits(
       current.set(id, {
         id,
         kind: "fact",
-        stream: null,
+        stream: context.stream ?? null,
         entityId: context.entityId,
         startMs: Math.min(...span.map((item) => item.startMs)),
         endMs: Math.max(...span.map((item) => item.endMs)),

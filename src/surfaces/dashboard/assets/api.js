@@ -126,6 +126,10 @@ export function createApi(getConnection) {
     videoEntities: () => json("GET", "/v1/video/entities"),
     videoEntityMemory: (id) => json("GET", `/v1/video/entities/${encodeURIComponent(id)}/memory`),
     videoMoments: () => json("GET", "/v1/video/moments?limit=12"),
+    /** The source view: watched sources with their streams and live status, one stream's segments, a source's scene facts. */
+    videoSources: () => json("GET", "/v1/video/sources"),
+    videoStreamMoments: (stream) => json("GET", `/v1/video/moments?stream=${encodeURIComponent(stream)}&limit=500`),
+    videoSourceFacts: (source) => json("GET", `/v1/video/facts?source=${encodeURIComponent(source)}`),
     videoRules: () => json("GET", "/v1/video/rules"),
     videoNotifications: () => json("GET", "/v1/video/notifications?limit=50"),
     /** A trajectory and a manager in, the working context out (`POST /v1/context`). */
