@@ -630,7 +630,8 @@ function render(data: Record<string, unknown>): string {
       `**Stage clip looped ${loops}× as one stream** (${JSON.stringify(loop.segmentsPerPass)} analysed segments per pass): ` +
         `median CPU time per analysed segment, per pass ${JSON.stringify(loop.cpuMedianMsPerPass)} ms ` +
         `(process.cpuUsage between segment reports: main thread and worker threads); last pass / first ${loop.lastVsFirstCpu} (the first pass also loads and compiles the models), ` +
-        `last / second ${loop.lastVsSecondCpu}, least-squares slope over passes 2–${loops} ${loop.warmCpuSlopePerPass} of the mean per pass; within 10%: ${loop.withinTenPercent}. ` +
+        `last / second ${loop.lastVsSecondCpu}, least-squares slope over passes 2–${loops} ${loop.warmCpuSlopePerPass} of the mean per pass; within 10%: ${loop.withinTenPercent}, ` +
+        `but passes 2–${loops} lie up to ±${spread(loop.cpuMedianMsPerPass as number[])} around their mean, so a 10% change is inside this run's noise: no growth is seen, and none smaller than the noise could be. ` +
         `Wall-clock median per pass ${JSON.stringify(loop.wallMedianMsPerPass)} ms (load average before/after ${JSON.stringify(loop.load)}: wall time here measures the other work on the machine). Entities ${loop.entities}`,
       "",
     );
@@ -734,6 +735,13 @@ function pairwise(entries: readonly { predicted: string; truth: string }[]) {
     precision: samePredicted ? round(both / samePredicted) : null,
     recall: sameTrue ? round(both / sameTrue) : null,
   };
+}
+
+/** Largest deviation of the warm passes (2..n) from their mean, as a share of it. */
+function spread(perPass: readonly number[]): number {
+  const warm = perPass.slice(1);
+  const centre = mean(warm);
+  return round(Math.max(...warm.map((value) => Math.abs(value / centre - 1))));
 }
 
 function median(values: readonly number[]): number {
