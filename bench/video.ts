@@ -17,8 +17,11 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { Memory, type SegmentReport, type WatchResult } from "../src/memory.ts";
+import { createHashModels } from "../src/models/hash-provider.ts";
 import { createLocalModels } from "../src/models/local-provider.ts";
 import type { Models } from "../src/models/provider.ts";
+import type { Frame } from "../src/video/gateway.ts";
+import type { Detector, FrameDetections } from "../src/video/perception/detector.ts";
 import { createLocalDetector } from "../src/video/perception/local-detector.ts";
 
 const { values } = parseArgs({
@@ -28,6 +31,7 @@ const { values } = parseArgs({
     only: { type: "string" },
     fps: { type: "string", default: "1" },
     loops: { type: "string", default: "10" },
+    "memory-loops": { type: "string", default: "40" },
   },
 });
 
@@ -41,7 +45,8 @@ if (!existsSync(join(dataDir, "SOURCE.md"))) {
 }
 const fps = Number(values.fps);
 const loops = Number(values.loops);
-const parts = new Set((values.only ?? "identity,asl,table,loop,clips,rules").split(","));
+const memoryLoops = Number(values["memory-loops"]);
+const parts = new Set((values.only ?? "identity,asl,table,loop,memory,clips,rules").split(","));
 const full = values.out === undefined && values.only === undefined;
 const out = resolve(values.out ?? join(import.meta.dirname, "results"));
 mkdirSync(out, { recursive: true });
@@ -94,6 +99,7 @@ try {
   if (parts.has("asl")) results.asl = await aslRun(models);
   if (parts.has("table")) results.table = await tableRun(models);
   if (parts.has("loop")) results.loop = await loopRun(models);
+  if (parts.has("memory")) results.memoryLoop = await memoryLoopRun();
   if (parts.has("clips")) results.clips = await clipsRun(models);
   if (parts.has("rules")) results.rules = await rulesRun(models);
   results.harness = harness(results);
@@ -369,6 +375,105 @@ async function loopRun(_models: Models) {
   }
 }
 
+/**
+ * The memory path alone over a longer stream: the stage clip looped `memory-loops` times with
+ * perception replaced behind its seam by a fixed detector (one person per frame, whose face is one of
+ * two people by the half of the clip) and hash models, so what is left per segment is the store, the
+ * resolver, the working state, the episodic writes and consolidation: the parts whose cost could grow
+ * with how long the stream has run. CPU time per analysed segment (process.cpuUsage), medians of the
+ * first five warm passes against the last five.
+ */
+async function memoryLoopRun() {
+  const looped = join(work, "looped-long.mkv");
+  execFileSync("ffmpeg", [
+    "-loglevel",
+    "error",
+    "-y",
+    "-stream_loop",
+    String(memoryLoops - 1),
+    "-i",
+    join(dataDir, "short_hamilton_clip.mp4"),
+    "-c",
+    "copy",
+    looped,
+  ]);
+  const fixed: Detector = {
+    id: "bench-fixed-detector",
+    async detect(frames: readonly Frame[]): Promise<FrameDetections[]> {
+      return frames.map((frame) => {
+        const descriptor = new Float32Array(16);
+        descriptor[Math.floor((frame.timeMs % 10_000) / 5000)] = 1;
+        return {
+          faces: [{ box: [260, 40, 64, 64], score: 0.95, descriptor }],
+          objects: [{ label: "person", score: 0.9, box: [230, 20, 130, 300] }],
+        };
+      });
+    },
+    async close() {},
+  };
+  const hash = createHashModels();
+  const memory = await Memory.open({
+    path: join(work, "memory-loop"),
+    models: hash,
+    video: { detector: fixed, config: { gateway: { fps } } },
+  });
+  try {
+    const segments: { startMs: number; analysed: boolean; cpuMs: number; heapMb: number }[] = [];
+    let cpu = process.cpuUsage();
+    const watch = await memory.watch(scope("memory-loop"), looped, {
+      stream: "memory-loop",
+      startTime: "2026-01-01T00:00:00Z",
+      onSegment: (report) => {
+        const used = process.cpuUsage(cpu);
+        cpu = process.cpuUsage();
+        segments.push({
+          startMs: report.startMs,
+          analysed: report.analysed,
+          cpuMs: (used.user + used.system) / 1000,
+          heapMb: process.memoryUsage().heapUsed / 2 ** 20,
+        });
+      },
+    });
+    const result = await watch.done;
+    const clipMs = result.mediaMs / memoryLoops;
+    const passOf = (segment: { startMs: number }) => Math.floor(segment.startMs / clipMs);
+    const perPass = Array.from({ length: memoryLoops }, (_, index) =>
+      round(median(segments.filter((s) => s.analysed && passOf(s) === index).map((s) => s.cpuMs))),
+    );
+    const early = median(segments.filter((s) => s.analysed && passOf(s) >= 1 && passOf(s) <= 5).map((s) => s.cpuMs));
+    const late = median(segments.filter((s) => s.analysed && passOf(s) >= memoryLoops - 5).map((s) => s.cpuMs));
+    const observations = await memory.searchVideo(scope("memory-loop"), "person", {
+      level: "observation",
+      limit: 100_000,
+    });
+    // Mean CPU per analysed segment over the first and last fifth of the stream (past the first pass): consolidation included.
+    const analysed = segments.filter((s) => s.analysed && passOf(s) >= 1);
+    const fifth = Math.max(1, Math.floor(analysed.length / 5));
+    const firstFifth = mean(analysed.slice(0, fifth).map((s) => s.cpuMs));
+    const lastFifth = mean(analysed.slice(-fifth).map((s) => s.cpuMs));
+    return {
+      result: summary(result),
+      firstFifthMeanMs: round(firstFifth),
+      lastFifthMeanMs: round(lastFifth),
+      lastFifthVsFirst: round(lastFifth / firstFifth),
+      cpuMedianMsPerPass: perPass,
+      cpuMsBySegment: analysed.map((s) => round(s.cpuMs)),
+      earlyMedianMs: round(early),
+      lateMedianMs: round(late),
+      lateVsEarly: round(late / early),
+      withinTenPercent: Math.abs(late / early - 1) <= 0.1,
+      observationsAtEnd: observations.length,
+      heapMbByPass: Array.from({ length: memoryLoops }, (_, index) =>
+        round(median(segments.filter((s) => passOf(s) === index).map((s) => s.heapMb))),
+      ),
+      load: loadavg().map(round),
+    };
+  } finally {
+    await memory.close();
+    await hash.close();
+  }
+}
+
 /** `cairn watch` on every other clip: what it makes of each. */
 async function clipsRun(_models: Models) {
   const memory = await open("clips");
@@ -633,6 +738,15 @@ function render(data: Record<string, unknown>): string {
         `last / second ${loop.lastVsSecondCpu}, least-squares slope over passes 2–${loops} ${loop.warmCpuSlopePerPass} of the mean per pass; within 10%: ${loop.withinTenPercent}, ` +
         `but passes 2–${loops} lie up to ±${spread(loop.cpuMedianMsPerPass as number[])} around their mean, so a 10% change is inside this run's noise: no growth is seen, and none smaller than the noise could be. ` +
         `Wall-clock median per pass ${JSON.stringify(loop.wallMedianMsPerPass)} ms (load average before/after ${JSON.stringify(loop.load)}: wall time here measures the other work on the machine). Entities ${loop.entities}`,
+      "",
+    );
+  }
+  const memoryLoop = data.memoryLoop as Record<string, unknown> | undefined;
+  if (memoryLoop) {
+    lines.push(
+      `**The memory path alone, stage clip looped ${memoryLoops}× as one stream** (perception replaced by a fixed detector behind its seam, hash models; ` +
+        `${JSON.stringify(memoryLoop.result)}; ${memoryLoop.observationsAtEnd} observations at the end): median CPU time per analysed segment per pass ${JSON.stringify(memoryLoop.cpuMedianMsPerPass)} ms; ` +
+        `passes ${memoryLoops - 4}–${memoryLoops} / passes 2–6: ${memoryLoop.lateMedianMs} / ${memoryLoop.earlyMedianMs} ms = ${memoryLoop.lateVsEarly}; mean per analysed segment, last fifth of the stream / first fifth: ${memoryLoop.lastFifthMeanMs} / ${memoryLoop.firstFifthMeanMs} ms = ${memoryLoop.lastFifthVsFirst}; JS heap in use per pass (MB, every tenth pass) ${JSON.stringify((memoryLoop.heapMbByPass as number[]).filter((_, index) => index % 10 === 0))}; within 10% (medians): ${memoryLoop.withinTenPercent} (load average at the end ${JSON.stringify(memoryLoop.load)})`,
       "",
     );
   }
