@@ -36,6 +36,8 @@ export interface TrackedTarget {
   /** Where and when (media ms) it was last seen, when known: someone still standing there is still them. */
   readonly lastBox?: Box;
   readonly lastSeenMs?: number;
+  /** Perceived frames of that segment after its last sighting (frames it was missed in); unknown counts as none. */
+  readonly framesAfter?: number;
 }
 
 /** Weak evidence waiting for a second look. */
@@ -157,10 +159,15 @@ function decide(track: TrackEvidence, input: ResolveInput, merges: Merge[], merg
   if (bestFace && bestFace.score >= config.faceMatch && bestFace.score - (secondFace?.score ?? -1) >= config.margin) {
     return match(base, bestFace, face, `face ${round(bestFace.score)} ≥ ${config.faceMatch}`);
   }
-  // With a safe face, appearance may only decide for entities whose face is not known (clothes are shared, faces are not).
-  const appearanceCandidates = track.face
-    ? appearance.filter((candidate) => !faceEntities.has(candidate.entityId))
-    : appearance;
+  // Appearance decides only for entities whose presence this track continues (clothes are short-term evidence),
+  // and, with a safe face, only for entities whose face is not known (clothes are shared, faces are not).
+  const recent = new Set(input.targets.filter((target) => continuous(target, track, input)).map((t) => t.entityId));
+  const appearanceCandidates = appearance.filter(
+    (candidate) => recent.has(candidate.entityId) && !(track.face && faceEntities.has(candidate.entityId)),
+  );
+  const [stale] = appearance.filter(
+    (candidate) => !recent.has(candidate.entityId) && !(track.face && faceEntities.has(candidate.entityId)),
+  );
   const [bestLook, secondLook] = appearanceCandidates;
   if (
     bestLook &&
@@ -200,21 +207,28 @@ function decide(track: TrackEvidence, input: ResolveInput, merges: Merge[], merg
       outcome: "pending",
       entityId: null,
       modality: weak.modality,
-      candidates,
+      // The pending evidence is about its first candidate.
+      candidates: [weak, ...candidates.filter((candidate) => candidate !== weak)],
       reason: `weak ${weak.modality} evidence ${round(weak.score)} for ${weak.entityId}: pending confirmation`,
       pendingId: input.newId("pending"),
     };
   }
   const best = bestFace ?? bestLook;
+  const reasons = [
+    best ? `best candidate ${best.entityId} at ${round(best.score)} is below the weak threshold` : "no candidate",
+    ...(stale && stale.score >= config.appearanceWeak
+      ? [
+          `appearance ${round(stale.score)} for ${stale.entityId}, whose presence this track does not continue (${config.continuityMissedFrames} missed frame(s) allowed): a look alone does not re-identify after a break`,
+        ]
+      : []),
+  ];
   return {
     ...base,
     outcome: "new",
     entityId: input.newId("entity"),
     modality: track.face ? "face" : "appearance",
-    candidates,
-    reason: best
-      ? `best candidate ${best.entityId} at ${round(best.score)} is below the weak threshold`
-      : "no candidate",
+    candidates: stale ? [...candidates, stale] : candidates,
+    reason: reasons.join("; "),
   };
 }
 
@@ -229,12 +243,22 @@ function match(base: { trackId: string }, best: Candidate, candidates: readonly 
   };
 }
 
+/**
+ * Whether a track continues a target's presence without a break: the target was seen in the
+ * previous analysed segment and missed in at most `continuityMissedFrames` perceived frames between
+ * its last sighting and the track's first. Only then may a look alone continue an identity.
+ */
+function continuous(target: TrackedTarget, track: TrackEvidence, input: ResolveInput): boolean {
+  if (input.segment - target.lastSegment > 1) return false;
+  return (target.framesAfter ?? 0) + track.first.frame <= input.config.continuityMissedFrames;
+}
+
 function continuing(track: TrackEvidence, input: ResolveInput): TrackedTarget | null {
   const { config } = input;
   let best: { target: TrackedTarget; score: number } | null = null;
   for (const target of input.targets) {
-    // Continuity bridges one segment to the next, not a gap: after that, galleries decide.
-    if (input.segment - target.lastSegment > 1) continue;
+    // Continuity bridges one segment to the next, not a gap: after that, only a face re-identifies.
+    if (!continuous(target, track, input)) continue;
     const faceScore = track.face && target.face ? cosine(track.face, target.face) : null;
     // A face that disagrees outweighs similar clothes.
     if (faceScore !== null && faceScore < config.faceWeak) continue;

@@ -80,9 +80,12 @@ export function pairFacesWithPeople(
   return [...people, ...sightings];
 }
 
-/** Cosine of the faces when both have one; else box overlap; else appearance. Null: not the same person. */
+/**
+ * Cosine of the faces when both have a safe one; else box overlap; else appearance. Null: not the
+ * same person. An unsafe face (a back of a head read as a face) says nothing, not even "someone else".
+ */
 function linkScore(track: PersonSighting, next: PersonSighting, config: IdentityConfig): number | null {
-  if (track.face && next.face) {
+  if (track.face && next.face && track.face.unsafe.length === 0 && next.face.unsafe.length === 0) {
     const similarity = cosine(track.face.descriptor, next.face.descriptor);
     return similarity >= config.faceWeak ? 1 + similarity : null;
   }

@@ -45,6 +45,19 @@ export interface IdentityConfig {
   readonly continuityGapMs: number;
   readonly continuityOverlap: number;
   readonly appearanceContinuity: number;
+  /**
+   * Appearance is short-term evidence: clothes are shared by strangers and changed by the same
+   * person. Without a face deciding, a track's look identifies only an entity whose presence it
+   * continues without a break: seen in the stream's previous analysed segment (a segment the gate
+   * skipped as static is no break: nothing moved in it), and missing from at most
+   * `continuityMissedFrames` perceived frames between its last sighting and the track's first (0: seen
+   * in the last perceived frame before the track; a frame where the person is gone counts as missed,
+   * one where only an unsafe sighting linked to them remains does not). After a
+   * break only a face re-identifies; faceless evidence opens a new entity, which a face or a user
+   * (`cairn entities merge`) can merge later: a wrong split costs one merge, a wrong merge mixes two
+   * people's memories.
+   */
+  readonly continuityMissedFrames: number;
 }
 
 export const defaultIdentityConfig: IdentityConfig = Object.freeze({
@@ -66,6 +79,7 @@ export const defaultIdentityConfig: IdentityConfig = Object.freeze({
   continuityGapMs: 5000,
   continuityOverlap: 0.3,
   appearanceContinuity: 0.7,
+  continuityMissedFrames: 0,
 });
 
 /** Appendix C's bounds on the per-stream working state. */

@@ -585,7 +585,13 @@ class StreamPipeline {
         face: track?.face ?? null,
         appearance: track?.appearance ?? null,
         lastSegment: analysedIndex,
-        ...(latest ? { lastBox: latest.box, lastSeenMs: latest.timeMs } : {}),
+        ...(latest
+          ? {
+              lastBox: latest.box,
+              lastSeenMs: latest.timeMs,
+              framesAfter: Math.max(0, perception.frames.length - 1 - latest.frame),
+            }
+          : {}),
       };
     });
     this.#state = applySegment(

@@ -124,6 +124,7 @@ describe("identity resolver", () => {
       input({
         tracks: [track("t0", at(0.1, -1), { appearance: look, appearances: [look] })],
         galleries: [dressedAlike],
+        targets: [{ entityId: "bo", face: z, appearance: look, lastSegment: 0 }],
       }),
     );
     assert.equal(result.decisions[0]?.outcome, "new", "the face (cosine 0 to bo's) wins over identical clothes");
@@ -183,5 +184,97 @@ describe("identity resolver", () => {
       }),
     );
     assert.equal(gap.decisions[0]?.outcome, "new", "nor is the same place after a gap");
+  });
+
+  describe("a look alone continues a presence, it does not re-identify after a break", () => {
+    const look = normalise(new Float32Array([0, 1, 0]));
+    const alike = normalise(new Float32Array([0, 0.97, 0.243])); // cosine 0.97 to `look`: dressed alike
+    const inBlack: GalleryEntity = { id: "in-black", name: "", face: [], appearance: [alike] };
+    const faceless = (first: Partial<PersonSighting> = {}) =>
+      track("t0", null, { appearance: look, appearances: [look], first: { ...sighting, ...first } });
+    const seen = (lastSegment: number, framesAfter: number) => ({
+      entityId: "in-black",
+      face: null,
+      appearance: alike,
+      lastSegment,
+      lastSeenMs: 29_000,
+      framesAfter,
+    });
+
+    it("matches a look when the entity was seen up to the end of the previous analysed segment", () => {
+      // The gate may have skipped static segments in between (analysed indices stay adjacent): nothing moved.
+      const result = resolveSegment(
+        input({ segment: 3, tracks: [faceless({ timeMs: 40_000 })], galleries: [inBlack], targets: [seen(2, 0)] }),
+      );
+      assert.equal(result.decisions[0]?.outcome, "match");
+      assert.equal(result.decisions[0]?.entityId, "in-black");
+    });
+
+    it("by default the presence must be unbroken: one missed perceived frame breaks it", () => {
+      const missed = resolveSegment(
+        input({ segment: 3, tracks: [faceless({ frame: 1 })], galleries: [inBlack], targets: [seen(2, 0)] }),
+      );
+      assert.equal(missed.decisions[0]?.outcome, "new", "absent from the first frame of this segment");
+      assert.match(missed.decisions[0]?.reason ?? "", /appearance 0\.97 for in-black.*does not re-identify/);
+      assert.ok(
+        missed.decisions[0]?.candidates.some((candidate) => candidate.entityId === "in-black"),
+        "the look is still recorded as a candidate for the audit log",
+      );
+      const gone = resolveSegment(
+        input({ segment: 3, tracks: [faceless()], galleries: [inBlack], targets: [seen(2, 1)] }),
+      );
+      assert.equal(gone.decisions[0]?.outcome, "new", "absent from the last frame of the previous segment");
+    });
+
+    it("someone dressed alike after another analysed segment is a new entity, not a wrong match or pending", () => {
+      const result = resolveSegment(
+        input({ segment: 5, tracks: [faceless()], galleries: [inBlack], targets: [seen(2, 0)] }),
+      );
+      assert.equal(result.decisions[0]?.outcome, "new");
+      assert.equal(result.pending.length, 0);
+      const noTarget = resolveSegment(input({ segment: 5, tracks: [faceless()], galleries: [inBlack] }));
+      assert.equal(
+        noTarget.decisions[0]?.outcome,
+        "new",
+        "an entity of another stream or an old one: a face is needed",
+      );
+    });
+
+    it("a face still re-identifies after any break", () => {
+      const known: GalleryEntity = { id: "ana", name: "Ana", face: [x], appearance: [alike] };
+      const result = resolveSegment(
+        input({
+          segment: 9,
+          tracks: [track("t0", at(0.8), { appearance: look, appearances: [look] })],
+          galleries: [known],
+        }),
+      );
+      assert.equal(result.decisions[0]?.entityId, "ana");
+      assert.equal(result.decisions[0]?.modality, "face");
+    });
+
+    it("the bound is configuration: allowing one missed frame tolerates one, not two", () => {
+      const lenient = { ...defaultIdentityConfig, continuityMissedFrames: 1 };
+      const one = resolveSegment(
+        input({
+          segment: 3,
+          tracks: [faceless({ frame: 1 })],
+          galleries: [inBlack],
+          targets: [seen(2, 0)],
+          config: lenient,
+        }),
+      );
+      assert.equal(one.decisions[0]?.entityId, "in-black");
+      const two = resolveSegment(
+        input({
+          segment: 3,
+          tracks: [faceless({ frame: 1 })],
+          galleries: [inBlack],
+          targets: [seen(2, 1)],
+          config: lenient,
+        }),
+      );
+      assert.equal(two.decisions[0]?.outcome, "new");
+    });
   });
 });

@@ -87,4 +87,17 @@ describe("tracks within a segment", () => {
       "person score 0.30 < 0.4",
     ]);
   });
+
+  it("an unsafe face (a back of a head read as a face) does not split one standing person into two tracks", () => {
+    const backOfHead = (frame: number, descriptor: Float32Array): PersonSighting => ({
+      ...person(frame, [342 + frame, 25, 160, 360], look(1, 0.3 * frame)),
+      face: { box: [400, 30, 40, 40], score: 0.5, descriptor, sharpness: 30, unsafe: ["face score 0.50 < 0.65"] },
+    });
+    // The two "faces" disagree (cosine 0) and the looks differ (below the join threshold); the boxes overlap.
+    const tracks = linkTracks(
+      [[backOfHead(2, new Float32Array([1, 0]))], [backOfHead(3, new Float32Array([0, 1]))]],
+      defaultIdentityConfig,
+    );
+    assert.equal(tracks.length, 1);
+  });
 });
