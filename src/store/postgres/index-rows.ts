@@ -143,8 +143,7 @@ export async function applyPlan(
 ): Promise<void> {
   if (plan.baseVersion === null) await checkIndependent(context, sql, plan);
   else if (version !== plan.baseVersion) throw new IndexVersionConflict(plan.baseVersion, version);
-  // Consecutive puts go in one statement, consecutive links in another: the plan's order is kept
-  // between runs, and a session's plan (puts, then links) costs two round trips, not two per op.
+  // Puts go in one statement and links in another, not a round trip or two per op (see runsOf).
   for (const run of runsOf(plan.ops)) {
     if (run.kind === "put") await putEntries(context, sql, run.ops, spaces);
     else await linkPointers(context, sql, run.ops, resolve);
@@ -157,13 +156,31 @@ type PutOp = Extract<PlanOp, { op: "put" }>;
 type LinkOp = Extract<PlanOp, { op: "link" }>;
 type OpRun = { readonly kind: "put"; readonly ops: PutOp[] } | { readonly kind: "link"; readonly ops: LinkOp[] };
 
-/** The plan's ops as runs of one kind, in order; a drop is refused (only forget removes index rows). */
+/**
+ * The plan's ops as runs of one kind; a drop is refused (only forget removes index rows). A put
+ * never touches pointers and a link never touches an entry's columns, so every put may go before
+ * every link — one run of each — unless a link names an entry the plan only puts after it: the
+ * link must then fail when the entry does not exist yet, so the plan's order is kept, run by run.
+ */
 function runsOf(ops: readonly PlanOp[]): OpRun[] {
-  const runs: OpRun[] = [];
   for (const op of ops) {
     if (op.op === "drop") {
       throw new InvariantError("provenance", "maintenance may not drop an entry: only forget removes index rows");
     }
+  }
+  const putIds = new Set(ops.flatMap((op) => (op.op === "put" ? [op.entry.id] : [])));
+  const putSoFar = new Set<string>();
+  let linksBeforePut = false;
+  for (const op of ops) {
+    if (op.op === "put") putSoFar.add(op.entry.id);
+    else if (op.op === "link" && putIds.has(op.entryId) && !putSoFar.has(op.entryId)) linksBeforePut = true;
+  }
+  const ordered = linksBeforePut
+    ? ops
+    : [...ops.filter((op) => op.op === "put"), ...ops.filter((op) => op.op === "link")];
+  const runs: OpRun[] = [];
+  for (const op of ordered) {
+    if (op.op === "drop") continue;
     const last = runs.at(-1);
     if (op.op === "put") {
       if (last?.kind === "put") last.ops.push(op);
