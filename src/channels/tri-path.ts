@@ -44,19 +44,27 @@ export async function retrieveTriPath(
   const rrf = { k: options.rrfK, perChannel: options.perChannel };
   const lists: Partial<Record<ChannelName, Ranked[]>> = {};
   const imageLists: Partial<Record<ChannelName, Ranked[]>> = {};
-  if (query.text && enabled.has("bm25")) lists.bm25 = await store.searchLexical("text", query.text, search);
-  if (query.textVector && enabled.has("dense")) {
-    lists.dense = await store.searchVectors(options.spaces.text, query.textVector, search);
-  }
-  if (enabled.has("image")) {
-    if (query.text) imageLists.imageText = await store.searchLexical("imageText", query.text, search);
-    if (query.textVector) {
-      imageLists.imageTextDense = await store.searchVectors(options.spaces.imageText, query.textVector, search);
-    }
-    if (query.imageVector && options.spaces.image) {
-      imageLists.imageVector = await store.searchVectors(options.spaces.image, query.imageVector, search);
-    }
-  }
+  // Every channel's search is started before any is awaited: independent, so a store that answers
+  // each on its own connection (Postgres) runs them concurrently. Lists keep the channels' order.
+  const none = Promise.resolve(undefined);
+  const [bm25, dense, imageText, imageTextDense, imageVector] = await Promise.all([
+    query.text && enabled.has("bm25") ? store.searchLexical("text", query.text, search) : none,
+    query.textVector && enabled.has("dense")
+      ? store.searchVectors(options.spaces.text, query.textVector, search)
+      : none,
+    enabled.has("image") && query.text ? store.searchLexical("imageText", query.text, search) : none,
+    enabled.has("image") && query.textVector
+      ? store.searchVectors(options.spaces.imageText, query.textVector, search)
+      : none,
+    enabled.has("image") && query.imageVector && options.spaces.image
+      ? store.searchVectors(options.spaces.image, query.imageVector, search)
+      : none,
+  ]);
+  if (bm25) lists.bm25 = bm25;
+  if (dense) lists.dense = dense;
+  if (imageText) imageLists.imageText = imageText;
+  if (imageTextDense) imageLists.imageTextDense = imageTextDense;
+  if (imageVector) imageLists.imageVector = imageVector;
   const imageFused = fuseRrf(imageLists, rrf);
   if (Object.keys(imageLists).length > 0) lists.image = imageFused.map((hit) => ({ id: hit.id, score: hit.score }));
   const imageParts = new Map(imageFused.map((hit) => [hit.id, hit.channels]));

@@ -117,32 +117,35 @@ async function directPasses(
   options: RoutedSearchOptions,
   enabled: ReadonlySet<TopChannel>,
 ): Promise<DirectPasses> {
+  // The three passes are independent: started together, so a store that answers each on its own
+  // connection (Postgres) runs them concurrently instead of one round trip after another.
   // One lexical pass, deep enough to score the routed candidates too: its top `perChannel` are the
   // direct BM25 hits, and candidates below its depth get no lexical score.
-  const lexical =
+  const lexicalPass =
     query.text && enabled.has("bm25")
-      ? await store.searchLexical("text", query.text, { limit: lexicalDepth, filters: options.filters })
-      : [];
+      ? store.searchLexical("text", query.text, { limit: lexicalDepth, filters: options.filters })
+      : Promise.resolve([]);
   // The dense pass only finds the channel's own top hits: every candidate (routed or direct) is
   // then scored exactly from its stored vector, so no candidate lacks a dense score and the ANN
   // pass costs what k needs, not what ranking a few hundred candidates needs (decision 015).
-  const dense =
+  const densePass =
     query.textVector && enabled.has("dense")
-      ? await store.searchVectors(options.spaces.text, query.textVector, {
+      ? store.searchVectors(options.spaces.text, query.textVector, {
           limit: options.perChannel,
           filters: options.filters,
         })
-      : [];
-  const direct =
+      : Promise.resolve([]);
+  const directPass =
     options.mode === "cairn"
-      ? await retrieveTriPath(store, query, {
+      ? retrieveTriPath(store, query, {
           spaces: options.spaces,
           channels: options.channels.filter((channel) => channel === "image"),
           filters: options.filters,
           rrfK: options.rrfK,
           perChannel: options.perChannel,
         })
-      : null;
+      : Promise.resolve(null);
+  const [lexical, dense, direct] = await Promise.all([lexicalPass, densePass, directPass]);
   const directIds = [
     ...lexical.slice(0, options.perChannel).map((hit) => hit.id),
     ...dense.slice(0, options.perChannel).map((hit) => hit.id),

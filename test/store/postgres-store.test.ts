@@ -303,6 +303,32 @@ if (skip) {
       }
     });
 
+    it("a small scope ranks exactly, and once it grows past exactBelow the same search finds the same nearest", async () => {
+      const url = await cluster.freshDatabase();
+      const store = await PostgresStore.open({ url, vectorSearch: { exactBelow: 4 } });
+      try {
+        const a = store.forScope(scopeA);
+        const words = ["heron", "otter", "ferry", "mill", "lantern", "harbour", "kettle", "orchard"];
+        const turns = words.map((word) => ({ text: `the ${word} by the river` }));
+        const query = await embedText("the heron by the river");
+        await a.commitSession(await buildSessionWrite({ key: "few", turns: turns.slice(0, 3) }));
+        const few = await a.searchVectors(textSpace.name, query, { limit: 2 });
+        const [heron] = await a.readRawNodes({ sessionId: (await a.readSessions({}))[0]?.id ?? "" });
+        assert.equal(few.length, 2, "a small scope gives as many hits as asked");
+        assert.equal(few[0]?.id, heron?.id, "the exact nearest first");
+        assert.ok((few[0]?.score ?? 0) >= (few[1]?.score ?? 0));
+        await a.commitSession(await buildSessionWrite({ key: "more", turns: turns.slice(3) }));
+        const many = await a.searchVectors(textSpace.name, query, { limit: 8 });
+        assert.equal(many.length, 8, "every vector of the grown scope, through the index");
+        assert.equal(many[0]?.id, heron?.id);
+        // Filters take the counted path: the same nearest.
+        const filtered = await a.searchVectors(textSpace.name, query, { limit: 1, filters: {} });
+        assert.equal(filtered[0]?.id, heron?.id);
+      } finally {
+        await store.close();
+      }
+    });
+
     it("a scope once counted large and then shrunk by a forget still finds all it holds (exact fallback)", async () => {
       const url = await cluster.freshDatabase();
       // Above 4 vectors a scope goes through HNSW; the verdict is kept a while instead of counted per search.

@@ -21,6 +21,30 @@ export async function writeAudit(
   return id;
 }
 
+/** Appends several events of this scope in one statement, stored in the order given. */
+export async function writeAudits(
+  context: ScopeContext,
+  sql: Sql,
+  events: readonly { readonly action: string; readonly subject: string; readonly details: Record<string, unknown> }[],
+): Promise<void> {
+  if (events.length === 0) return;
+  await sql.query(
+    `INSERT INTO audit_events (id, tenant, scope_key, time_ms, action, subject, details)
+     SELECT a.id, $1, $2, $3, a.action, a.subject, a.details
+     FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY AS a (id, action, subject, details, position)
+     ORDER BY a.position`,
+    [
+      context.tenant,
+      context.key,
+      context.store.now(),
+      events.map(() => context.store.newId("aud")),
+      events.map((event) => event.action),
+      events.map((event) => event.subject),
+      events.map((event) => JSON.stringify(event.details)),
+    ],
+  );
+}
+
 /** Newest first; no limit means all. */
 export async function readAudit(
   context: ScopeContext,

@@ -5,7 +5,7 @@ import { lexicalDocument } from "../lexical-text.ts";
 import { type SessionRow, toSession } from "../record-rows.ts";
 import type { CommitResult, RawNodeWrite, SessionRecord, SessionWrite } from "../records.ts";
 import type { SessionIdentity } from "../store.ts";
-import { writeAudit } from "./audit-events.ts";
+import { writeAudits } from "./audit-events.ts";
 import { applyPlan, lockIndex } from "./index-rows.ts";
 import { insertLexicalDocuments } from "./lexical-documents.ts";
 import { addLexicalStatistics } from "./lexical-statistics.ts";
@@ -73,8 +73,12 @@ async function writeSession(
   const now = identity?.createdMs ?? context.store.now();
   const sessionId = identity?.sessionId ?? context.store.newId("ses");
   const imageCount = write.rawNodes.reduce((sum, node) => sum + node.images.length, 0);
+  // The scope's registry row rides on the same round trip.
   const [session] = await sql.query<SessionRow>(
-    `INSERT INTO sessions (id, tenant, scope_key, session_key, time_ms, source, content_hash, turn_count, image_count, created_ms)
+    `WITH registered AS (
+       INSERT INTO scopes (scope_key, tenant) VALUES ($3, $2) ON CONFLICT (scope_key) DO NOTHING
+     )
+     INSERT INTO sessions (id, tenant, scope_key, session_key, time_ms, source, content_hash, turn_count, image_count, created_ms)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
     [
       sessionId,
@@ -90,10 +94,6 @@ async function writeSession(
     ],
   );
   if (!session) throw new StoreError("commitSession", "the session insert returned no row");
-  await sql.query("INSERT INTO scopes (scope_key, tenant) VALUES ($1, $2) ON CONFLICT (scope_key) DO NOTHING", [
-    context.key,
-    context.tenant,
-  ]);
   if (write.append && !identity?.parts) {
     await recordPart(context, sql, session.rowid, write.append.partKey, 0, write.rawNodes.length, now);
   }
@@ -205,12 +205,28 @@ async function writeRawNodes(
 ): Promise<{ rawNodeIds: string[]; entryIds: string[] }> {
   const spaces = new Map<string, SpaceRow>();
   for (const space of write.spaces) spaces.set(space.name, await context.store.spaces.ensure(sql, space));
-  // Sorted, so two writers of one tenant storing the same new images wait for each other, never deadlock.
-  for (const blob of [...write.blobs].sort((left, right) => (left.hash < right.hash ? -1 : 1))) {
+  // One statement, in hash order, so two writers of one tenant storing the same new images wait for
+  // each other, never deadlock.
+  if (write.blobs.length > 0) {
+    const blobs = [...write.blobs].sort((left, right) => (left.hash < right.hash ? -1 : 1));
+    const column = <T>(pick: (blob: SessionWrite["blobs"][number]) => T) => blobs.map(pick);
     await sql.query(
       `INSERT INTO blobs (tenant, hash, media_type, bytes, width, height, data, thumbnail)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant, hash) DO NOTHING`,
-      [context.tenant, blob.hash, blob.mediaType, blob.bytes, blob.width, blob.height, blob.data, blob.thumbnail],
+       SELECT $1, b.hash, b.media_type, b.bytes, b.width, b.height, b.data, b.thumbnail
+       FROM unnest($2::text[], $3::text[], $4::bigint[], $5::int[], $6::int[], $7::bytea[], $8::bytea[])
+         WITH ORDINALITY AS b (hash, media_type, bytes, width, height, data, thumbnail, position)
+       ORDER BY b.position
+       ON CONFLICT (tenant, hash) DO NOTHING`,
+      [
+        context.tenant,
+        column((blob) => blob.hash),
+        column((blob) => blob.mediaType),
+        column((blob) => blob.bytes),
+        column((blob) => blob.width),
+        column((blob) => blob.height),
+        column((blob) => blob.data),
+        column((blob) => blob.thumbnail),
+      ],
     );
   }
   const rowids = await insertRawNodes(context, sql, write, sessionRowid, identity, firstTurn);
@@ -231,15 +247,21 @@ async function writeRawNodes(
         return rowid;
       });
     });
-    for (const audit of plan.audits) await writeAudit(context, sql, audit.action, audit.subject, audit.details);
     entryIds = [...new Set(plan.ops.map((op) => (op.op === "put" ? op.entry.id : op.entryId)))];
-    await writeAudit(context, sql, planned.action, planned.sessionId, {
-      sessionKey: write.key,
-      rawNodes: rowids.length,
-      ...planned.details,
-      blobs: write.blobs.length,
-      entries: entryIds,
-    });
+    await writeAudits(context, sql, [
+      ...plan.audits,
+      {
+        action: planned.action,
+        subject: planned.sessionId,
+        details: {
+          sessionKey: write.key,
+          rawNodes: rowids.length,
+          ...planned.details,
+          blobs: write.blobs.length,
+          entries: entryIds,
+        },
+      },
+    ]);
   }
   // Last: the tenant's shared statistics rows stay locked only until the commit that follows.
   await addLexicalStatistics(

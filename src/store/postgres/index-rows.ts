@@ -63,13 +63,12 @@ export async function indexVersion(context: ScopeContext, sql: Sql): Promise<num
  * what the previous one committed, like SQLite's `BEGIN IMMEDIATE`, while other scopes write on.
  */
 export async function lockIndex(context: ScopeContext, sql: Sql): Promise<number> {
-  await sql.query(
-    "INSERT INTO index_state (scope_key, tenant, version) VALUES ($1, $2, 0) ON CONFLICT (scope_key) DO NOTHING",
-    [context.key, context.tenant],
-  );
+  // One round trip: an upsert that changes nothing still locks the row it meets (as FOR UPDATE
+  // would), and waits for a writer holding it, then returns the version that writer left.
   const [row] = await sql.query<{ version: number }>(
-    "SELECT version FROM index_state WHERE scope_key = $1 FOR UPDATE",
-    [context.key],
+    `INSERT INTO index_state (scope_key, tenant, version) VALUES ($1, $2, 0)
+     ON CONFLICT (scope_key) DO UPDATE SET version = index_state.version RETURNING version`,
+    [context.key, context.tenant],
   );
   return row?.version ?? 0;
 }
@@ -144,53 +143,156 @@ export async function applyPlan(
 ): Promise<void> {
   if (plan.baseVersion === null) await checkIndependent(context, sql, plan);
   else if (version !== plan.baseVersion) throw new IndexVersionConflict(plan.baseVersion, version);
-  for (const op of plan.ops) {
+  // Puts go in one statement and links in another, not a round trip or two per op (see runsOf).
+  for (const run of runsOf(plan.ops)) {
+    if (run.kind === "put") await putEntries(context, sql, run.ops, spaces);
+    else await linkPointers(context, sql, run.ops, resolve);
+  }
+  await bumpVersion(context, sql);
+}
+
+type PlanOp = MaintenancePlan["ops"][number];
+type PutOp = Extract<PlanOp, { op: "put" }>;
+type LinkOp = Extract<PlanOp, { op: "link" }>;
+type OpRun = { readonly kind: "put"; readonly ops: PutOp[] } | { readonly kind: "link"; readonly ops: LinkOp[] };
+
+/**
+ * The plan's ops as runs of one kind; a drop is refused (only forget removes index rows). A put
+ * never touches pointers and a link never touches an entry's columns, so every put may go before
+ * every link — one run of each — unless a link names an entry the plan only puts after it: the
+ * link must then fail when the entry does not exist yet, so the plan's order is kept, run by run.
+ */
+function runsOf(ops: readonly PlanOp[]): OpRun[] {
+  for (const op of ops) {
     if (op.op === "drop") {
       throw new InvariantError("provenance", "maintenance may not drop an entry: only forget removes index rows");
     }
-    if (op.op === "put") {
-      await sql.query(
-        `INSERT INTO index_entries (id, tenant, scope_key, status, page, digest, routing_text, tokens, space, vector,
-           vector_weight, image_space, image_vector, image_weight, sessions, time_start_ms, time_end_ms, predecessor,
-           host, last_action, relation, created_ms, updated_ms)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::vector, $11, $12, $13::text::vector, $14, $15, $16,
-           $17, $18, $19, $20, $21, $22, $23)
-         ON CONFLICT (scope_key, id) DO UPDATE SET status = excluded.status, page = excluded.page,
-           digest = excluded.digest, routing_text = excluded.routing_text, tokens = excluded.tokens,
-           vector = excluded.vector, vector_weight = excluded.vector_weight, image_space = excluded.image_space,
-           image_vector = excluded.image_vector, image_weight = excluded.image_weight, sessions = excluded.sessions,
-           time_start_ms = excluded.time_start_ms, time_end_ms = excluded.time_end_ms,
-           predecessor = excluded.predecessor, host = excluded.host, last_action = excluded.last_action,
-           relation = excluded.relation, updated_ms = excluded.updated_ms`,
-        [
-          op.entry.id,
-          context.tenant,
-          context.key,
-          ...entryValues(op.entry, { text: spaces.text, image: op.entry.imageVector ? spaces.image : null }),
-          op.entry.createdMs,
-          op.entry.updatedMs,
-        ],
-      );
-      continue;
-    }
-    const [entry] = await sql.query<{ rowid: number; next: number }>(
-      `SELECT e.rowid, (SELECT coalesce(max(ordinal), -1) + 1 FROM index_pointers p WHERE p.entry_rowid = e.rowid) AS next
-       FROM index_entries e WHERE e.scope_key = $1 AND e.id = $2`,
-      [context.key, op.entryId],
-    );
-    if (!entry) throw new InvariantError("index plan", `link to unknown entry ${op.entryId}`);
-    const nodes = await resolve(op.pointers);
-    // Each pointer once, in the order named; those already linked keep their place.
-    await sql.query(
-      `INSERT INTO index_pointers (entry_rowid, raw_node_rowid, tenant, ordinal)
-       SELECT $1, node, $2, $3 + ROW_NUMBER() OVER (ORDER BY position) - 1
-       FROM (SELECT node, min(position) AS position FROM unnest($4::bigint[]) WITH ORDINALITY AS n (node, position)
-             WHERE NOT EXISTS (SELECT 1 FROM index_pointers p WHERE p.entry_rowid = $1 AND p.raw_node_rowid = n.node)
-             GROUP BY node) fresh`,
-      [entry.rowid, context.tenant, entry.next, nodes],
-    );
   }
-  await bumpVersion(context, sql);
+  const putIds = new Set(ops.flatMap((op) => (op.op === "put" ? [op.entry.id] : [])));
+  const putSoFar = new Set<string>();
+  let linksBeforePut = false;
+  for (const op of ops) {
+    if (op.op === "put") putSoFar.add(op.entry.id);
+    else if (op.op === "link" && putIds.has(op.entryId) && !putSoFar.has(op.entryId)) linksBeforePut = true;
+  }
+  const ordered = linksBeforePut
+    ? ops
+    : [...ops.filter((op) => op.op === "put"), ...ops.filter((op) => op.op === "link")];
+  const runs: OpRun[] = [];
+  for (const op of ordered) {
+    if (op.op === "drop") continue;
+    const last = runs.at(-1);
+    if (op.op === "put") {
+      if (last?.kind === "put") last.ops.push(op);
+      else runs.push({ kind: "put", ops: [op] });
+    } else if (last?.kind === "link") last.ops.push(op);
+    else runs.push({ kind: "link", ops: [op] });
+  }
+  return runs;
+}
+
+/** Entry columns a put writes, after id, tenant and scope: `entryValues` with the spaces, then the times. */
+const putColumns = [
+  ["status", "text"],
+  ["page", "int"],
+  ["digest", "text"],
+  ["routing_text", "text"],
+  ["tokens", "int"],
+  ["space", "text"],
+  ["vector", "text"],
+  ["vector_weight", "int"],
+  ["image_space", "text"],
+  ["image_vector", "text"],
+  ["image_weight", "int"],
+  ["sessions", "text"],
+  ["time_start_ms", "bigint"],
+  ["time_end_ms", "bigint"],
+  ["predecessor", "text"],
+  ["host", "text"],
+  ["last_action", "text"],
+  ["relation", "text"],
+  ["created_ms", "bigint"],
+  ["updated_ms", "bigint"],
+] as const;
+
+/**
+ * Puts entries in one statement. An id put twice in the run ends as the sequence of upserts would
+ * leave it: the last put's values, the first one's creation time (an upsert never rewrites it) and
+ * its place in storage order.
+ */
+async function putEntries(
+  context: ScopeContext,
+  sql: Sql,
+  ops: readonly PutOp[],
+  spaces: { readonly text: string; readonly image: string | null },
+): Promise<void> {
+  const rows = new Map<string, unknown[]>();
+  for (const { entry } of ops) {
+    const createdMs = rows.get(entry.id)?.at(-2) ?? entry.createdMs;
+    rows.set(entry.id, [
+      ...entryValues(entry, { text: spaces.text, image: entry.imageVector ? spaces.image : null }),
+      createdMs,
+      entry.updatedMs,
+    ]);
+  }
+  const columns = putColumns.map((_, index) => [...rows.values()].map((row) => row[index]));
+  const names = putColumns.map(([name]) => name);
+  const unnested = putColumns.map(([, type], index) => `$${index + 4}::${type}[]`).join(", ");
+  const selected = names.map((name) =>
+    name === "vector" || name === "image_vector" ? `u.${name}::vector` : `u.${name}`,
+  );
+  await sql.query(
+    `INSERT INTO index_entries (id, tenant, scope_key, ${names.join(", ")})
+     SELECT u.id, $2, $3, ${selected.join(", ")}
+     FROM unnest($1::text[], ${unnested}) WITH ORDINALITY AS u (id, ${names.join(", ")}, position)
+     ORDER BY u.position
+     ON CONFLICT (scope_key, id) DO UPDATE SET status = excluded.status, page = excluded.page,
+       digest = excluded.digest, routing_text = excluded.routing_text, tokens = excluded.tokens,
+       vector = excluded.vector, vector_weight = excluded.vector_weight, image_space = excluded.image_space,
+       image_vector = excluded.image_vector, image_weight = excluded.image_weight, sessions = excluded.sessions,
+       time_start_ms = excluded.time_start_ms, time_end_ms = excluded.time_end_ms,
+       predecessor = excluded.predecessor, host = excluded.host, last_action = excluded.last_action,
+       relation = excluded.relation, updated_ms = excluded.updated_ms`,
+    [[...rows.keys()], context.tenant, context.key, ...columns],
+  );
+}
+
+/**
+ * Links pointers to entries in one statement, as the links one after another would: each pointer
+ * once per entry, appended after the entry's last ordinal in the order named, the ones already
+ * linked keeping their place. Every entry must exist in the scope.
+ */
+async function linkPointers(
+  context: ScopeContext,
+  sql: Sql,
+  ops: readonly LinkOp[],
+  resolve: (pointers: readonly string[]) => Promise<number[]>,
+): Promise<void> {
+  const nodes = await resolve(ops.flatMap((op) => op.pointers));
+  const entryIds = ops.flatMap((op) => op.pointers.map(() => op.entryId));
+  const found = await sql.query<{ id: string }>(
+    `WITH wanted AS (
+       SELECT * FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS w (entry_id, node, position)
+     ), entries AS (
+       SELECT e.id, e.rowid,
+         (SELECT coalesce(max(p.ordinal), -1) + 1 FROM index_pointers p WHERE p.entry_rowid = e.rowid) AS next
+       FROM index_entries e WHERE e.scope_key = $1 AND e.id = ANY($5::text[])
+     ), fresh AS (
+       SELECT en.rowid AS entry_rowid, en.next, w.node, min(w.position) AS position
+       FROM wanted w JOIN entries en ON en.id = w.entry_id
+       WHERE NOT EXISTS (SELECT 1 FROM index_pointers p WHERE p.entry_rowid = en.rowid AND p.raw_node_rowid = w.node)
+       GROUP BY en.rowid, en.next, w.node
+     ), linked AS (
+       INSERT INTO index_pointers (entry_rowid, raw_node_rowid, tenant, ordinal)
+       SELECT entry_rowid, node, $4, next + ROW_NUMBER() OVER (PARTITION BY entry_rowid ORDER BY position) - 1
+       FROM fresh
+     )
+     SELECT id FROM entries`,
+    [context.key, entryIds, nodes, context.tenant, [...new Set(ops.map((op) => op.entryId))]],
+  );
+  const known = new Set(found.map((row) => row.id));
+  const unknown = ops.find((op) => !known.has(op.entryId));
+  if (unknown) throw new InvariantError("index plan", `link to unknown entry ${unknown.entryId}`);
 }
 
 async function bumpVersion(context: ScopeContext, sql: Sql): Promise<void> {

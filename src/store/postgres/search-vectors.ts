@@ -36,7 +36,17 @@ export async function searchVectors(
   if (space.dimensions !== vector.length) {
     throw new StoreError("searchVectors", `space ${spaceName} is ${space.dimensions}-d, query is ${vector.length}-d`);
   }
-  if (await isLarge(context, sql, space)) {
+  let large = knownLarge(context, space);
+  if (!large && !options.filters) {
+    // Not known to be large and no filter: one statement counts the scope (up to exactBelow + 1)
+    // and, when it is small, ranks it exactly — one round trip instead of a count, then a scan.
+    const small = await exactIfSmall(context, sql, space, vector, options.limit);
+    if (small) return ranked(small, options.limit);
+    large = true;
+  } else if (!large) {
+    large = await isLarge(context, sql, space);
+  }
+  if (large) {
     const approximate = await nearest(context, sql, space, vector, options, "approximate");
     if (approximate.length >= options.limit) return ranked(approximate, options.limit);
   }
@@ -51,19 +61,60 @@ export async function searchVectors(
  */
 const largeVerdictMs = 30_000;
 
+function largeKey(context: ScopeContext, space: SpaceRow): string {
+  return `${space.table_name}\u0000${context.key}`;
+}
+
+function knownLarge(context: ScopeContext, space: SpaceRow): boolean {
+  const known = context.store.largeScopes.get(largeKey(context, space));
+  return known !== undefined && Date.now() - known < largeVerdictMs;
+}
+
+function rememberSize(context: ScopeContext, space: SpaceRow, large: boolean): void {
+  if (large) context.store.largeScopes.set(largeKey(context, space), Date.now());
+  else context.store.largeScopes.delete(largeKey(context, space));
+}
+
+/**
+ * The scope's exact top `limit` when it holds at most `exactBelow` vectors of the space, else
+ * undefined (and the scope remembered as large). The first row carries the bounded count; the
+ * ranking below it runs only when the count is small (a one-time filter: no distance is computed
+ * for a large scope).
+ */
+async function exactIfSmall(
+  context: ScopeContext,
+  sql: Sql,
+  space: SpaceRow,
+  vector: Float32Array,
+  limit: number,
+): Promise<Hit[] | undefined> {
+  const { exactBelow } = context.store.vectorSearch;
+  const rows = await sql.query<Hit & { n: number | null }>(
+    `WITH candidates AS MATERIALIZED (
+       SELECT v.raw_node_rowid, v.embedding FROM ${space.table_name} v WHERE v.scope_key = $1 LIMIT $4
+     ), size AS MATERIALIZED (SELECT count(*) AS n FROM candidates)
+     SELECT NULL AS id, NULL AS rowid, NULL AS distance, n FROM size
+     UNION ALL
+     (SELECT r.id, r.rowid, min(c.embedding <=> $2::text::vector) AS distance, NULL AS n
+      FROM candidates c JOIN raw_nodes r ON r.rowid = c.raw_node_rowid AND r.scope_key || '' = $1
+      WHERE (SELECT n FROM size) <= $5
+      GROUP BY r.id, r.rowid ORDER BY distance, r.rowid LIMIT $3)`,
+    [context.key, vectorLiteral(vector), limit, exactBelow + 1, exactBelow],
+  );
+  const size = rows.find((row) => row.n !== null)?.n ?? 0;
+  const large = size > exactBelow;
+  rememberSize(context, space, large);
+  return large ? undefined : rows.filter((row) => row.n === null);
+}
+
 async function isLarge(context: ScopeContext, sql: Sql, space: SpaceRow): Promise<boolean> {
   const { exactBelow } = context.store.vectorSearch;
-  const cacheKey = `${space.table_name}\u0000${context.key}`;
-  const now = Date.now();
-  const known = context.store.largeScopes.get(cacheKey);
-  if (known !== undefined && now - known < largeVerdictMs) return true;
   const [size] = await sql.query<{ n: number }>(
     `SELECT count(*) AS n FROM (SELECT 1 FROM ${space.table_name} WHERE scope_key = $1 LIMIT $2) scoped`,
     [context.key, exactBelow + 1],
   );
   const large = (size?.n ?? 0) > exactBelow;
-  if (large) context.store.largeScopes.set(cacheKey, now);
-  else context.store.largeScopes.delete(cacheKey);
+  rememberSize(context, space, large);
   return large;
 }
 
