@@ -1,5 +1,5 @@
 /**
- * The bounded lexical pass (decision 023) against FTS5 ranking every match, on a store kept by
+ * The bounded lexical pass (decision 021) against FTS5 ranking every match, on a store kept by
  * `npm run bench:perf -- --profile hash --keep` and the perf run's 200 queries, alternating query by
  * query in one process so both see the same machine load. CPU milliseconds per pass (steadier than
  * wall time on a shared machine), documents ranked, and whether the two top-k lists agree:

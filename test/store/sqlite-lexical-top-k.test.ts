@@ -11,7 +11,7 @@ import { tempDir } from "../support/fixtures.ts";
 import { buildSessionWrite } from "./conformance-support.ts";
 
 /**
- * The bounded lexical pass (decision 023) must return what FTS5 returns when it ranks every match:
+ * The bounded lexical pass (decision 021) must return what FTS5 returns when it ranks every match:
  * checked against FTS5's own exhaustive `ORDER BY rank` on a corpus where common words match
  * thousands of documents and rare ones a handful, with and without another scope in the table.
  */
@@ -54,7 +54,7 @@ interface Oracle {
   scopeKey: string;
 }
 
-/** FTS5 ranking every match, as the store did before decision 023. */
+/** FTS5 ranking every match, as the store did before decision 021. */
 function exhaustive(oracle: Oracle, match: string, limit: number, speaker?: string) {
   return oracle.db
     .prepare(

@@ -5,7 +5,7 @@ import { statement } from "./statements.ts";
 
 /**
  * The top `limit` of FTS5's BM25 over an OR of query phrases without ranking every document that
- * matches a common phrase (decision 023): MaxScore over per-phrase upper bounds.
+ * matches a common phrase (decision 021): MaxScore over per-phrase upper bounds.
  *
  * FTS5's bm25 is a sum over the expression's phrases of idf(phrase) × tf(k1 + 1) / (tf + k1(1 − b +
  * b·len/avglen)); each term is below idf × (k1 + 1) whatever the document, and idf depends only on
@@ -35,7 +35,7 @@ const epsilon = 1e-9;
 export const boundedFrom = 2_000;
 /**
  * Tables under this many rows are ranked exhaustively without counting: there a query's matches cost
- * ~1 ms to rank and the counting alone (~7% of a ranking) showed as a loss (decision 023).
+ * ~1 ms to rank and the counting alone (~7% of a ranking) showed as a loss (decision 021).
  */
 export const boundedFromRows = 50_000;
 /**

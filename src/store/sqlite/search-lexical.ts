@@ -10,7 +10,7 @@ import { tenantExists, tenantKeyRange } from "./tenants.ts";
 
 /**
  * BM25 over raw-node text or image-derived text of one scope; best first. The top `limit` is found
- * without ranking every document that matches a common word (`lexical-top-k.ts`, decision 023).
+ * without ranking every document that matches a common word (`lexical-top-k.ts`, decision 021).
  */
 export function searchLexical(
   context: ScopeContext,
