@@ -26,7 +26,12 @@ describe("dashboard question bank in Chromium", { skip }, () => {
     await memory.addSession(scope, {
       session: "s4",
       time: day(20),
-      turns: [{ speaker: "Ana", text: "Rocket now has a green saddle instead of the blue saddle." }],
+      turns: [
+        {
+          speaker: "Ana",
+          text: "Rocket now has a new green saddle instead of the blue saddle and the old handlebar tape.",
+        },
+      ],
     });
     await memory.compile(scope);
     server = await startServer({ memory, keys: null, host: "127.0.0.1", port: 0 });
