@@ -78,7 +78,10 @@ describe("crash safety", () => {
 
     const acked = new Map<string, number>();
     let start = 0;
-    for (let round = 0; round < rounds; round++) {
+    // On a loaded machine a kill can land before the child acknowledged anything: extra rounds (a few
+    // at most) until the kills have interrupted enough acknowledged work to mean something.
+    let round = 0;
+    for (; round < rounds || (acked.size < rounds && round < rounds * 4); round++) {
       const delayMs = 50 + Math.floor(next() * 550);
       const result = await runRound(storeDir, inputDir, start, delayMs);
       assert.ok(result.killed, `round ${round}: the child died before it was killed ${context}: ${result.stderr}`);
@@ -90,8 +93,8 @@ describe("crash safety", () => {
       const last = Math.max(-1, ...result.acks.map((ack) => Number(ack.key.slice(1))));
       start = Math.max(start, last + 1);
     }
-    assert.ok(acked.size >= rounds, `the child acknowledged only ${acked.size} sessions ${context}`);
-    t.diagnostic(`${acked.size} sessions acknowledged over ${rounds} kills ${context}`);
+    assert.ok(acked.size >= rounds, `the child acknowledged only ${acked.size} sessions in ${round} rounds ${context}`);
+    t.diagnostic(`${acked.size} sessions acknowledged over ${round} kills ${context}`);
 
     const journals = filesUnder(join(storeDir, "pending")).length;
     if (journals > 0) t.diagnostic(`the last kill left ${journals} write journal(s) to recover`);
