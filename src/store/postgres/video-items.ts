@@ -103,7 +103,9 @@ export async function readVideoItems(context: ScopeContext, sql: Sql, query: Vid
     params.push(value);
     where.push(clause(`$${params.length}`));
   };
-  if (query.kinds) add((p) => `i.kind = ANY(${p}::text[])`, [...query.kinds]);
+  // One kind as an equality: the (scope, kind, start) index then gives the order, and a limit stops the scan.
+  if (query.kinds?.length === 1) add((p) => `i.kind = ${p}`, query.kinds[0]);
+  else if (query.kinds) add((p) => `i.kind = ANY(${p}::text[])`, [...query.kinds]);
   if (query.ids) add((p) => `i.id = ANY(${p}::text[])`, [...query.ids]);
   if (query.entityIds) add((p) => `i.entity_id = ANY(${p}::text[])`, [...query.entityIds]);
   if (query.stream !== undefined) add((p) => `i.stream = ${p}`, query.stream);

@@ -87,7 +87,11 @@ export function commitVideo(context: ScopeContext, write: VideoWrite): void {
 export function readVideoItems(context: ScopeContext, query: VideoItemQuery): VideoItem[] {
   const where = ["i.scope_key = ?"];
   const params: unknown[] = [context.key];
-  if (query.kinds) {
+  if (query.kinds?.length === 1) {
+    // One kind as an equality: the (scope, kind, start) index then gives the order, and a limit stops the scan.
+    where.push("i.kind = ?");
+    params.push(query.kinds[0]);
+  } else if (query.kinds) {
     where.push("i.kind IN (SELECT value FROM json_each(?))");
     params.push(JSON.stringify(query.kinds));
   }
