@@ -80,12 +80,19 @@ export interface NotifierRuleState {
   readonly sentInEvent: number;
 }
 
-/** Which items to read; every field narrows, none means all. Ordered by start time, then id. */
+/**
+ * Which items to read; every field narrows, none means all. Ordered by start time, then id (oldest
+ * first, or newest first with `newestFirst`), before `offset` and `limit` apply.
+ */
 export interface VideoItemQuery {
   readonly kinds?: readonly VideoItemKind[];
   readonly ids?: readonly string[];
   readonly entityIds?: readonly string[];
   readonly stream?: string;
+  /** Items whose start time is one of these (epoch ms): the items of given segments of a stream. */
+  readonly startsAt?: readonly number[];
+  /** Newest first (start time, then id, both descending): the latest `limit` items without reading all. */
+  readonly newestFirst?: boolean;
   readonly limit?: number;
   readonly offset?: number;
 }

@@ -770,6 +770,8 @@ class StreamPipeline {
                   kinds: ["observation"],
                   entityIds: [resolution.entityId],
                   stream: this.#stream,
+                  // A segment's items share its start time: its sibling is among them.
+                  startsAt: [observation.startMs],
                 })
               ).find((item) => item.data.segment === observation.data.segment)
             : undefined;

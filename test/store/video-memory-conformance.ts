@@ -86,6 +86,54 @@ export const videoMemoryConformance = defineGroup("video memory", (test) => {
     assert.deepEqual(await store.forScope(scopeC).readVideoItems({}), [], "another tenant sees none of it");
   });
 
+  test("reads narrow to given start times and read newest first, a limit then keeping the latest", async (store) => {
+    const scoped = store.forScope(scopeA);
+    const segment = (index: number) => base + index * 10_000;
+    // Three segments of a stream; the second has two observations and a trace, the third is another stream's.
+    await scoped.commitVideo({
+      put: [
+        item({ id: "vent_1", kind: "entity" }),
+        item({ id: "vobs_a", kind: "observation", entityId: "vent_1", stream: "cam", startMs: segment(0) }),
+        item({ id: "vobs_c", kind: "observation", entityId: "vent_1", stream: "cam", startMs: segment(1) }),
+        item({ id: "vobs_b", kind: "observation", stream: "cam", startMs: segment(1) }),
+        item({ id: "vtrace_b", kind: "trace", stream: "cam", startMs: segment(1) }),
+        item({ id: "vobs_d", kind: "observation", entityId: "vent_1", stream: "hall", startMs: segment(2) }),
+        item({ id: "vobs_e", kind: "observation", entityId: "vent_1", stream: "cam", startMs: segment(3) }),
+      ],
+      remove: [],
+      audits: [],
+    });
+    const ids = async (query: Parameters<ScopedStore["readVideoItems"]>[0]) =>
+      (await scoped.readVideoItems(query)).map((found) => found.id);
+    assert.deepEqual(await ids({ stream: "cam", startsAt: [segment(1)] }), ["vobs_b", "vobs_c", "vtrace_b"]);
+    assert.deepEqual(await ids({ kinds: ["observation"], startsAt: [segment(3), segment(0), segment(2)] }), [
+      "vobs_a",
+      "vobs_d",
+      "vobs_e",
+    ]);
+    assert.deepEqual(await ids({ startsAt: [] }), []);
+    const all = await ids({ kinds: ["observation"], entityIds: ["vent_1"] });
+    assert.deepEqual(all, ["vobs_a", "vobs_c", "vobs_d", "vobs_e"]);
+    // Newest first is the exact reverse, ties on start time broken by id; a limit keeps the latest.
+    assert.deepEqual(await ids({ kinds: ["observation"], newestFirst: true }), [
+      "vobs_e",
+      "vobs_d",
+      "vobs_c",
+      "vobs_b",
+      "vobs_a",
+    ]);
+    assert.deepEqual(await ids({ kinds: ["observation"], entityIds: ["vent_1"], newestFirst: true, limit: 2 }), [
+      "vobs_e",
+      "vobs_d",
+    ]);
+    assert.deepEqual(await ids({ kinds: ["observation"], newestFirst: true, limit: 2, offset: 2 }), [
+      "vobs_c",
+      "vobs_b",
+    ]);
+    // Another scope sees none of them.
+    assert.deepEqual(await store.forScope(scopeC).readVideoItems({ startsAt: [segment(1)] }), []);
+  });
+
   test("a put replaces an item by id; a remove deletes it; an unknown source is refused and changes nothing", async (store) => {
     const scoped = store.forScope(scopeA);
     const [frame] = await frames(scoped);

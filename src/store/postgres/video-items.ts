@@ -103,17 +103,21 @@ export async function readVideoItems(context: ScopeContext, sql: Sql, query: Vid
     params.push(value);
     where.push(clause(`$${params.length}`));
   };
-  if (query.kinds) add((p) => `i.kind = ANY(${p}::text[])`, [...query.kinds]);
+  // One kind as an equality: the (scope, kind, start) index then gives the order, and a limit stops the scan.
+  if (query.kinds?.length === 1) add((p) => `i.kind = ${p}`, query.kinds[0]);
+  else if (query.kinds) add((p) => `i.kind = ANY(${p}::text[])`, [...query.kinds]);
   if (query.ids) add((p) => `i.id = ANY(${p}::text[])`, [...query.ids]);
   if (query.entityIds) add((p) => `i.entity_id = ANY(${p}::text[])`, [...query.entityIds]);
   if (query.stream !== undefined) add((p) => `i.stream = ${p}`, query.stream);
+  if (query.startsAt) add((p) => `i.start_ms = ANY(${p}::bigint[])`, [...query.startsAt]);
+  const order = query.newestFirst ? "i.start_ms DESC, i.id DESC" : "i.start_ms, i.id";
   params.push(query.limit ?? null, query.offset ?? 0);
   const rows = await sql.query<ItemRow>(
     `SELECT i.id, i.kind, i.stream, i.entity_id, i.start_ms, i.end_ms, i.text, i.data, i.vector,
             COALESCE((SELECT array_agg(s.raw_node_id ORDER BY s.raw_node_id) FROM video_sources s
                       WHERE s.scope_key = i.scope_key AND s.item_id = i.id), '{}') AS sources
      FROM video_items i WHERE ${where.join(" AND ")}
-     ORDER BY i.start_ms, i.id LIMIT $${params.length - 1} OFFSET $${params.length}`,
+     ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}`,
     params,
   );
   return rows.map(toItem);

@@ -87,7 +87,11 @@ export function commitVideo(context: ScopeContext, write: VideoWrite): void {
 export function readVideoItems(context: ScopeContext, query: VideoItemQuery): VideoItem[] {
   const where = ["i.scope_key = ?"];
   const params: unknown[] = [context.key];
-  if (query.kinds) {
+  if (query.kinds?.length === 1) {
+    // One kind as an equality: the (scope, kind, start) index then gives the order, and a limit stops the scan.
+    where.push("i.kind = ?");
+    params.push(query.kinds[0]);
+  } else if (query.kinds) {
     where.push("i.kind IN (SELECT value FROM json_each(?))");
     params.push(JSON.stringify(query.kinds));
   }
@@ -103,11 +107,16 @@ export function readVideoItems(context: ScopeContext, query: VideoItemQuery): Vi
     where.push("i.stream = ?");
     params.push(query.stream);
   }
+  if (query.startsAt) {
+    where.push("i.start_ms IN (SELECT value FROM json_each(?))");
+    params.push(JSON.stringify(query.startsAt));
+  }
+  const order = query.newestFirst ? "i.start_ms DESC, i.id DESC" : "i.start_ms, i.id";
   const rows = context.db
     .prepare(
       `SELECT i.*, (SELECT json_group_array(raw_node_id) FROM video_sources s
                     WHERE s.scope_key = i.scope_key AND s.item_id = i.id) AS sources
-       FROM video_items i WHERE ${where.join(" AND ")} ORDER BY i.start_ms, i.id LIMIT ? OFFSET ?`,
+       FROM video_items i WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ? OFFSET ?`,
     )
     .all(...params, query.limit ?? -1, query.offset ?? 0) as ItemRow[];
   return rows.map(toItem);

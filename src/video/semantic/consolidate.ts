@@ -73,9 +73,7 @@ export async function consolidateEntities(
       put.push(counterItem(counterId(entityId), count, runs, counter, nowMs, entityId));
       continue;
     }
-    const observations = (await scoped.readVideoItems({ kinds: ["observation"], entityIds: [entityId] }))
-      .filter((item) => !current.has(item.id))
-      .slice(-config.historyObservations);
+    const observations = await latestObservations(scoped, entityId, current, config.historyObservations);
     put.push(counterItem(counterId(entityId), 0, observations.length ? runs + 1 : runs, counter, nowMs, entityId));
     if (observations.length === 0) {
       audits.push({
@@ -166,9 +164,7 @@ export async function consolidateSource(
   });
   if (count < config.every) return write([counted(count, runs)]);
   // Every stream of the source: a restarted watch adds to the same place's memory.
-  const traces = (await scoped.readVideoItems({ kinds: ["trace"] }))
-    .filter((item) => item.stream !== null && sourceOf(item.stream) === source && item.id !== segment.traceId)
-    .slice(-config.historyObservations);
+  const traces = await latestTraces(scoped, source, segment.traceId, config.historyObservations);
   if (traces.length === 0)
     return write(
       [counted(0, runs)],
@@ -253,7 +249,57 @@ function counterItem(
   };
 }
 
-/** Who else was in each observation's segment, and what text was read there (from its trace). */
+/**
+ * The entity's latest `count` observations other than the segment's own, oldest first: read newest
+ * first with a limit, so the cost does not grow with how long the entity has been watched.
+ */
+export async function latestObservations(
+  scoped: ScopedStore,
+  entityId: string,
+  exclude: ReadonlySet<string>,
+  count: number,
+): Promise<VideoItem[]> {
+  if (count <= 0) return [];
+  const newest = await scoped.readVideoItems({
+    kinds: ["observation"],
+    entityIds: [entityId],
+    newestFirst: true,
+    limit: count + exclude.size,
+  });
+  return newest
+    .filter((item) => !exclude.has(item.id))
+    .slice(0, count)
+    .reverse();
+}
+
+/**
+ * The latest `count` traces of a source's streams other than `excludeId`, oldest first. Streams of
+ * other sources may be interleaved, so traces are read newest first a page at a time until enough are
+ * found: a page when the scope watches one place.
+ */
+export async function latestTraces(
+  scoped: ScopedStore,
+  source: string,
+  excludeId: string,
+  count: number,
+): Promise<VideoItem[]> {
+  const found: VideoItem[] = [];
+  if (count <= 0) return found;
+  const page = count + 1;
+  for (let offset = 0; found.length < count; offset += page) {
+    const traces = await scoped.readVideoItems({ kinds: ["trace"], newestFirst: true, limit: page, offset });
+    for (const item of traces)
+      if (found.length < count && item.stream !== null && sourceOf(item.stream) === source && item.id !== excludeId)
+        found.push(item);
+    if (traces.length < page) break;
+  }
+  return found.reverse();
+}
+
+/**
+ * Who else was in each observation's segment, and what text was read there (from its trace). The
+ * items of a segment share its start time, so only those segments are read, not the whole stream.
+ */
 async function segmentContext(
   scoped: ScopedStore,
   observations: readonly VideoItem[],
@@ -263,7 +309,8 @@ async function segmentContext(
   const streams = [...new Set(observations.map((item) => item.stream).filter((s): s is string => !!s))];
   const labels = new Map<string, string>();
   for (const stream of streams) {
-    const inStream = await scoped.readVideoItems({ kinds: ["observation", "trace"], stream });
+    const startsAt = [...new Set(observations.filter((item) => item.stream === stream).map((item) => item.startMs))];
+    const inStream = await scoped.readVideoItems({ kinds: ["observation", "trace"], stream, startsAt });
     const others = inStream.filter((item) => item.kind === "observation" && item.entityId);
     const entityIds = [...new Set(others.map((item) => item.entityId as string))].filter((id) => !labels.has(id));
     for (const entity of await scoped.readVideoItems({ ids: entityIds }))
