@@ -331,8 +331,8 @@ async function measureExact(
   }
 }
 
-/** Every vector of the bench scope in one text space, keyed by raw-node id, straight from vec0. */
-function readMatrix(store: SqliteStore, space: string): VectorMatrix {
+/** Every vector of a scope (the bench scope by default) in one text space, keyed by raw-node id, straight from vec0. */
+export function readMatrix(store: SqliteStore, space: string, of: Scope = scope): VectorMatrix {
   const row = store.space(space);
   if (!row) throw new Error(`no vector space ${space}`);
   const rows = store.db
@@ -340,7 +340,7 @@ function readMatrix(store: SqliteStore, space: string): VectorMatrix {
       `SELECT r.id, v.embedding FROM ${row.table_name} v JOIN raw_nodes r ON r.rowid = v.rowid WHERE v.scope_key = ?`,
     )
     .raw()
-    .all(scopeKey(scope)) as [string, Buffer][];
+    .all(scopeKey(of)) as [string, Buffer][];
   const values = new Float32Array(rows.length * row.dimensions);
   rows.forEach(([, blob], index) => {
     values.set(vectorFromBlob(blob, row.dimensions), index * row.dimensions);
