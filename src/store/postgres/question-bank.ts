@@ -30,15 +30,7 @@ export async function admitPrograms(
   audit: BankAudit,
 ): Promise<void> {
   for (const [index, program] of programs.entries()) {
-    if (program.evidence.length === 0) throw new InputError(`programs[${index}].evidence`, "must name raw nodes");
-    const found = await sql.query<{ id: string; rowid: number }>(
-      "SELECT id, rowid FROM raw_nodes WHERE scope_key = $1 AND id = ANY($2::text[])",
-      [context.key, [...program.evidence]],
-    );
-    const rowids = new Map(found.map((row) => [row.id, row.rowid]));
-    const missing = program.evidence.find((id) => !rowids.has(id));
-    if (missing !== undefined)
-      throw new InputError(`programs[${index}].evidence`, `${missing} is no raw node of this scope`);
+    const rowids = await evidenceRowids(context, sql, program, index);
     const [row] = await sql.query<{ rowid: number }>(
       `INSERT INTO bank_programs (id, tenant, scope_key, question, kind, program, space, vector, image_space, image_vector,
          sessions, cover_from_ms, cover_to_ms, verification, created_ms)
@@ -125,15 +117,7 @@ export async function refreshPrograms(
 ): Promise<number> {
   let refreshed = 0;
   for (const [index, program] of programs.entries()) {
-    if (program.evidence.length === 0) throw new InputError(`programs[${index}].evidence`, "must name raw nodes");
-    const found = await sql.query<{ id: string; rowid: number }>(
-      "SELECT id, rowid FROM raw_nodes WHERE scope_key = $1 AND id = ANY($2::text[])",
-      [context.key, [...program.evidence]],
-    );
-    const rowids = new Map(found.map((row) => [row.id, row.rowid]));
-    const missing = program.evidence.find((id) => !rowids.has(id));
-    if (missing !== undefined)
-      throw new InputError(`programs[${index}].evidence`, `${missing} is no raw node of this scope`);
+    const rowids = await evidenceRowids(context, sql, program, index);
     const [row] = await sql.query<{ rowid: number }>(
       `UPDATE bank_programs SET cover_from_ms = $3, cover_to_ms = $4, verification = $5
        WHERE scope_key = $1 AND id = $2 RETURNING rowid`,
@@ -165,4 +149,23 @@ export async function retireProgramsOn(
     [context.key, [...nodeRowids]],
   );
   return removed.length;
+}
+
+/** The raw-node rowids a program's evidence names, each checked to be a raw node of this scope. */
+async function evidenceRowids(
+  context: ScopeContext,
+  sql: Sql,
+  program: BankProgram,
+  index: number,
+): Promise<Map<string, number>> {
+  if (program.evidence.length === 0) throw new InputError(`programs[${index}].evidence`, "must name raw nodes");
+  const found = await sql.query<{ id: string; rowid: number }>(
+    "SELECT id, rowid FROM raw_nodes WHERE scope_key = $1 AND id = ANY($2::text[])",
+    [context.key, [...program.evidence]],
+  );
+  const rowids = new Map(found.map((row) => [row.id, row.rowid]));
+  const missing = program.evidence.find((id) => !rowids.has(id));
+  if (missing !== undefined)
+    throw new InputError(`programs[${index}].evidence`, `${missing} is no raw node of this scope`);
+  return rowids;
 }

@@ -34,13 +34,7 @@ export function admitPrograms(context: ScopeContext, programs: readonly BankProg
   try {
     db.transaction(() => {
       for (const [index, program] of programs.entries()) {
-        if (program.evidence.length === 0) throw new InputError(`programs[${index}].evidence`, "must name raw nodes");
-        const rowids = program.evidence.map((id) => {
-          const rowid = rowidOf.get(key, id);
-          if (typeof rowid !== "number")
-            throw new InputError(`programs[${index}].evidence`, `${id} is no raw node of this scope`);
-          return rowid;
-        });
+        const rowids = evidenceRowids(rowidOf, key, program, index);
         const { lastInsertRowid } = insert.run(
           program.id,
           key,
@@ -106,13 +100,7 @@ export function refreshPrograms(context: ScopeContext, programs: readonly BankPr
       .transaction(() => {
         let refreshed = 0;
         for (const [index, program] of programs.entries()) {
-          if (program.evidence.length === 0) throw new InputError(`programs[${index}].evidence`, "must name raw nodes");
-          const rowids = program.evidence.map((id) => {
-            const rowid = rowidOf.get(key, id);
-            if (typeof rowid !== "number")
-              throw new InputError(`programs[${index}].evidence`, `${id} is no raw node of this scope`);
-            return rowid;
-          });
+          const rowids = evidenceRowids(rowidOf, key, program, index);
           const target = programRowid.get(key, program.id);
           if (typeof target !== "number") continue;
           update.run(program.coverFromMs, program.coverToMs, JSON.stringify(program.verification), target);
@@ -157,4 +145,20 @@ function toBankProgram(row: BankRow): BankProgram {
     verification: JSON.parse(row.verification) as Record<string, unknown>,
     createdMs: row.created_ms,
   };
+}
+
+/** The raw-node rowids a program's evidence names, in its order, each checked to be a raw node of this scope. */
+function evidenceRowids(
+  rowidOf: { get(key: string, id: string): unknown },
+  key: string,
+  program: BankProgram,
+  index: number,
+): number[] {
+  if (program.evidence.length === 0) throw new InputError(`programs[${index}].evidence`, "must name raw nodes");
+  return program.evidence.map((id) => {
+    const rowid = rowidOf.get(key, id);
+    if (typeof rowid !== "number")
+      throw new InputError(`programs[${index}].evidence`, `${id} is no raw node of this scope`);
+    return rowid;
+  });
 }
