@@ -1,15 +1,12 @@
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import type { Memory } from "../../src/memory.ts";
 import { type RunningServer, startServer } from "../../src/surfaces/http/server.ts";
 import { bikeHistory, day, scope } from "../compile/support.ts";
+import { chromiumSkip, launchChromium } from "../support/chromium.ts";
 
-const chromiumPath = process.env.CAIRN_CHROMIUM ?? "/usr/bin/chromium";
-const skip = existsSync(chromiumPath)
-  ? false
-  : `Chromium not found at ${chromiumPath} (install Debian's chromium, or set CAIRN_CHROMIUM)`;
+const skip = chromiumSkip;
 
 describe("dashboard question bank in Chromium", { skip }, () => {
   let memory: Memory;
@@ -35,11 +32,7 @@ describe("dashboard question bank in Chromium", { skip }, () => {
     });
     await memory.compile(scope);
     server = await startServer({ memory, keys: null, host: "127.0.0.1", port: 0 });
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ["--no-sandbox", "--disable-dev-shm-usage"],
-      headless: true,
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {

@@ -1,18 +1,16 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { openKeyStore } from "../../src/auth/key-store.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { type RunningServer, startServer } from "../../src/surfaces/http/server.ts";
+import { chromiumSkip, launchChromium } from "../support/chromium.ts";
 import { drawPng, tempDir } from "../support/fixtures.ts";
 
-const chromiumPath = process.env.CAIRN_CHROMIUM ?? "/usr/bin/chromium";
-const skip = existsSync(chromiumPath)
-  ? false
-  : `Chromium not found at ${chromiumPath} (install Debian's chromium, or set CAIRN_CHROMIUM)`;
+const skip = chromiumSkip;
 const artifacts = new URL("../../test-artifacts/", import.meta.url);
 const scope = { tenant: "acme", user: "ana" };
 
@@ -37,11 +35,7 @@ describe("dashboard in Chromium", { skip }, () => {
     const keys = await openKeyStore(join(dir, "store"));
     apiKey = (await keys.create({ tenant: scope.tenant, user: scope.user })).key;
     server = await startServer({ memory, keys, host: "127.0.0.1", port: 0 });
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ["--no-sandbox", "--disable-dev-shm-usage"],
-      headless: true,
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, locale: "en-US" });
     page.on("console", (message) => {
       if (message.type() === "error") problems.push(`console: ${message.text()}`);
@@ -245,11 +239,7 @@ async function openWithoutAuth(
   });
   const server = await startServer({ memory, keys: null, host: "127.0.0.1", port: 0 });
   t.after(() => server.close());
-  const browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: ["--no-sandbox", "--disable-dev-shm-usage"],
-    headless: true,
-  });
+  const browser = await launchChromium();
   t.after(() => browser.close());
   const page = await browser.newPage({ locale: "en-US" });
   await page.goto(server.url);

@@ -1,19 +1,16 @@
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { openKeyStore } from "../../src/auth/key-store.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { type RunningServer, startServer } from "../../src/surfaces/http/server.ts";
+import { chromiumSkip, launchChromium } from "../support/chromium.ts";
 import { drawPng, tempDir } from "../support/fixtures.ts";
 import { livesInJudge } from "../support/judges.ts";
 
-const chromiumPath = process.env.CAIRN_CHROMIUM ?? "/usr/bin/chromium";
-const skip = existsSync(chromiumPath)
-  ? false
-  : `Chromium not found at ${chromiumPath} (install Debian's chromium, or set CAIRN_CHROMIUM)`;
+const skip = chromiumSkip;
 const scope = { tenant: "acme", user: "ana" };
 /** Stored text and captions that would run if the page ever turned data into markup. */
 const scriptText = `<script>document.title='pwned-text'</script><img src=x onerror="document.title='pwned-img'">`;
@@ -50,11 +47,7 @@ describe("dashboard in Chromium: what Cairn knows, and forgetting", { skip }, ()
     const keys = await openKeyStore(join(dir, "store"));
     const apiKey = (await keys.create(scope)).key;
     server = await startServer({ memory, keys, host: "127.0.0.1", port: 0 });
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ["--no-sandbox", "--disable-dev-shm-usage"],
-      headless: true,
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, locale: "en-US" });
     page.on("console", (message) => {
       if (message.type() === "error") problems.push(`console: ${message.text()}`);

@@ -1,18 +1,15 @@
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { openKeyStore } from "../../src/auth/key-store.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { type RunningServer, startServer } from "../../src/surfaces/http/server.ts";
+import { chromiumSkip, launchChromium } from "../support/chromium.ts";
 import { tempDir } from "../support/fixtures.ts";
 
-const chromiumPath = process.env.CAIRN_CHROMIUM ?? "/usr/bin/chromium";
-const skip = existsSync(chromiumPath)
-  ? false
-  : `Chromium not found at ${chromiumPath} (install Debian's chromium, or set CAIRN_CHROMIUM)`;
+const skip = chromiumSkip;
 
 describe("dashboard in Chromium: a tenant's users for a tenant-wide key", { skip }, () => {
   let server: RunningServer;
@@ -32,11 +29,7 @@ describe("dashboard in Chromium: a tenant's users for a tenant-wide key", { skip
     keys.admin = (await store.create({ tenant: "acme" })).key;
     keys.ana = (await store.create({ tenant: "acme", user: "ana" })).key;
     server = await startServer({ memory, keys: store, host: "127.0.0.1", port: 0 });
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ["--no-sandbox", "--disable-dev-shm-usage"],
-      headless: true,
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {

@@ -1,20 +1,17 @@
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { type RunningServer, startServer } from "../../src/surfaces/http/server.ts";
 import type { Frame } from "../../src/video/gateway.ts";
 import type { Detector, FrameDetections } from "../../src/video/perception/detector.ts";
+import { chromiumSkip, launchChromium } from "../support/chromium.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { makeClip, noFfmpegReason } from "../support/video-fixtures.ts";
 
-const chromiumPath = process.env.CAIRN_CHROMIUM ?? "/usr/bin/chromium";
-const skip = existsSync(chromiumPath)
-  ? noFfmpegReason
-  : `Chromium not found at ${chromiumPath} (install Debian's chromium, or set CAIRN_CHROMIUM)`;
+const skip = chromiumSkip || noFfmpegReason;
 const scope = { tenant: "acme", user: "ana" };
 
 /** While set, detection waits for it: a watch stays running (live) until the test lets it go. */
@@ -69,11 +66,7 @@ describe("dashboard video panel in Chromium", { skip }, () => {
     const [entity] = await memory.listEntities(scope);
     await memory.nameEntity(scope, entity?.id ?? "", "Ana");
     server = await startServer({ memory, keys: null, host: "127.0.0.1", port: 0 });
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ["--no-sandbox", "--disable-dev-shm-usage"],
-      headless: true,
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {
