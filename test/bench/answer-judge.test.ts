@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { afterEach, beforeEach, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import {
   type AnswerAssessment,
   answerFromEvidence,
@@ -14,9 +14,8 @@ import { replayHistory } from "../../src/bench/replay.ts";
 import { ProviderError } from "../../src/core/errors.ts";
 import { defaultBudget } from "../../src/evidence/budget.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
-import { createOpenAIModels } from "../../src/models/openai-provider.ts";
-import type { ChatModel, Models } from "../../src/models/provider.ts";
-import { type FakeOpenAIServer, type RecordedRequest, startFakeOpenAIServer } from "../models/fake-openai-server.ts";
+import type { ChatModel } from "../../src/models/provider.ts";
+import { fakeChatEachTest, type RecordedRequest } from "../models/fake-openai-server.ts";
 import { drawPng, tempDir } from "../support/fixtures.ts";
 
 type WireMessage = { role: string; content: string | WirePart[] };
@@ -36,30 +35,8 @@ const question: BenchQuestion = {
   gold: { turns: [], sessions: ["may"], images: [] },
 };
 
-let server: FakeOpenAIServer;
-let models: Models | undefined;
-
-beforeEach(async () => {
-  server = await startFakeOpenAIServer();
-});
-
-afterEach(async () => {
-  await models?.close();
-  models = undefined;
-  await server.close();
-});
-
-function openChat(): ChatModel {
-  models = createOpenAIModels({
-    baseUrl: server.url,
-    textModel: "text-embedding-3-small",
-    textDimensions: 8,
-    chatModel: "gpt-4o-mini",
-    maxRetries: 0,
-  });
-  assert.ok(models.chat);
-  return models.chat;
-}
+const fake = fakeChatEachTest();
+const openChat = () => fake.openChat();
 
 /** The same endpoint behind a model that declares no vision, as a text-only server would. */
 function withoutVision(chat: ChatModel): ChatModel {
@@ -103,7 +80,7 @@ async function replayed(t: { after: (fn: () => void | Promise<void>) => void }) 
 }
 
 function chatRequests(): ChatRequest[] {
-  return server.requestsTo("/chat/completions").map((request: RecordedRequest) => request.body as ChatRequest);
+  return fake.server.requestsTo("/chat/completions").map((request: RecordedRequest) => request.body as ChatRequest);
 }
 
 function userParts(request: ChatRequest): WirePart[] {
@@ -140,8 +117,8 @@ describe("createAnswerJudge().assess", () => {
     const { context, retrieval, png } = await replayed(t);
     assert.ok(retrieval.images >= 1, "the pack carries the photo");
     const chat = openChat();
-    server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
-    server.replyNext("/chat/completions", { fixture: "chat-completion-judge-correct" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-judge-correct" });
 
     const assessment = await createAnswerJudge({ answerer: chat, judge: chat, maxImages: 4 }).assess(
       context,
@@ -180,8 +157,8 @@ describe("createAnswerJudge().assess", () => {
   it("gives a model without vision the captions only, no image parts", async (t) => {
     const { context, retrieval } = await replayed(t);
     const chat = withoutVision(openChat());
-    server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
-    server.replyNext("/chat/completions", { fixture: "chat-completion-judge-correct" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-judge-correct" });
 
     const assessment = await createAnswerJudge({ answerer: chat, judge: chat, maxImages: 4 }).assess(
       context,
@@ -205,8 +182,8 @@ describe("createAnswerJudge().assess", () => {
     const retrieval = await captionRag.retrieve(context, question, null);
     assert.equal(retrieval.images, 0);
     const chat = openChat();
-    server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
-    server.replyNext("/chat/completions", { fixture: "chat-completion-judge-correct" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-judge-correct" });
 
     await createAnswerJudge({ answerer: chat, judge: chat, maxImages: 4 }).assess(context, question, retrieval);
 
@@ -219,7 +196,7 @@ describe("createAnswerJudge().assess", () => {
   it("does not ask the judge when the question has no gold answer", async (t) => {
     const { context, retrieval } = await replayed(t);
     const chat = openChat();
-    server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
     const { answer: _, ...unanswerable } = question;
 
     const assessment = await createAnswerJudge({ answerer: chat, judge: chat, maxImages: 4 }).assess(
@@ -237,8 +214,8 @@ describe("createAnswerJudge().assess", () => {
     const { context, retrieval } = await replayed(t);
     const queryPng = new Uint8Array(await drawPng({ shape: "circle", color: "#0a0" }));
     const chat = openChat();
-    server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
-    server.replyNext("/chat/completions", { fixture: "chat-completion-judge-correct" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-judge-correct" });
 
     const assessment = await createAnswerJudge({ answerer: chat, judge: chat, maxImages: 4 }).assess(
       context,
@@ -259,8 +236,8 @@ describe("createAnswerJudge().assess", () => {
   it("surfaces a judge failure as ProviderError instead of grading the answer", async (t) => {
     const { context, retrieval } = await replayed(t);
     const chat = openChat();
-    server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
-    server.replyNext("/chat/completions", { fixture: "chat-completion-judge-invalid" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-judge-invalid" });
 
     const error = await providerError(
       createAnswerJudge({ answerer: chat, judge: chat, maxImages: 4 }).assess(context, question, retrieval),
@@ -275,7 +252,7 @@ describe("answerFromEvidence", () => {
     const { context, retrieval } = await replayed(t);
     const nodes = retrieval.selected.flatMap((id) => context.nodes.get(id) ?? []);
     const chat = openChat();
-    server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
 
     const result = await answerFromEvidence(
       chat,
@@ -295,7 +272,7 @@ describe("answerFromEvidence", () => {
 
   it("surfaces a failed answer call as ProviderError", async () => {
     const chat = openChat();
-    server.failNext("/chat/completions", "bad-request");
+    fake.server.failNext("/chat/completions", "bad-request");
 
     const error = await providerError(
       answerFromEvidence(chat, question, { nodes: [], imagesFor: async () => assert.fail() }, { maxImages: 4 }),
@@ -309,7 +286,7 @@ describe("answerFromEvidence", () => {
 describe("judgeAnswer", () => {
   it("parses a correct verdict", async () => {
     const chat = openChat();
-    server.replyNext("/chat/completions", { fixture: "chat-completion-judge-correct" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-judge-correct" });
 
     const verdict = await judgeAnswer(chat, question, "Lake Bled", "at Lake Bled");
 
@@ -321,7 +298,7 @@ describe("judgeAnswer", () => {
 
   it("parses an incorrect verdict", async () => {
     const chat = openChat();
-    server.replyNext("/chat/completions", { fixture: "chat-completion-judge-incorrect" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-judge-incorrect" });
 
     const verdict = await judgeAnswer(chat, question, "Lake Bled", "Lake Como");
 
@@ -342,7 +319,7 @@ describe("judgeAnswer", () => {
 
   it("rejects a verdict outside the schema with ProviderError keeping the raw output", async () => {
     const chat = openChat();
-    server.replyNext("/chat/completions", { fixture: "chat-completion-judge-invalid" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-judge-invalid" });
 
     const error = await providerError(judgeAnswer(chat, question, "Lake Bled", "Lake Bled"));
 
@@ -352,7 +329,7 @@ describe("judgeAnswer", () => {
 
   it("rejects a verdict that is not JSON with ProviderError", async () => {
     const chat = openChat();
-    server.replyNext("/chat/completions", { fixture: "chat-completion-invalid-json" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-invalid-json" });
 
     const error = await providerError(judgeAnswer(chat, question, "Lake Bled", "Lake Bled"));
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { afterEach, beforeEach, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { createContextAnswerJudge, toChatMessages } from "../../src/bench/context/context-answer.ts";
 import { replayRetention } from "../../src/bench/context/context-replay.ts";
 import type { ReplayTrajectory } from "../../src/bench/context/dataset-trajectory.ts";
@@ -7,38 +7,14 @@ import { defaultImageTokenRule } from "../../src/context/image-tokens.ts";
 import { managerNamed } from "../../src/context/managers/index.ts";
 import { defaultRenderSettings } from "../../src/context/render/page-layout.ts";
 import type { TrajectoryMessage } from "../../src/context/trajectory.ts";
-import { createOpenAIModels } from "../../src/models/openai-provider.ts";
-import type { ChatModel, Models } from "../../src/models/provider.ts";
 import { image, sentence } from "../context/support.ts";
-import { type FakeOpenAIServer, startFakeOpenAIServer } from "../models/fake-openai-server.ts";
+import { fakeChatEachTest } from "../models/fake-openai-server.ts";
 
 type WirePart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string } };
 type ChatRequest = { messages: { role: string; content: string | WirePart[] }[]; response_format?: { type: string } };
 
-let server: FakeOpenAIServer;
-let models: Models | undefined;
-
-beforeEach(async () => {
-  server = await startFakeOpenAIServer();
-});
-
-afterEach(async () => {
-  await models?.close();
-  models = undefined;
-  await server.close();
-});
-
-function openChat(): ChatModel {
-  models = createOpenAIModels({
-    baseUrl: server.url,
-    textModel: "text-embedding-3-small",
-    textDimensions: 8,
-    chatModel: "gpt-4o-mini",
-    maxRetries: 0,
-  });
-  assert.ok(models.chat);
-  return models.chat;
-}
+const fake = fakeChatEachTest();
+const openChat = () => fake.openChat();
 
 /** One history: a photo of the kayak at Lake Bled in its first turn, then enough talk to push it into the pages. */
 async function lakeHistory(): Promise<ReplayTrajectory> {
@@ -78,15 +54,15 @@ async function lakeHistory(): Promise<ReplayTrajectory> {
 describe("answer accuracy from the working context (part c)", () => {
   it("sends VERA's working context (pages and the native photo as pixels) and the question, then judges", async () => {
     const chat = openChat();
-    server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
-    server.replyNext("/chat/completions", { fixture: "chat-completion-judge-correct" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-judge-correct" });
     const result = await replayRetention(await lakeHistory(), managerNamed("vera"), {
       budget: { window: 16_000, trigger: 8_000, keepRecent: 4, managedShare: 0.5 },
       imageRule: defaultImageTokenRule,
       render: defaultRenderSettings,
       answer: createContextAnswerJudge({ answerer: chat, judge: chat }),
     });
-    const [answerRequest, judgeRequest] = server
+    const [answerRequest, judgeRequest] = fake.server
       .requestsTo("/chat/completions")
       .map((request) => request.body as ChatRequest);
     assert.ok(answerRequest && judgeRequest);
@@ -111,8 +87,8 @@ describe("answer accuracy from the working context (part c)", () => {
 
   it("counts a wrong answer as wrong, and runs no model without an answer judge", async () => {
     const chat = openChat();
-    server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
-    server.replyNext("/chat/completions", { fixture: "chat-completion-judge-incorrect" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-answer" });
+    fake.server.replyNext("/chat/completions", { fixture: "chat-completion-judge-incorrect" });
     const options = {
       budget: { window: 16_000, trigger: 8_000, keepRecent: 4, managedShare: 0.5 },
       imageRule: defaultImageTokenRule,
@@ -123,10 +99,10 @@ describe("answer accuracy from the working context (part c)", () => {
       answer: createContextAnswerJudge({ answerer: chat, judge: chat }),
     });
     assert.equal(judged.answers?.accuracy, 0);
-    const before = server.requests.length;
+    const before = fake.server.requests.length;
     const plain = await replayRetention(await lakeHistory(), managerNamed("discard-all"), options);
     assert.equal(plain.answers, undefined);
-    assert.equal(server.requests.length, before);
+    assert.equal(fake.server.requests.length, before);
   });
 
   it("turns tool messages into labelled text and, without vision, images into placeholders", () => {

@@ -7,6 +7,9 @@ import { once } from "node:events";
 import { readdir, readFile } from "node:fs/promises";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterEach, beforeEach } from "node:test";
+import { createOpenAIModels } from "../../src/models/openai-provider.ts";
+import type { ChatModel, Models } from "../../src/models/provider.ts";
 
 export type FakeRoute = "/embeddings" | "/chat/completions";
 
@@ -193,4 +196,45 @@ function parseJson(text: string): unknown {
     // Recorded as-is so a test can still see what a malformed request looked like.
     return text;
   }
+}
+
+/**
+ * For a test file whose tests each talk to a chat model: a fresh fake server before each test, the
+ * `openai` provider's chat model on it when asked for, and both closed after the test.
+ *
+ * @example
+ * const fake = fakeChatEachTest();
+ * it("…", async () => { fake.server.replyNext("/chat/completions", …); await fake.openChat().complete(…); });
+ */
+export function fakeChatEachTest(): { readonly server: FakeOpenAIServer; openChat(): ChatModel } {
+  let server: FakeOpenAIServer | undefined;
+  let models: Models | undefined;
+  beforeEach(async () => {
+    server = await startFakeOpenAIServer();
+  });
+  afterEach(async () => {
+    await models?.close();
+    models = undefined;
+    await server?.close();
+  });
+  const running = (): FakeOpenAIServer => {
+    if (!server) throw new Error("the fake server runs only inside a test");
+    return server;
+  };
+  return {
+    get server() {
+      return running();
+    },
+    openChat() {
+      models = createOpenAIModels({
+        baseUrl: running().url,
+        textModel: "text-embedding-3-small",
+        textDimensions: 8,
+        chatModel: "gpt-4o-mini",
+        maxRetries: 0,
+      });
+      if (!models.chat) throw new Error("chat model configured");
+      return models.chat;
+    },
+  };
 }
