@@ -19,6 +19,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
+import { replaceBenchmarksSection } from "./benchmarks-section.ts";
 
 const { values } = parseArgs({
   options: { out: { type: "string" }, runs: { type: "string", default: "7" } },
@@ -159,7 +160,7 @@ try {
     writeFileSync(join(values.out, "footprint.json"), `${JSON.stringify(result, null, 2)}\n`);
   } else {
     writeFileSync(join(root, "bench/results/footprint.json"), `${JSON.stringify(result, null, 2)}\n`);
-    updateBenchmarksMd(render(result));
+    replaceBenchmarksSection("footprint", "bench/footprint.ts", render(result));
   }
 } finally {
   rmSync(work, { recursive: true, force: true });
@@ -201,17 +202,4 @@ function render(result: {
     weightNote,
     "",
   ].join("\n");
-}
-
-/** A full run replaces the footprint section (between its markers) in the hand-written part of BENCHMARKS.md. */
-function updateBenchmarksMd(markdown: string): void {
-  const path = join(root, "BENCHMARKS.md");
-  const begin = "<!-- footprint:begin (bench/footprint.ts) -->";
-  const end = "<!-- footprint:end -->";
-  const current = readFileSync(path, "utf8");
-  const section = `${begin}\n${markdown}${end}`;
-  const next = current.includes(begin)
-    ? current.replace(new RegExp(`${begin.replace(/[()]/g, "\\$&")}[\\s\\S]*?${end}`), section)
-    : `${current.trimEnd()}\n\n${section}\n`;
-  writeFileSync(path, next);
 }

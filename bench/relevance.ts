@@ -12,7 +12,7 @@
  * those cut, so a cut can only let later items in: the loss figures are an upper bound).
  * Adversarial questions (category 5) expect "not mentioned"; their gold turns are the trap.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -20,6 +20,7 @@ import { loadDataset, resolveDataDir } from "../src/bench/datasets/index.ts";
 import { replayHistory } from "../src/bench/replay.ts";
 import { createModels } from "../src/models/profiles.ts";
 import { defaultMinScore } from "../src/route/search-config.ts";
+import { replaceBenchmarksSection } from "./benchmarks-section.ts";
 
 const { values } = parseArgs({
   options: {
@@ -119,20 +120,5 @@ mkdirSync(out, { recursive: true });
 const name = `relevance-${values.profile}`;
 writeFileSync(join(out, `${name}.json`), `${JSON.stringify({ command, rows, questions: asked.length }, null, 2)}\n`);
 writeFileSync(join(out, `${name}.md`), markdown);
-if (!values.out && !values.limit) updateBenchmarksMd(values.profile, markdown);
-
-/** A full run replaces its profile's relevance section (between markers) in the hand-written part of BENCHMARKS.md. */
-function updateBenchmarksMd(profile: string, section: string): void {
-  const path = join(import.meta.dirname, "../BENCHMARKS.md");
-  const begin = `<!-- relevance-${profile}:begin (bench/relevance.ts) -->`;
-  const end = `<!-- relevance-${profile}:end -->`;
-  const current = readFileSync(path, "utf8");
-  const block = `${begin}\n${section}${end}`;
-  const start = current.indexOf(begin);
-  const stop = current.indexOf(end);
-  const next =
-    start >= 0 && stop > start
-      ? `${current.slice(0, start)}${block}${current.slice(stop + end.length)}`
-      : `${current.trimEnd()}\n\n${block}\n`;
-  writeFileSync(path, next);
-}
+if (!values.out && !values.limit)
+  replaceBenchmarksSection(`relevance-${values.profile}`, "bench/relevance.ts", markdown);

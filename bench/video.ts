@@ -24,6 +24,7 @@ import type { Models } from "../src/models/provider.ts";
 import type { Frame } from "../src/video/gateway.ts";
 import type { Detector, FrameDetections } from "../src/video/perception/detector.ts";
 import { createLocalDetector } from "../src/video/perception/local-detector.ts";
+import { replaceBenchmarksSection } from "./benchmarks-section.ts";
 
 const { values } = parseArgs({
   options: {
@@ -126,7 +127,7 @@ writeFileSync(join(out, "video.json"), `${JSON.stringify(results, null, 2)}\n`);
 const markdown = render(results);
 writeFileSync(join(out, "video.md"), markdown);
 console.log(markdown);
-if (full) updateBenchmarksMd(markdown);
+if (full) replaceBenchmarksSection("video", "bench/video.ts", markdown);
 
 async function open(name: string): Promise<Memory> {
   return Memory.open({ path: join(work, name), models, video: { detector, config: { gateway: { fps } } } });
@@ -839,19 +840,6 @@ function render(data: Record<string, unknown>): string {
     );
   }
   return `${lines.join("\n")}\n`;
-}
-
-/** A full run replaces the video section (between its markers) in the hand-written part of BENCHMARKS.md. */
-function updateBenchmarksMd(markdown: string): void {
-  const path = join(import.meta.dirname, "../BENCHMARKS.md");
-  const begin = "<!-- video:begin (bench/video.ts) -->";
-  const end = "<!-- video:end -->";
-  const current = readFileSync(path, "utf8");
-  const section = `${begin}\n${markdown}${end}`;
-  const next = current.includes(begin)
-    ? current.replace(new RegExp(`${begin.replace(/[()]/g, "\\$&")}[\\s\\S]*?${end}`), section)
-    : `${current.trimEnd()}\n\n${section}\n`;
-  writeFileSync(path, next);
 }
 
 /**
