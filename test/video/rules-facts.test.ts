@@ -428,14 +428,17 @@ describe("the answer flow through the openai provider", { skip: noFfmpegReason }
     });
     t.after(() => memory.close());
     await (await memory.watch(scope, clip, { stream: "visits" })).done;
-    const [fact] = await memory.listFacts(scope);
+    const question = "Was there a bottle near the person?";
+    // A fact the flow shows the model: its best fact hit for the question (the scope also holds scene
+    // facts, and the most important fact overall need not be among the shown ones).
+    const fact = (await memory.searchVideo(scope, question, { level: "fact" }))[0]?.item;
     assert.ok(fact);
     const recorded = server.fixture("chat-completion-video-answer") as { choices: { message: { content: string } }[] };
     const [choice] = recorded.choices;
     assert.ok(choice);
     choice.message.content = choice.message.content.replace("ITEM_ID", fact.id);
     server.replyNext("/chat/completions", { body: JSON.stringify(recorded) });
-    const answer = await memory.answerFromVideo(scope, "Was there a bottle near the person?", {
+    const answer = await memory.answerFromVideo(scope, question, {
       levels: ["fact", "trace"],
     });
     assert.match(answer.answer, /near a bottle/);
