@@ -430,7 +430,7 @@ async function memoryLoopRun() {
     video: { detector: fixed, config: { gateway: { fps } } },
   });
   try {
-    const segments: { startMs: number; analysed: boolean; cpuMs: number; heapMb: number }[] = [];
+    const segments: { startMs: number; mediaMs: number; analysed: boolean; cpuMs: number; heapMb: number }[] = [];
     let cpu = process.cpuUsage();
     const watch = await memory.watch(scope("memory-loop"), looped, {
       stream: "memory-loop",
@@ -440,6 +440,7 @@ async function memoryLoopRun() {
         cpu = process.cpuUsage();
         segments.push({
           startMs: report.startMs,
+          mediaMs: report.endMs - report.startMs,
           analysed: report.analysed,
           cpuMs: (used.user + used.system) / 1000,
           heapMb: process.memoryUsage().heapUsed / 2 ** 20,
@@ -463,11 +464,27 @@ async function memoryLoopRun() {
     const fifth = Math.max(1, Math.floor(analysed.length / 5));
     const firstFifth = mean(analysed.slice(0, fifth).map((s) => s.cpuMs));
     const lastFifth = mean(analysed.slice(-fifth).map((s) => s.cpuMs));
+    // Work per segment follows its length (frames), and lengths follow the cut points (scene changes,
+    // voice activity): CPU per media second is the figure that shows growth with stream time, if any.
+    const perMediaS = (part: typeof analysed) =>
+      sum(part.map((s) => s.cpuMs)) / (sum(part.map((s) => s.mediaMs)) / 1000);
+    const meanLengthS = (part: typeof analysed) => mean(part.map((s) => s.mediaMs)) / 1000;
     return {
       result: summary(result),
       firstFifthMeanMs: round(firstFifth),
       lastFifthMeanMs: round(lastFifth),
       lastFifthVsFirst: round(lastFifth / firstFifth),
+      firstFifthCpuMsPerMediaS: round(perMediaS(analysed.slice(0, fifth))),
+      lastFifthCpuMsPerMediaS: round(perMediaS(analysed.slice(-fifth))),
+      lastFifthVsFirstPerMediaS: round(perMediaS(analysed.slice(-fifth)) / perMediaS(analysed.slice(0, fifth))),
+      cpuMeanMsByTenth: Array.from({ length: 10 }, (_, tenth) => {
+        const size = Math.max(1, Math.floor(analysed.length / 10));
+        return round(mean(analysed.slice(tenth * size, (tenth + 1) * size).map((s) => s.cpuMs)));
+      }),
+      segmentLengthS: {
+        firstFifth: round(meanLengthS(analysed.slice(0, fifth))),
+        lastFifth: round(meanLengthS(analysed.slice(-fifth))),
+      },
       cpuMedianMsPerPass: perPass,
       cpuMsBySegment: analysed.map((s) => round(s.cpuMs)),
       earlyMedianMs: round(early),
@@ -775,7 +792,7 @@ function render(data: Record<string, unknown>): string {
     lines.push(
       `**The memory path alone, stage clip looped ${memoryLoops}× as one stream** (perception replaced by a fixed detector behind its seam, hash models; ` +
         `${JSON.stringify(memoryLoop.result)}; ${memoryLoop.observationsAtEnd} observations at the end): median CPU time per analysed segment per pass ${JSON.stringify(memoryLoop.cpuMedianMsPerPass)} ms; ` +
-        `passes ${memoryLoops - 4}–${memoryLoops} / passes 2–6: ${memoryLoop.lateMedianMs} / ${memoryLoop.earlyMedianMs} ms = ${memoryLoop.lateVsEarly}; mean per analysed segment, last fifth of the stream / first fifth: ${memoryLoop.lastFifthMeanMs} / ${memoryLoop.firstFifthMeanMs} ms = ${memoryLoop.lastFifthVsFirst}; JS heap in use per pass (MB, every tenth pass) ${JSON.stringify((memoryLoop.heapMbByPass as number[]).filter((_, index) => index % 10 === 0))}; within 10% (medians): ${memoryLoop.withinTenPercent} (load average at the end ${JSON.stringify(memoryLoop.load)})`,
+        `passes ${memoryLoops - 4}–${memoryLoops} / passes 2–6: ${memoryLoop.lateMedianMs} / ${memoryLoop.earlyMedianMs} ms = ${memoryLoop.lateVsEarly}; mean per analysed segment, last fifth of the stream / first fifth: ${memoryLoop.lastFifthMeanMs} / ${memoryLoop.firstFifthMeanMs} ms = ${memoryLoop.lastFifthVsFirst}; mean CPU per analysed segment by tenth of the stream ${JSON.stringify(memoryLoop.cpuMeanMsByTenth)} ms; CPU per media second, last fifth / first fifth: ${memoryLoop.lastFifthCpuMsPerMediaS} / ${memoryLoop.firstFifthCpuMsPerMediaS} ms = ${memoryLoop.lastFifthVsFirstPerMediaS} (mean segment length ${JSON.stringify(memoryLoop.segmentLengthS)} s); JS heap in use per pass (MB, every tenth pass) ${JSON.stringify((memoryLoop.heapMbByPass as number[]).filter((_, index) => index % 10 === 0))}; within 10% (medians): ${memoryLoop.withinTenPercent} (load average at the end ${JSON.stringify(memoryLoop.load)})`,
       "",
     );
   }
@@ -883,6 +900,10 @@ function median(values: readonly number[]): number {
   return sorted.length % 2
     ? (sorted[middle] as number)
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((total, value) => total + value, 0);
 }
 
 function mean(values: readonly number[]): number {

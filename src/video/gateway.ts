@@ -261,7 +261,25 @@ function startDecoder(
     "-f",
     "rawvideo",
     "pipe:1",
-    ...(probe.hasAudio ? ["-map", "0:a:0", "-ac", "1", "-ar", String(audioSampleRate), "-f", "s16le", "pipe:3"] : []),
+    // Raw PCM carries no timestamps: a reader finds a moment's audio by counting samples. Sources with
+    // gaps in their audio timestamps (dropped packets on a network stream, joined or looped files)
+    // would then drift ahead of the picture by every gap; aresample's async mode fills gaps with
+    // silence and trims overlaps, so sample n stays at media time n / 16 kHz.
+    ...(probe.hasAudio
+      ? [
+          "-map",
+          "0:a:0",
+          "-af",
+          "aresample=async=1",
+          "-ac",
+          "1",
+          "-ar",
+          String(audioSampleRate),
+          "-f",
+          "s16le",
+          "pipe:3",
+        ]
+      : []),
   ];
   const child = spawn(options.ffmpegPath, args, {
     stdio: [source.kind === "stdin" ? "pipe" : "ignore", "pipe", "pipe", "pipe"],

@@ -53,6 +53,35 @@ describe("video gateway", { skip: noFfmpegReason }, () => {
     assert.equal((await stream.audio(0, 1000)).status, "absent");
   });
 
+  it("keeps audio at its media time when the source's audio has gaps (a looped file)", async (t) => {
+    // 2 s of picture with 1.5 s of tone, looped three times by copying packets: the audio track
+    // has a 0.5 s hole in its timestamps after each tone. Counting samples must still give media time.
+    const dir = tempDir(t);
+    const one = join(dir, "one.mp4");
+    const looped = join(dir, "looped.mkv");
+    const ffmpeg = (...args: string[]) => execFileSync("ffmpeg", ["-loglevel", "error", "-y", ...args]);
+    ffmpeg(
+      ...["-f", "lavfi", "-i", "testsrc=size=160x90:rate=10:duration=2"],
+      ...["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=16000:duration=1.5"],
+      ...["-map", "0:v", "-map", "1:a", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", one],
+    );
+    ffmpeg("-stream_loop", "2", "-i", one, "-c", "copy", looped);
+    const stream = await openVideoStream(parseVideoSource(looped), options);
+    const frames = await collect(stream);
+    assert.equal(frames.length, 12, "6 s at 2 frames/s");
+    const loudest = (samples: Int16Array) => samples.reduce((top, sample) => Math.max(top, Math.abs(sample)), 0);
+    const hole = await stream.audio(1600, 1900);
+    assert.equal(hole.samples.length, 4800);
+    assert.ok(
+      loudest(hole.samples) < 200,
+      `the first hole is silence, not the next tone (peak ${loudest(hole.samples)})`,
+    );
+    const lastTone = await stream.audio(4200, 5200);
+    assert.equal(lastTone.status, "ok");
+    assert.equal(lastTone.samples.length, 16_000, "the third tone is where the picture says it is");
+    assert.ok(loudest(lastTone.samples) > 1000, "and it is audible");
+  });
+
   it("stops a stream that has not ended; frames already read stay", async (t) => {
     const clip = makeClip(tempDir(t), "long.mp4", { sceneSeconds: 20 });
     const stream = await openVideoStream(parseVideoSource(clip), { ...options, fps: 10 });
