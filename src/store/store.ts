@@ -216,6 +216,8 @@ export interface ScopedStore {
   readVideoItems(query: VideoItemQuery): Promise<VideoItem[]>;
   /** The notifier's saved record for a stream's rules (written by `commitVideo`), by rule id order. */
   readNotifierState(stream: string): Promise<NotifierRuleState[]>;
+  /** The sources (stream names) with a saved notifier record, sorted: what a copy of the scope must carry over. */
+  readNotifierStreams(): Promise<string[]>;
 
   // ── Transfer: a scope copied between stores (`cairn migrate`), ids and times kept ──────────────
   /**

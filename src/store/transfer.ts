@@ -43,6 +43,8 @@ export interface TransferCounts {
   programs: number;
   /** Video memory items (entities, slots, observations, traces, chapters). */
   videoItems: number;
+  /** The notifier's records (one per rule and source), so a watch restarted on the copy keeps its cooldown. */
+  notifierRules: number;
   /** Whether the source's audit secret(s) went with the audit log. */
   auditSecretCarried: boolean;
   /**
@@ -89,6 +91,7 @@ export async function copyStore(from: Store, to: Store, options: CopyOptions = {
     sessionParts: 0,
     programs: 0,
     videoItems: 0,
+    notifierRules: 0,
     auditSecretCarried: false,
     foreignKeyedEvents: 0,
   };
@@ -192,6 +195,12 @@ async function copyScope(
   const items = await source.readVideoItems({});
   if (items.length > 0) await target.commitVideo({ put: items, remove: [], audits: [] });
   counts.videoItems += items.length;
+  // After the items: a record names rules, which are items. Put replaces per rule, as a resumed copy needs.
+  for (const stream of await source.readNotifierStreams()) {
+    const rules = await source.readNotifierState(stream);
+    await target.commitVideo({ put: [], remove: [], audits: [], notifier: { stream, rules } });
+    counts.notifierRules += rules.length;
+  }
   const index = await source.readIndex({ activeOnly: false });
   const entries = [...index.entries.values()];
   // Newest first from readAudit; restored oldest first, so the target lists them in the same order.
@@ -359,6 +368,10 @@ export async function compareStores(from: Store, to: Store): Promise<string[]> {
     differ("session parts", await a.readSessionParts(ids), await b.readSessionParts(ids));
     differ("question bank", await a.readBank(), await b.readBank());
     differ("video items", await a.readVideoItems({}), await b.readVideoItems({}));
+    const streams = await a.readNotifierStreams();
+    differ("notifier sources", streams, await b.readNotifierStreams());
+    for (const stream of streams)
+      differ(`notifier record of ${stream}`, await a.readNotifierState(stream), await b.readNotifierState(stream));
     const [left, right] = [await a.readIndex({ activeOnly: false }), await b.readIndex({ activeOnly: false })];
     differ("index entries", [...left.entries.values()], [...right.entries.values()]);
     differ("audit events", await a.readAudit(), await b.readAudit());

@@ -347,6 +347,7 @@ export const seamMethods = {
   commitVideo: "video memory",
   readVideoItems: "video memory",
   readNotifierState: "video memory",
+  readNotifierStreams: "video memory",
   importSession: "transfer",
   readSessionParts: "transfer",
   restoreIndexAndAudit: "transfer",

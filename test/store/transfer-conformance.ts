@@ -124,9 +124,15 @@ export async function extras(scoped: ScopedStore): Promise<{ retry: () => Promis
         text: "a gull on the rail",
         sources: evidence.slice(0, 1),
       }),
+      video("vrule_gull", "rule", { text: "tell me when the gull is back" }),
     ],
     remove: [],
     audits: [{ action: "video.entity", subject: "vent_gull", details: { kind: "entity" } }],
+    // What the notifier last sent for the rule on this source: a watch restarted on a copy keeps its cooldown.
+    notifier: {
+      stream: "pier-cam",
+      rules: [{ ruleId: "vrule_gull", holding: true, lastSentMs: base + 500, event: 1, sentInEvent: 1 }],
+    },
   });
   return { retry: part("the pier reopens on Friday", "part-2") };
 }
@@ -147,9 +153,9 @@ export const transferConformance = defineGroup("transfer", (test) => {
       "three sessions in each of three scopes, less the forgotten one, and the appended one",
     );
     assert.deepEqual(
-      [counts.sessionParts, counts.programs, counts.videoItems],
-      [2, 1, 3],
-      "appended parts (the third went with its forgotten turn), the bank and video memory go with the sessions",
+      [counts.sessionParts, counts.programs, counts.videoItems, counts.notifierRules],
+      [2, 1, 4, 1],
+      "appended parts (the third went with its forgotten turn), the bank, video memory and the notifier's record go with the sessions",
     );
     assert.equal(counts.skipped, 0);
     assert.ok(counts.entries > 0 && counts.auditEvents > 0);
@@ -194,6 +200,15 @@ export const transferConformance = defineGroup("transfer", (test) => {
     const c = target.forScope(scopeC);
     await c.retirePrograms(["prog_pier"], { action: "bank.retire", subject: "prog_pier", details: {} });
     await c.commitVideo({ put: [], remove: ["vobs_gull"], audits: [] });
+    await c.commitVideo({
+      put: [],
+      remove: [],
+      audits: [],
+      notifier: {
+        stream: "pier-cam",
+        rules: [{ ruleId: "vrule_gull", holding: false, lastSentMs: null, event: 1, sentInEvent: 0 }],
+      },
+    });
     const lacking = await compareStores(store, target);
     assert.ok(
       lacking.some((line) => line.endsWith("question bank differ")),
@@ -203,8 +218,12 @@ export const transferConformance = defineGroup("transfer", (test) => {
       lacking.some((line) => line.endsWith("video items differ")),
       lacking.join("\n"),
     );
+    assert.ok(
+      lacking.some((line) => line.endsWith("notifier record of pier-cam differ")),
+      lacking.join("\n"),
+    );
     const resumed = await copyStore(store, target);
-    assert.deepEqual([resumed.programs, resumed.videoItems], [1, 3]);
+    assert.deepEqual([resumed.programs, resumed.videoItems, resumed.notifierRules], [1, 4, 1]);
     assert.deepEqual(await compareStores(store, target), []);
 
     // The copy is a working store: a new session goes through maintenance against the copied index.

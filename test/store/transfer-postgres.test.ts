@@ -51,7 +51,7 @@ if (skip) {
   const postgres = async () => PostgresStore.open({ url: await cluster.freshDatabase() });
 
   describe("copyStore between SQLite and Postgres", () => {
-    it("a round trip keeps parts, programs and video items; a retried append stays a duplicate on each side", async (t) => {
+    it("a round trip keeps parts, programs, video items and the notifier record; a retried append stays a duplicate on each side", async (t) => {
       const dir = tempDir(t);
       const source = await SqliteStore.open({ path: join(dir, "source") });
       const middle = await postgres();
@@ -59,10 +59,10 @@ if (skip) {
       try {
         const { retry } = await populate(source);
         const into = await copyStore(source, middle);
-        assert.deepEqual([into.sessionParts, into.programs, into.videoItems], [2, 1, 3]);
+        assert.deepEqual([into.sessionParts, into.programs, into.videoItems, into.notifierRules], [2, 1, 4, 1]);
         assert.deepEqual(await compareStores(source, middle), []);
         const out = await copyStore(middle, back);
-        assert.deepEqual([out.sessionParts, out.programs, out.videoItems], [2, 1, 3]);
+        assert.deepEqual([out.sessionParts, out.programs, out.videoItems, out.notifierRules], [2, 1, 4, 1]);
         assert.deepEqual(await compareStores(middle, back), []);
         assert.deepEqual(await compareStores(source, back), []);
         for (const store of [middle, back]) {

@@ -251,6 +251,8 @@ export const videoMemoryConformance = defineGroup("video memory", (test) => {
     });
     assert.deepEqual(await scoped.readNotifierState("table"), [sent, other]);
     assert.deepEqual(await scoped.readNotifierState("door"), [], "per stream");
+    assert.deepEqual(await scoped.readNotifierStreams(), ["table"]);
+    assert.deepEqual(await store.forScope(scopeC).readNotifierStreams(), [], "another tenant has no sources");
     assert.deepEqual(await store.forScope(scopeC).readNotifierState("table"), [], "another tenant sees nothing");
 
     // A later write replaces its rules' rows and leaves the others; a refused write changes nothing.
@@ -272,5 +274,6 @@ export const videoMemoryConformance = defineGroup("video memory", (test) => {
     assert.deepEqual(await scoped.readNotifierState("table"), [cleared]);
     await forget(scoped, { all: true }, spaces);
     assert.deepEqual(await scoped.readNotifierState("table"), []);
+    assert.deepEqual(await scoped.readNotifierStreams(), []);
   });
 });

@@ -42,7 +42,7 @@ import { scopeStats } from "./scope-stats.ts";
 import { searchLexical } from "./search-lexical.ts";
 import { searchVectors, vectorSearchSettings } from "./search-vectors.ts";
 import { inTenant, type Sql } from "./tenant-transaction.ts";
-import { commitVideo, readNotifierState, readVideoItems } from "./video-items.ts";
+import { commitVideo, readNotifierState, readNotifierStreams, readVideoItems } from "./video-items.ts";
 
 /**
  * One scope's handle on the Postgres store. Each method is one transaction walled to the scope's
@@ -209,6 +209,10 @@ export class PostgresScopedStore implements ScopedStore {
 
   async readNotifierState(stream: string): Promise<NotifierRuleState[]> {
     return this.#read("readNotifierState", (sql) => readNotifierState(this.#context, sql, stream));
+  }
+
+  async readNotifierStreams(): Promise<string[]> {
+    return this.#read("readNotifierStreams", (sql) => readNotifierStreams(this.#context, sql));
   }
 
   // ── Transfer ────────────────────────────────────────────────────────────────────────────────

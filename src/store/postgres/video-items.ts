@@ -75,6 +75,14 @@ export async function commitVideo(context: ScopeContext, sql: Sql, write: VideoW
   for (const audit of write.audits) await writeAudit(context, sql, audit.action, audit.subject, audit.details);
 }
 
+export async function readNotifierStreams(context: ScopeContext, sql: Sql): Promise<string[]> {
+  const rows = await sql.query<{ stream: string }>(
+    "SELECT DISTINCT stream FROM video_notifier_state WHERE scope_key = $1 ORDER BY stream",
+    [context.key],
+  );
+  return rows.map((row) => row.stream);
+}
+
 export async function readNotifierState(context: ScopeContext, sql: Sql, stream: string): Promise<NotifierRuleState[]> {
   const rows = await sql.query<{
     rule_id: string;

@@ -41,7 +41,7 @@ import { applyIndexPlan, indexStatus, restoreIndexAndAudit } from "./scope-index
 import { scopeStats } from "./scope-stats.ts";
 import { searchLexical } from "./search-lexical.ts";
 import { searchVectors } from "./search-vectors.ts";
-import { commitVideo, readNotifierState, readVideoItems } from "./video-items.ts";
+import { commitVideo, readNotifierState, readNotifierStreams, readVideoItems } from "./video-items.ts";
 
 /**
  * One scope's handle on the SQLite store. Each method delegates to the module of its job; every
@@ -186,6 +186,10 @@ export class SqliteScopedStore implements ScopedStore {
 
   async readNotifierState(stream: string): Promise<NotifierRuleState[]> {
     return readNotifierState(this.#context, stream);
+  }
+
+  async readNotifierStreams(): Promise<string[]> {
+    return readNotifierStreams(this.#context);
   }
 
   // ── Transfer ───────────────────────────────────────────────────────────────────────────────

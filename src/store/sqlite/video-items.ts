@@ -122,6 +122,13 @@ export function readVideoItems(context: ScopeContext, query: VideoItemQuery): Vi
   return rows.map(toItem);
 }
 
+export function readNotifierStreams(context: ScopeContext): string[] {
+  return context.db
+    .prepare("SELECT DISTINCT stream FROM video_notifier_state WHERE scope_key = ? ORDER BY stream")
+    .pluck()
+    .all(context.key) as string[];
+}
+
 export function readNotifierState(context: ScopeContext, stream: string): NotifierRuleState[] {
   const rows = context.db
     .prepare(

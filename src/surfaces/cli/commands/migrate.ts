@@ -43,7 +43,7 @@ export async function migrate(
       const differences = await compareStores(source, into);
       output(options, { ...counts, differences }, () =>
         [
-          `copied ${counts.scopes} scope(s): ${counts.sessions} session(s) (${counts.skipped} already there), ${counts.sessionParts} appended part(s), ${counts.rawNodes} raw node(s), ${counts.blobs} image(s), ${counts.programs} question-bank program(s), ${counts.videoItems} video item(s), ${counts.entries} index entr(y/ies), ${counts.auditEvents} audit event(s)`,
+          `copied ${counts.scopes} scope(s): ${counts.sessions} session(s) (${counts.skipped} already there), ${counts.sessionParts} appended part(s), ${counts.rawNodes} raw node(s), ${counts.blobs} image(s), ${counts.programs} question-bank program(s), ${counts.videoItems} video item(s), ${counts.notifierRules} notifier record(s), ${counts.entries} index entr(y/ies), ${counts.auditEvents} audit event(s)`,
           ...(counts.foreignKeyedEvents > 0
             ? [
                 `warning: ${counts.foreignKeyedEvents} audit event(s) keep keyed hashes of forgotten keys made under the source's audit secret, which was not carried: only the source's secret matches them (--carry-audit-secret carries it)`,
