@@ -74,12 +74,32 @@ function textFeatures(text: string): string[] {
   return features;
 }
 
+/**
+ * Each feature's MD5 (its slot and sign), remembered: features repeat heavily (character trigrams,
+ * common words), and hashing each one anew through node:crypto cost more than the rest of ingest's
+ * embedding and most of its garbage. Bounded: cleared when full. Vectors are exactly as before.
+ */
+const featureHashes = new Map<string, number>();
+const maxRememberedFeatures = 200_000;
+
+function featureHash(feature: string): number {
+  let packed = featureHashes.get(feature);
+  if (packed === undefined) {
+    const digest = createHash("md5").update(feature).digest();
+    // The first four bytes pick the slot, the low bit of the fifth the sign.
+    packed = digest.readUInt32LE(0) * 2 + ((digest[4] ?? 0) & 1);
+    if (featureHashes.size >= maxRememberedFeatures) featureHashes.clear();
+    featureHashes.set(feature, packed);
+  }
+  return packed;
+}
+
 function embedFeatures(features: readonly string[], dimensions: number): Float32Array {
   const vector = new Float32Array(dimensions);
   for (const feature of features) {
-    const digest = createHash("md5").update(feature).digest();
-    const slot = digest.readUInt32LE(0) % dimensions;
-    const sign = (digest[4] ?? 0) & 1 ? 1 : -1;
+    const packed = featureHash(feature);
+    const slot = Math.floor(packed / 2) % dimensions;
+    const sign = packed % 2 === 1 ? 1 : -1;
     const weight = feature.startsWith("c:") ? 0.5 : 1;
     vector[slot] = (vector[slot] ?? 0) + sign * weight;
   }
