@@ -88,7 +88,8 @@ export class BlobFiles {
    */
   begin(keys: readonly string[]): string {
     const id = `${process.pid}-${randomUUID()}`;
-    writeFileSync(join(this.#root, "pending", id), keys.join("\n"));
+    // A step that names no blob has no file to protect or clean up: no journal (settle finds none).
+    if (keys.length > 0) writeFileSync(join(this.#root, "pending", id), keys.join("\n"));
     return id;
   }
 
