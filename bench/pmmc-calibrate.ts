@@ -41,6 +41,7 @@ try {
         measured: { bm25: uncalibrated.measured.bm25, [space]: uncalibrated.measured.dense },
         routedUncalibrated: uncalibrated.routed,
         routedCalibrated: calibrated.routed,
+        wrongScoreMaxCalibrated: calibrated.wrongScoreMax,
       },
       null,
       2,

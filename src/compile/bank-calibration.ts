@@ -13,8 +13,9 @@ import type { CompileConfig } from "./compile-config.ts";
  * ("text:<model>", "image:<model>"), measured by `bench/pmmc-calibrate.ts` on the hand-written labelled
  * check in test/fixtures/pmmc-paraphrases.json (decision 010, amendment "calibrated gate"): `floor` is
  * the 90th percentile of a channel's similarity between a question and an unrelated banked question,
- * `ceiling` the median similarity between a paraphrase and its own banked question. A space not in the
- * table is read uncalibrated (floor 0, ceiling 1), which routes less, never more.
+ * `ceiling` the median similarity between a paraphrase and its own banked question (which then reads
+ * `paraphraseLevel`). A text space not in the table is read uncalibrated (floor 0, ceiling 1); the image
+ * channel, which has no labelled set, takes the bank's background similarity as its floor (bank-match.ts).
  */
 export const measuredCalibration: Readonly<Record<string, ChannelCalibration>> = Object.freeze({
   // `npx tsx bench/pmmc-calibrate.ts` (2026-12-01): 56 banked wordings, 24 paraphrases, 6 unrelated questions.
@@ -55,6 +56,8 @@ export interface CalibrationCheck {
   readonly routed: { readonly own: number; readonly other: number; readonly none: number; readonly unrelated: number };
   readonly paraphrases: number;
   readonly unrelated: number;
+  /** The highest calibrated score a query gave a prediction it does not paraphrase: what a wrong match reaches. */
+  readonly wrongScoreMax: number;
 }
 
 /**
@@ -77,6 +80,7 @@ export function checkCalibration(
   const other: Record<"bm25" | "dense", number[]> = { bm25: [], dense: [] };
   const ownerOf = new Map(bank.map((entry) => [entry.id, entry.owner]));
   const routed = { own: 0, other: 0, none: 0, unrelated: 0 };
+  let wrongScoreMax = 0;
   for (const query of queries) {
     const raw = matchBank({ text: query.text, vector: query.vector, imageVector: undefined }, bank, gate.rrfK);
     for (const channel of ["bm25", "dense"] as const) {
@@ -99,6 +103,8 @@ export function checkCalibration(
     );
     const best = matches[0];
     const second = runnerUp(matches, (id) => [ownerOf.get(id) ?? id]);
+    const wrong = matches.find((match) => ownerOf.get(match.id) !== query.owner);
+    wrongScoreMax = Math.max(wrongScoreMax, wrong?.score ?? 0);
     const passes =
       best !== undefined && best.score >= gate.alphaRoute && best.score - (second?.score ?? 0) >= gate.margin;
     if (query.owner === null) routed.unrelated += passes ? 1 : 0;
@@ -118,6 +124,7 @@ export function checkCalibration(
   return {
     measured,
     routed,
+    wrongScoreMax,
     paraphrases: queries.filter((query) => query.owner !== null).length,
     unrelated: queries.filter((query) => query.owner === null).length,
   };

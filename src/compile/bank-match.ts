@@ -41,13 +41,16 @@ export interface BankMatch {
  * Matches a query against the bank's questions by a similarity-weighted reciprocal-rank fusion,
  * normalised so PMMC's gate (α_route, δ) reads on a fixed scale (docs/decisions/010):
  *
- *   score(b) = (1/|C|) · Σ_c s_c(q, b) · (k + 1) / (k + rank_c(b))
+ *   score(b) = (1/|C|) · Σ_c cal_c(s_c(q, b)) · (k + 1) / (k + rank_c(b))
  *
  * over the channels C the query can use (BM25 when it has words, dense when it has a vector,
- * image when it has an image); s_c is a similarity in [0, 1] — for BM25 the share of the query's
- * IDF-weighted words the question holds, for dense and image the cosine (negatives as 0). The rank
- * factor is RRF's 1/(k + rank) scaled to 1 at rank 1, so ranking still decides between close
- * candidates while the similarity keeps an unrelated best match low. Pure.
+ * image when it has an image). s_c is a raw similarity in [0, 1] — for BM25 the IDF-weighted overlap
+ * of the query's words and the entry's (its question less the templates' wording, plus its program's
+ * search words), for dense and image the cosine (negatives as 0). cal_c maps it piecewise-linearly
+ * through (floor, 0), (ceiling, gateLevel), (1, 1): floor is what an unrelated question reaches, ceiling
+ * what a typical paraphrase reaches (measured on the labelled check; identity when not given, and the
+ * bank's own background similarity as the image channel's floor). The rank factor is RRF's
+ * 1/(k + rank) scaled to 1 at rank 1. Pure.
  */
 export function matchBank(
   query: BankQuery,

@@ -38,6 +38,12 @@ export interface CompileConfig {
    * dropping it (off: the paper's all-or-nothing gate; on: the `pmmc-fused` method, decision 010).
    */
   readonly fuseBelowGate: boolean;
+  /**
+   * With `fuseBelowGate`: the lowest score whose program is fused. A match no stronger than a wrong one
+   * is noise in the default search's ranking; the default is the highest score any paraphrase gave
+   * another prediction on the labelled check (bench/pmmc-calibrate.ts, `wrongScoreMax`).
+   */
+  readonly fuseFloor: number;
 }
 
 export const defaultCompileConfig: CompileConfig = Object.freeze({
@@ -59,4 +65,6 @@ export const defaultCompileConfig: CompileConfig = Object.freeze({
   /** Measured: on the labelled check 0.9 routed the most paraphrases with none routed wrongly (hash and local). */
   paraphraseLevel: 0.9,
   fuseBelowGate: false,
+  /** Measured: 0.443 (hash) on the labelled check; see decision 010, "calibrated gate". */
+  fuseFloor: 0.45,
 });

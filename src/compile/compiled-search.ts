@@ -107,6 +107,8 @@ export async function compiledSearch(
         : null;
   if (missed !== null) {
     if (!config.fuseBelowGate) return fallback(missed, matched);
+    if (best.score < config.fuseFloor)
+      return fallback(`${missed}; not fused: under the fusion floor ${config.fuseFloor}`, matched);
     return fuseBelowGate(scoped, banked, best.score, missed, {
       ...context,
       options,

@@ -62,7 +62,12 @@ describe("compiled search (PMMC at query time)", () => {
       cairn.items.map((item) => item.rawNodeId),
     );
 
-    const fusing = await bikeHistory(t, { compile: { fuseBelowGate: true } });
+    const floored = await bikeHistory(t, { compile: { fuseBelowGate: true } });
+    await floored.compile(scope);
+    const weak = await floored.search(scope, question, { mode: "compiled", budget: { rawNodes: 3 } });
+    assert.match(weak.compiled?.reason ?? "", /not fused: under the fusion floor 0.45/, "a match this weak is noise");
+
+    const fusing = await bikeHistory(t, { compile: { fuseBelowGate: true, fuseFloor: 0 } });
     await fusing.compile(scope);
     const fused = await fusing.search(scope, question, { mode: "compiled", budget: { rawNodes: 3 } });
     assert.equal(fused.compiled?.ran, false, "no program passed the gate");

@@ -110,10 +110,18 @@ export const pmmcMethods: readonly BenchMethod[] = [
   ),
   pmmcMethod(
     "pmmc-fused",
-    "PMMC, not the paper's gate: below α/δ the best program's evidence joins cairn's ranking (weight score/α)",
+    "PMMC, not the paper's gate: below α/δ a best program scoring ≥ 0.45 joins cairn's ranking (weight score/α)",
     {
       stored: false,
       config: { fuseBelowGate: true },
+    },
+  ),
+  pmmcMethod(
+    "pmmc-fused-any",
+    "pmmc-fused without its floor: every below-gate best program is fused, however weak the match",
+    {
+      stored: false,
+      config: { fuseBelowGate: true, fuseFloor: 0 },
     },
   ),
   pmmcMethod(
