@@ -136,13 +136,13 @@ function calibrate(similarity: number, floor: number, ceiling: number, level: nu
  */
 function lexical(terms: readonly string[], bank: readonly BankCandidate[]): { id: string; similarity: number }[] {
   const documents = bank.map((entry) => entryTerms(entry));
-  const idfOf = (term: string) => {
-    const containing = documents.filter((words) => words.has(term)).length;
-    return Math.log(1 + (bank.length - containing + 0.5) / (containing + 0.5));
-  };
+  const containing = new Map<string, number>();
+  for (const words of documents) for (const word of words) containing.set(word, (containing.get(word) ?? 0) + 1);
   const idf = new Map<string, number>();
-  for (const term of [...terms, ...documents.flatMap((words) => [...words])])
-    if (!idf.has(term)) idf.set(term, idfOf(term));
+  for (const term of new Set([...terms, ...containing.keys()])) {
+    const count = containing.get(term) ?? 0;
+    idf.set(term, Math.log(1 + (bank.length - count + 0.5) / (count + 0.5)));
+  }
   const mass = (words: Iterable<string>) => {
     let sum = 0;
     for (const word of words) sum += idf.get(word) ?? 0;
@@ -150,7 +150,7 @@ function lexical(terms: readonly string[], bank: readonly BankCandidate[]): { id
   };
   const queryMass = mass(terms);
   return bank.map((entry, index) => {
-    const words = documents[index] ?? new Set<string>();
+    const words: ReadonlySet<string> = documents[index] ?? new Set<string>();
     const covered = mass(terms.filter((term) => words.has(term)));
     const smaller = Math.min(queryMass, mass(words));
     return { id: entry.id, similarity: smaller > 0 ? Math.min(1, covered / smaller) : 0 };
@@ -165,7 +165,7 @@ export const templateWords: ReadonlySet<string> = new Set(
   ),
 );
 
-function entryTerms(entry: BankCandidate): Set<string> {
+function entryTerms(entry: BankCandidate): ReadonlySet<string> {
   const own = contentWords(entry.question).filter((word) => !templateWords.has(word));
   return new Set([...own, ...(entry.terms ?? []).flatMap((term) => contentWords(term))]);
 }
