@@ -199,9 +199,10 @@ async function fuseBelowGate(
   const k = reader.config.rrfK;
   const weight = Math.min(1, score / config.alphaRoute);
   const fused = new Map<string, { score: number; channels: EvidencePack["items"][number]["channels"] }>();
-  const defaultOrder = [
-    ...new Set([...pack.items.map((item) => item.rawNodeId), ...pack.budget.cutItems.map((cut) => cut.rawNodeId)]),
-  ];
+  // The default search's ranking: what it packed, then what it ranked but cut, except what the index-page
+  // budget cut (fusion re-packs raw nodes only, so it must not bring back what that bound left out).
+  const rankedCut = pack.budget.cutItems.filter((cut) => cut.dimension !== "pages").map((cut) => cut.rawNodeId);
+  const defaultOrder = [...new Set([...pack.items.map((item) => item.rawNodeId), ...rankedCut])];
   const channels = new Map(pack.items.map((item) => [item.rawNodeId, item.channels]));
   defaultOrder.forEach((id, index) => {
     fused.set(id, { score: 1 / (k + index + 1), channels: channels.get(id) ?? {} });
