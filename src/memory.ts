@@ -344,6 +344,8 @@ export class Memory {
     query: string | SearchQuery,
     options: SearchOptions,
     bank?: readonly BankProgram[],
+    /** Routing settings a harness method changes (the `pmmc-fused` method fuses below the gate). */
+    config?: Partial<CompileConfig>,
   ): Promise<EvidencePack> {
     const scoped = this.#scoped(scope);
     const mismatch = await this.#checkModels(scoped);
@@ -353,7 +355,7 @@ export class Memory {
       options,
       {
         reader: this.#reader,
-        config: this.compileConfig,
+        config: { ...this.compileConfig, ...config },
         fallback: (fallbackOptions) => search(scoped, query, fallbackOptions, this.#reader),
       },
       bank,

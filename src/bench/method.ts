@@ -40,6 +40,8 @@ export interface Retrieval {
 export interface CompiledRetrieval {
   /** A program passed the gate (α_route, δ). */
   readonly routed: boolean;
+  /** Below the gate, its program's evidence was fused into the default search's ranking (`pmmc-fused`). */
+  readonly fused?: boolean;
   /** It ran and returned evidence (else the default search answered). */
   readonly ran: boolean;
   readonly reason: string | null;

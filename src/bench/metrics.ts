@@ -49,6 +49,7 @@ export interface QuestionScore {
   readonly compiled?: {
     readonly routed: boolean;
     readonly ran: boolean;
+    readonly fused?: boolean;
     /** The best bank match's normalised score (null for an empty bank). */
     readonly best: number | null;
     readonly cover5: number | null;
@@ -150,6 +151,7 @@ function compiledScore(
   return {
     routed: compiled.routed,
     ran: compiled.ran,
+    fused: compiled.fused ?? false,
     best: compiled.top[0]?.score ?? null,
     cover5: scored ? (covering.length > 0 ? 1 : 0) : null,
     match5: scored ? (covering.some((match) => match.passes) ? 1 : 0) : null,
@@ -167,6 +169,8 @@ export interface CompileSummary {
   readonly rejectedShare: number;
   /** Questions answered by the default search. */
   readonly fallbackRate: number;
+  /** Questions whose best program's evidence was fused into the default search below the gate (`pmmc-fused`). */
+  readonly fusedRate: number;
   /** Programs that returned evidence, over programs that passed the gate. */
   readonly programSuccessRate: number | null;
   readonly cover5: number | null;
@@ -207,6 +211,7 @@ export function summariseCompiled(
         ? 0
         : sum((figure) => figure.rejected) / sum((figure) => figure.questions),
     fallbackRate: compiled.length === 0 ? 1 : compiled.filter((score) => !score.ran).length / compiled.length,
+    fusedRate: compiled.length === 0 ? 0 : compiled.filter((score) => score.fused).length / compiled.length,
     programSuccessRate: routed.length === 0 ? null : routed.filter((score) => score.ran).length / routed.length,
     cover5: mean(compiled.map((score) => score.cover5)),
     match5: mean(compiled.map((score) => score.match5)),

@@ -13,6 +13,16 @@ const correctionCue =
 const preferenceCue =
   /\b(i (?:really |truly |absolutely )?(?:love|like|prefer|enjoy|adore|hate|dislike|can't stand)|my fav(?:ou)?rite|allergic)\b/i;
 
+/** The cues' own words: they say what kind of opportunity a turn is, never what it is about. */
+const cueWords = new Set(
+  [stateCue, correctionCue, preferenceCue].flatMap((cue) =>
+    contentWords(cue.source.replace(/\\b|\(\?:|[()|?\\]/g, " ")),
+  ),
+);
+
+/** Words that say a picture exists ("[IMAGE]" markers, "photo"), not what it shows. */
+const mediaWords = new Set(["image", "images", "photo", "photos", "picture", "pictures", "pic", "img"]);
+
 /** Topic words an opportunity keeps. */
 const topicWords = 5;
 
@@ -111,14 +121,19 @@ function modalitiesOf(nodes: readonly RawNode[]): Modality[] {
 }
 
 /** In how many of the unit's raw nodes each word occurs: rare words say which turn a question is about. */
-function documentFrequency(nodes: readonly RawNode[]): ReadonlyMap<string, number> {
+function documentFrequency(nodes: readonly RawNode[]): Frequency {
   const counts = new Map<string, number>();
   for (const node of nodes) for (const word of new Set(words(node))) counts.set(word, (counts.get(word) ?? 0) + 1);
-  return counts;
+  return { counts, nodes: nodes.length };
+}
+
+interface Frequency {
+  readonly counts: ReadonlyMap<string, number>;
+  readonly nodes: number;
 }
 
 function opportunity(
-  frequency: ReadonlyMap<string, number>,
+  frequency: Frequency,
   kind: OpportunityKind,
   evidence: readonly RawNode[],
   modalities: readonly Modality[],
@@ -127,12 +142,26 @@ function opportunity(
   related?: RawNode,
 ): Opportunity {
   const relatedWords = new Set(related ? words(related) : []);
-  // The anchor's rarest words in the unit say which turn it is; among equals, those it shares with
-  // the related turn say what links the two.
-  const rarity = (word: string) => (frequency.get(word) ?? 0) - (relatedWords.has(word) ? 0.5 : 0);
-  const topic = [...new Set(contentWords(anchor.text))].sort((a, b) => rarity(a) - rarity(b) || b.length - a.length);
+  const entityWords = new Set(entities.flatMap((entity) => contentWords(entity)));
+  const common = Math.max(2, Math.ceil(frequency.nodes / 3));
+  // What a later question would name: the turn's entities first, then the words it shares with the
+  // related turn (what links the two), then words the unit repeats but does not say everywhere. A word
+  // said once in the unit (often an adverb or a one-off adjective: "actually", "tempted") comes last,
+  // and the analyser's own cue words ("now", "actually", "love") never name a topic.
+  const salience = (word: string) => {
+    const df = frequency.counts.get(word) ?? 0;
+    return (
+      (entityWords.has(word) ? 4 : 0) +
+      (relatedWords.has(word) ? 2 : 0) +
+      (df >= 2 && df <= common ? 1 : 0) -
+      (df > common ? 1 : 0)
+    );
+  };
+  const topic = [...new Set(contentWords(anchor.text))]
+    .filter((word) => !cueWords.has(word) && !mediaWords.has(word))
+    .sort((a, b) => salience(b) - salience(a) || b.length - a.length);
   const byRarity = (list: readonly string[]) =>
-    [...list].sort((a, b) => (frequency.get(a) ?? 0) - (frequency.get(b) ?? 0));
+    [...list].sort((a, b) => (frequency.counts.get(a) ?? 0) - (frequency.counts.get(b) ?? 0));
   return {
     kind,
     evidence: evidence.map((node) => node.id),

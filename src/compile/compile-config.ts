@@ -1,3 +1,5 @@
+import { measuredCalibration } from "./bank-calibration.ts";
+import type { ChannelCalibration } from "./bank-match.ts";
 import { defaultUnitBudget, type UnitBudget } from "./compilation-unit.ts";
 
 /** Settings of prospective compilation and of routing queries to the bank (DESIGN §4; docs/decisions/010). */
@@ -19,6 +21,29 @@ export interface CompileConfig {
   /** Predicted questions kept per opportunity. */
   readonly questionsPerOpportunity: number;
   readonly unit: UnitBudget;
+  /**
+   * Where each match channel's similarity sits for an unrelated and for a paraphrased question, by
+   * channel ("bm25") or vector space ("text:<model>"): what makes α_route read on one scale whatever the
+   * embedder (bench/pmmc-calibrate.ts measures it; decision 010). A space not named is read uncalibrated.
+   */
+  readonly calibration: Readonly<Record<string, ChannelCalibration>>;
+  /**
+   * What a channel similarity at its calibrated ceiling (the median paraphrase of the labelled check)
+   * reads on the gate's scale: above α_route, so a typical paraphrase ranked first everywhere routes,
+   * below 1, so an exact wording still leads a paraphrase (decision 010, "calibrated gate").
+   */
+  readonly paraphraseLevel: number;
+  /**
+   * Below the gate, fuse the best program's evidence into the default search's ranking instead of
+   * dropping it (off: the paper's all-or-nothing gate; on: the `pmmc-fused` method, decision 010).
+   */
+  readonly fuseBelowGate: boolean;
+  /**
+   * With `fuseBelowGate`: the lowest score whose program is fused. A match no stronger than a wrong one
+   * is noise in the default search's ranking; the default is the highest score any paraphrase gave
+   * another prediction on the labelled check (bench/pmmc-calibrate.ts, `wrongScoreMax`).
+   */
+  readonly fuseFloor: number;
 }
 
 export const defaultCompileConfig: CompileConfig = Object.freeze({
@@ -33,6 +58,13 @@ export const defaultCompileConfig: CompileConfig = Object.freeze({
   rawImages: true,
   /** Not measured: enough for a session's few image, naming, update and preference turns. */
   maxOpportunities: 8,
-  questionsPerOpportunity: 2,
+  /** Wordings of each predicted question banked (issue 12: users word a question many ways; see decision 010). */
+  questionsPerOpportunity: 4,
   unit: defaultUnitBudget,
+  calibration: measuredCalibration,
+  /** Measured: on the labelled check 0.9 routed the most paraphrases with none routed wrongly (hash and local). */
+  paraphraseLevel: 0.9,
+  fuseBelowGate: false,
+  /** Measured: 0.443 (hash) on the labelled check; see decision 010, "calibrated gate". */
+  fuseFloor: 0.45,
 });

@@ -79,9 +79,10 @@ export async function compileSession(
       warnings.push(`questioner ${roles.id} failed on a ${opportunity.kind} opportunity: ${messageOf(error)}`);
       continue;
     }
+    const proven = new Map();
     for (const question of asked) {
       questions++;
-      const verdict = await planAndVerify(question, opportunity, unit, roles, execution, settings.doubter);
+      const verdict = await planAndVerify(question, opportunity, unit, roles, execution, settings.doubter, proven);
       if (!verdict.admitted) {
         rejected++;
         continue;

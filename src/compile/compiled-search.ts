@@ -7,7 +7,8 @@ import { embedImages, embedTexts } from "../models/model-calls.ts";
 import { type SearchContext, type SearchOptions, type SearchQuery, validateBudget } from "../route/search.ts";
 import type { BankProgram } from "../store/bank-records.ts";
 import type { ScopedStore } from "../store/store.ts";
-import { matchBank } from "./bank-match.ts";
+import { calibrationFor } from "./bank-calibration.ts";
+import { matchBank, programTerms, runnerUp } from "./bank-match.ts";
 import { executionContext } from "./compile-bank.ts";
 import type { CompileConfig } from "./compile-config.ts";
 import { executeProgram } from "./execute-program.ts";
@@ -72,15 +73,20 @@ export async function compiledSearch(
     bank.map((entry) => ({
       id: entry.id,
       question: entry.question,
+      terms: programTerms(entry.program),
       vector: entry.space === reader.spaces.text.name ? entry.vector : null,
       imageVector:
         entry.imageSpace !== null && entry.imageSpace === reader.spaces.image?.name ? entry.imageVector : null,
     })),
     reader.config.rrfK,
+    calibrationFor(reader.spaces, config),
+    config.paraphraseLevel,
   );
-  const [best, second] = matches;
+  const byId = new Map(bank.map((entry) => [entry.id, entry]));
+  const best = matches[0];
+  const second = runnerUp(matches, (id) => byId.get(id)?.evidence);
   const matchMs = performance.now() - matchStarted - embedMs;
-  const banked = best ? bank.find((entry) => entry.id === best.id) : undefined;
+  const banked = best ? byId.get(best.id) : undefined;
   if (!best || !banked)
     return fallback("no banked question shares a word or a meaning with the query", { ...none, matchMs });
   const margin = best.score - (second?.score ?? 0);
@@ -93,11 +99,24 @@ export async function compiledSearch(
   };
   const candidates = matches.slice(0, traceCandidates).map((match) => ({ id: match.id, score: round(match.score) }));
   const matched = { program, steps: [], candidates, bankSize: bank.length, matchMs, executeMs: 0 };
-  if (best.score < config.alphaRoute) {
-    return fallback(`best match ${round(best.score)} is below α_route ${config.alphaRoute}`, matched);
+  const missed =
+    best.score < config.alphaRoute
+      ? `best match ${round(best.score)} is below α_route ${config.alphaRoute}`
+      : margin < config.margin
+        ? `best match leads the next on other evidence by ${round(margin)}, under δ ${config.margin}`
+        : null;
+  if (missed !== null) {
+    if (!config.fuseBelowGate) return fallback(missed, matched);
+    if (best.score < config.fuseFloor)
+      return fallback(`${missed}; not fused: under the fusion floor ${config.fuseFloor}`, matched);
+    return fuseBelowGate(scoped, banked, best.score, missed, {
+      ...context,
+      options,
+      budget,
+      matched,
+      answerDefault: fallback,
+    });
   }
-  if (margin < config.margin)
-    return fallback(`best match leads the next by ${round(margin)}, under δ ${config.margin}`, matched);
 
   let valid: Program;
   try {
@@ -137,6 +156,80 @@ export async function compiledSearch(
     noRelevantEvidence: packed.items.length === 0,
     warnings,
     timings: { embedMs, searchMs: totalMs - embedMs, totalMs },
+  };
+}
+
+/**
+ * Below the gate, when `compile.fuseBelowGate` is on (the `pmmc-fused` method; not the paper's gate):
+ * the default search answers, and the best program's evidence on the current state joins its ranking
+ * as one more reciprocal-rank list, weighted by how near the match came to the gate (score / α_route).
+ * Both lists are re-packed under the same budget. Falls back plainly when the program cannot run.
+ */
+async function fuseBelowGate(
+  scoped: ScopedStore,
+  banked: BankProgram,
+  score: number,
+  missed: string,
+  context: CompiledSearchContext & {
+    readonly options: SearchOptions;
+    readonly budget: ReturnType<typeof validateBudget>;
+    readonly matched: Omit<CompiledTrace, "ran" | "reason" | "fallback" | "gate">;
+    readonly answerDefault: (
+      reason: string,
+      trace: Omit<CompiledTrace, "ran" | "reason" | "fallback" | "gate">,
+    ) => Promise<EvidencePack>;
+  },
+): Promise<EvidencePack> {
+  const { reader, config, options, budget, matched } = context;
+  let valid: Program;
+  try {
+    valid = validateProgram(banked.program, { entities: null });
+  } catch (error) {
+    if (error instanceof ProgramError)
+      return context.answerDefault(`${missed}; its program no longer validates`, matched);
+    throw error;
+  }
+  const pack = await context.answerDefault(missed, matched);
+  const execution = await executeProgram(
+    valid,
+    executionContext(scoped, { spaces: reader.spaces, rrfK: reader.config.rrfK, embedText: textEmbedder(reader) }),
+  );
+  const ran = { ...matched, steps: execution.trace, executeMs: execution.ms };
+  if (execution.nodes.length === 0) return { ...pack, compiled: { ...(pack.compiled as CompiledTrace), ...ran } };
+  const k = reader.config.rrfK;
+  const weight = Math.min(1, score / config.alphaRoute);
+  const fused = new Map<string, { score: number; channels: EvidencePack["items"][number]["channels"] }>();
+  // The default search's ranking: what it packed, then what it ranked but cut, except what the index-page
+  // budget cut (fusion re-packs raw nodes only, so it must not bring back what that bound left out).
+  const rankedCut = pack.budget.cutItems.filter((cut) => cut.dimension !== "pages").map((cut) => cut.rawNodeId);
+  const defaultOrder = [...new Set([...pack.items.map((item) => item.rawNodeId), ...rankedCut])];
+  const channels = new Map(pack.items.map((item) => [item.rawNodeId, item.channels]));
+  defaultOrder.forEach((id, index) => {
+    fused.set(id, { score: 1 / (k + index + 1), channels: channels.get(id) ?? {} });
+  });
+  execution.nodes.forEach((id, index) => {
+    const current = fused.get(id) ?? { score: 0, channels: {} };
+    fused.set(id, { ...current, score: current.score + weight / (k + index + 1) });
+  });
+  const ranked = [...fused.entries()]
+    .map(([id, hit]) => ({ id, ...hit }))
+    .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
+  const unread = ranked.map((hit) => hit.id).filter((id) => !execution.read.has(id));
+  const nodes = new Map(execution.read);
+  for (const node of unread.length > 0 ? await scoped.readRawNodes({ ids: unread }) : []) nodes.set(node.id, node);
+  const packed = assemblePack(ranked, nodes, budget, { vision: options.vision ?? true });
+  const relevance = new Map(pack.items.map((item) => [item.rawNodeId, item.relevance]));
+  return {
+    ...pack,
+    items: packed.items.map((item) =>
+      relevance.has(item.rawNodeId) ? { ...item, relevance: relevance.get(item.rawNodeId) ?? null } : item,
+    ),
+    budget: packed.budget,
+    compiled: {
+      ...(pack.compiled as CompiledTrace),
+      ...ran,
+      reason: `${missed}; fused: its program's evidence joined the default search's ranking at weight ${round(weight)}`,
+    },
   };
 }
 

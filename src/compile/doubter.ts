@@ -48,6 +48,12 @@ export async function planAndVerify(
   roles: CompileRoles,
   execution: ExecutionContext,
   settings: DoubterSettings,
+  /**
+   * Checks already made for this opportunity, by program: the same program on the same opportunity
+   * and history always gets the same verdict, so another wording of the question that plans the same
+   * program is not executed again (the model-free Planner plans from the opportunity, not the wording).
+   */
+  proven: Map<string, Promise<Checked>> = new Map(),
 ): Promise<Verdict> {
   const attempts: Attempt[] = [];
   let previous: { program: unknown; diagnosis: Diagnosis } | undefined;
@@ -66,7 +72,10 @@ export async function planAndVerify(
       });
       return { admitted: false, attempts };
     }
-    const checked = await doubt(planned, opportunity, unit, execution, settings);
+    const key = JSON.stringify(planned) ?? "";
+    const pending = proven.get(key) ?? doubt(planned, opportunity, unit, execution, settings);
+    proven.set(key, pending);
+    const checked = await pending;
     attempts.push({
       attempt,
       diagnosis: checked.diagnosis,
@@ -82,13 +91,20 @@ export async function planAndVerify(
   return { admitted: false, attempts };
 }
 
+export interface Checked {
+  readonly program?: Program;
+  readonly diagnosis: Diagnosis | null;
+  readonly nodes: readonly string[];
+  readonly evidence: readonly string[];
+}
+
 async function doubt(
   planned: unknown,
   opportunity: Opportunity,
   unit: CompilationUnit,
   execution: ExecutionContext,
   settings: DoubterSettings,
-): Promise<{ program?: Program; diagnosis: Diagnosis | null; nodes: readonly string[]; evidence: readonly string[] }> {
+): Promise<Checked> {
   let program: Program;
   try {
     program = withoutRawImages(validateProgram(planned, { entities: unit.entities }), settings.rawImages);

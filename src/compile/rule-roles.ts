@@ -43,31 +43,63 @@ export const fixedPipelineRoles: CompileRoles = Object.freeze({
 });
 
 /**
- * Two questions per opportunity, worded from the evidence's rarest words: one as a user would ask
- * about the thing, one about the relation the opportunity found (naming, update, correction...).
+ * Questions per opportunity, worded from the evidence's own words, in the forms users ask (what /
+ * which / when / who / did / show me), most specific first: the entity and the turn's topic words,
+ * the image text's words for what was shown, the speaker's name. The compile settings keep the first
+ * `questionsPerOpportunity`; each is planned and verified on its own, and all rest on the same evidence.
  */
 export function templateQuestions(opportunity: Opportunity): string[] {
-  const topic = opportunity.topic.slice(0, 3).join(" ") || "it";
-  const seen = opportunity.imageWords.slice(0, 3).join(" ") || topic;
   const who = opportunity.speaker ?? "the user";
-  const entity = opportunity.entities[0];
+  const entity = opportunity.entities[0]?.replace(/^the\s+/, "");
+  const entityWords = new Set(entity?.split(/\s+/));
+  const topic =
+    opportunity.topic
+      .filter((word) => !entityWords.has(word))
+      .slice(0, 2)
+      .join(" ") ||
+    entity ||
+    "it";
+  const subject = entity ? `${entity} ${topic === entity ? "" : topic}`.trim() : topic;
+  const seen = opportunity.imageWords.slice(0, 2).join(" ") || topic;
   switch (opportunity.kind) {
     case "visual-attribute":
-      return [`What does the ${seen} look like?`, `What did ${who} show in the photo of the ${topic}?`];
+      return [
+        `What does the ${seen} in the photo of the ${topic} look like?`,
+        `What did ${who} show in the picture of the ${subject}?`,
+        `Which ${seen} was in the image ${who} shared?`,
+        `Show me the photo of the ${subject}.`,
+        `When did ${who} share the picture of the ${seen}?`,
+      ];
     case "later-naming":
-      return [`What is ${entity}?`, `What did ${who} name the ${seen}, and why (${topic})?`];
+      return [
+        `What is ${entity}?`,
+        `What did ${who} name the ${seen}?`,
+        `Which ${seen} is called ${entity} (${topic})?`,
+        `Why did ${who} call it ${entity}?`,
+        `Show me ${entity}.`,
+      ];
     case "state-update":
       return [
-        `What is the ${topic}${entity ? ` of ${entity}` : ""} now?`,
-        `How did the ${topic}${entity ? ` of ${entity}` : ""} change over time?`,
+        `What is the ${subject} now?`,
+        `How did the ${subject} change over time?`,
+        `What was the ${subject} before?`,
+        `When did ${who} change the ${topic}?`,
+        `Did the ${subject} change?`,
       ];
     case "conflict":
       return [
-        `What did ${who} correct about the ${topic}?`,
-        `Which is right about the ${topic}${entity ? ` of ${entity}` : ""}?`,
+        `What did ${who} correct about the ${subject}?`,
+        `Which is right about the ${subject}?`,
+        `Did ${who} change their mind about the ${topic}?`,
+        `What did ${who} first say about the ${topic}?`,
       ];
     case "preference":
-      return [`What does ${who} like about ${topic}?`, `What is ${who}'s favourite ${topic}?`];
+      return [
+        `What does ${who} like about ${subject}?`,
+        `What is ${who}'s favourite ${topic}?`,
+        `Does ${who} enjoy ${subject}?`,
+        `Which ${topic} does ${who} prefer?`,
+      ];
   }
 }
 

@@ -111,7 +111,7 @@ describe("PMMC in the harness", () => {
     });
     const results = await runBench({
       dataset: data,
-      methods: selectMethods("pmmc,pmmc-no-doubter,pmmc-fixed-pipeline,pmmc-no-raw-images"),
+      methods: selectMethods("pmmc,pmmc-no-doubter,pmmc-fixed-pipeline,pmmc-fused,pmmc-fused-any,pmmc-no-raw-images"),
       models: createHashModels(),
       budget: { ...defaultBudget, rawNodes: 4 },
       search: defaultSearchConfig,
@@ -120,7 +120,7 @@ describe("PMMC in the harness", () => {
     assert.ok(firstAsk > 0 && events.lastIndexOf("compile") < firstAsk, events.join(","));
     assert.equal(
       events.filter((event) => event === "compile").length,
-      1 + 3 * 3,
+      1 + 5 * 3,
       "pmmc once, each ablation per session",
     );
 

@@ -22,9 +22,10 @@ describe("compiled search (PMMC at query time)", () => {
     assert.ok(bank.length >= 3, `bank ${bank.length}`);
     const [admission] = (await memory.listAudit(scope)).filter((event) => event.action === "bank.admit");
     assert.ok(admission, "banking is audited");
-    // The more specific of the two naming questions ("What did Ana name the ...?" over "What is rocket?").
+    // The most specific wording of the photo's prediction. (The two naming predictions, on s2's and on
+    // s3's turn, are worded alike: δ rightly keeps either from running on the other's wording.)
     const [naming] = bank
-      .filter((program) => program.kind === "later-naming")
+      .filter((program) => program.kind === "visual-attribute")
       .sort((a, b) => b.question.length - a.question.length);
     assert.ok(naming);
     const pack = await memory.search(scope, naming.question, { mode: "compiled", budget: { rawNodes: 2 } });
@@ -46,6 +47,39 @@ describe("compiled search (PMMC at query time)", () => {
     assert.equal(pack.compiled?.ran, false);
     assert.match(pack.compiled?.reason ?? "", /below α_route 0.6|shares a word/);
     assert.deepEqual(pack.compiled?.gate, { alphaRoute: 0.6, margin: 0.05 });
+  });
+
+  it("below the gate, fuses the best program's evidence into the default search only when asked to", async (t) => {
+    const question = "the handlebar tape Ana talked about, and her sunday plans";
+    const plain = await bikeHistory(t);
+    await plain.compile(scope);
+    const dropped = await plain.search(scope, question, { mode: "compiled", budget: { rawNodes: 3 } });
+    assert.equal(dropped.compiled?.ran, false);
+    assert.doesNotMatch(dropped.compiled?.reason ?? "", /fused/, "the paper's gate drops a weak match");
+    const cairn = await plain.search(scope, question, { mode: "cairn", budget: { rawNodes: 3 } });
+    assert.deepEqual(
+      dropped.items.map((item) => item.rawNodeId),
+      cairn.items.map((item) => item.rawNodeId),
+    );
+
+    const floored = await bikeHistory(t, { compile: { fuseBelowGate: true } });
+    await floored.compile(scope);
+    const weak = await floored.search(scope, question, { mode: "compiled", budget: { rawNodes: 3 } });
+    assert.match(weak.compiled?.reason ?? "", /not fused: under the fusion floor 0.45/, "a match this weak is noise");
+
+    const fusing = await bikeHistory(t, { compile: { fuseBelowGate: true, fuseFloor: 0 } });
+    await fusing.compile(scope);
+    const fused = await fusing.search(scope, question, { mode: "compiled", budget: { rawNodes: 3 } });
+    assert.equal(fused.compiled?.ran, false, "no program passed the gate");
+    assert.match(fused.compiled?.reason ?? "", /below α_route 0.6; fused/);
+    assert.ok((fused.compiled?.steps.length ?? 0) > 0, "the best program ran, and the trace shows its steps");
+    assert.ok(fused.items.length <= 3, "the budget holds");
+    const best = (await fusing.listPrograms(scope)).find((program) => program.id === fused.compiled?.program?.id);
+    const defaultIds = new Set(cairn.items.map((item) => item.rawNodeId));
+    assert.ok(
+      fused.items.some((item) => best?.evidence.includes(item.rawNodeId) && !defaultIds.has(item.rawNodeId)),
+      "its evidence joins the pack where the default search left it out",
+    );
   });
 
   it("runs programs on the current state: the bank holds no answers", async (t) => {

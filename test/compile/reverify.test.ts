@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { scopedStore } from "../../src/memory.ts";
 import { bikeHistory, day, scope } from "./support.ts";
 
 // Close enough to s3 that maintenance records it as s3's update (the fixture tests re-verification, not the judge).
@@ -51,6 +52,24 @@ describe("re-verification when maintenance supersedes a program's evidence", () 
     // A two-raw-node reader window: what the Doubter checks and what re-verification checks.
     const memory = await bikeHistory(t, { budget: { rawNodes: 2 } });
     await memory.compile(scope);
+    // The model-free programs all search for the entity and so find its later state; a program that
+    // asks only how Rocket got its name (a planner's narrower plan, banked on s3's turn) cannot.
+    const s3 = new Set(
+      (await memory.listRawNodes(scope, (await memory.getSession(scope, "s3")).id)).map((node) => node.id),
+    );
+    const template = (await memory.listPrograms(scope)).find((program) => program.evidence.some((id) => s3.has(id)));
+    assert.ok(template);
+    const narrow = {
+      ...template,
+      id: "prg_named_only",
+      question: "Why is the bike named Rocket?",
+      program: { version: 1, steps: [{ id: "said", op: "lexical", query: "named", limit: 2 }], output: "said" },
+    };
+    await memory[scopedStore](scope).admitPrograms([narrow], {
+      action: "bank.admit",
+      subject: "s3",
+      details: { programs: [narrow.id] },
+    });
     await memory.addSession(scope, { session: "s4", time: day(20), turns: [update] });
     const report = await memory.reverifyBank(scope);
     assert.ok(report.retired.length > 0, JSON.stringify(report));

@@ -65,7 +65,7 @@ function pmmcMethod(name: string, description: string, variant: Variant): BenchM
       const options = { mode: "compiled" as const, budget: context.budget };
       const pack = variant.stored
         ? await context.memory.search(context.scope, query, options)
-        : await context.memory[searchThroughBank](context.scope, query, options, bank);
+        : await context.memory[searchThroughBank](context.scope, query, options, bank, variant.config);
       return { ...fromPack(pack), compiled: compiledOf(pack, bank, context.memory.compileConfig.alphaRoute) };
     },
   };
@@ -76,6 +76,7 @@ function compiledOf(pack: EvidencePack, bank: readonly BankProgram[], alphaRoute
   const byId = new Map(bank.map((program) => [program.id, program]));
   return {
     routed: trace?.ran === true || (trace?.reason?.startsWith("the program returned no evidence") ?? false),
+    fused: trace?.reason?.includes("; fused:") ?? false,
     ran: trace?.ran === true,
     reason: trace?.reason ?? null,
     top: (trace?.candidates ?? []).map((candidate) => ({
@@ -105,6 +106,22 @@ export const pmmcMethods: readonly BenchMethod[] = [
     {
       stored: false,
       roles: fixedPipelineRoles,
+    },
+  ),
+  pmmcMethod(
+    "pmmc-fused",
+    "PMMC, not the paper's gate: below α/δ a best program scoring ≥ 0.45 joins cairn's ranking (weight score/α)",
+    {
+      stored: false,
+      config: { fuseBelowGate: true },
+    },
+  ),
+  pmmcMethod(
+    "pmmc-fused-any",
+    "pmmc-fused without its floor: every below-gate best program is fused, however weak the match",
+    {
+      stored: false,
+      config: { fuseBelowGate: true, fuseFloor: 0 },
     },
   ),
   pmmcMethod(
