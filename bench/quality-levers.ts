@@ -35,6 +35,23 @@ const all = [
   storedIndexMethod("no image channel", "", { channels: ["bm25", "dense"] }),
   // Routing's contribution to the default: no entry chosen, so only the direct channels' hits are ranked.
   storedIndexMethod("no routing (entries 0)", "", { routing: { entries: 0 } }),
+  // Query understanding (decision 024): each lever alone on top of the default, and each switched off.
+  storedIndexMethod("+ session 0.3", "", { routing: { sessionWeight: 0.3 } }),
+  storedIndexMethod("+ session 0.15", "", { routing: { sessionWeight: 0.15 } }),
+  storedIndexMethod("+ time 0.3", "", { routing: { timeWeight: 0.3 } }),
+  storedIndexMethod("+ time 0.3 slack 0", "", { routing: { timeWeight: 0.3, timeSlackDays: 0 } }),
+  storedIndexMethod("+ time 1 (filter-like)", "", { routing: { timeWeight: 1 } }),
+  storedIndexMethod("+ speaker 0.2", "", { routing: { speakerWeight: 0.2 } }),
+  storedIndexMethod("+ feedback 0.5", "", { routing: { feedbackWeight: 0.5 } }),
+  storedIndexMethod("+ feedback 1", "", { routing: { feedbackWeight: 1 } }),
+  storedIndexMethod("+ feedback 0.5 all", "", { routing: { feedbackWeight: 0.5, feedbackFor: "all" } }),
+  storedIndexMethod("no session", "", { routing: { sessionWeight: 0 } }),
+  storedIndexMethod("no time window", "", { routing: { timeWeight: 0 } }),
+  storedIndexMethod("no speaker focus", "", { routing: { speakerWeight: 0 } }),
+  storedIndexMethod("no feedback", "", { routing: { feedbackWeight: 0 } }),
+  storedIndexMethod("no query understanding", "", {
+    routing: { sessionWeight: 0, timeWeight: 0, speakerWeight: 0, feedbackWeight: 0 },
+  }),
 ];
 const methods = variants.length > 0 ? all.filter((method) => variants.includes(method.name)) : all;
 const models = await createModels(profile);

@@ -27,6 +27,13 @@ export const defaultRouteConfig: RouteConfig = Object.freeze({
   order: "relevance",
   /** Image evidence on demand: chosen on LoCoMo and Mem-Gallery (BENCHMARKS.md "Image channel on demand"). */
   imageWeight: 0.25,
+  /** Query understanding (decision 024; BENCHMARKS.md "Query understanding"). */
+  sessionWeight: 0,
+  timeWeight: 0,
+  timeSlackDays: 14,
+  speakerWeight: 0,
+  feedbackWeight: 0,
+  feedbackFor: "several",
 });
 
 export interface RouteQuery {
