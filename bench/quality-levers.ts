@@ -20,7 +20,9 @@ import { createModels } from "../src/models/profiles.ts";
 import { defaultSearchConfig } from "../src/route/search-config.ts";
 
 const [dataset = "locomo", histories = "2", profile = "local", quick] = process.argv.slice(2);
-const variants = (process.env.CAIRN_LEVERS ?? "").split(",").filter(Boolean);
+// Comma-separated, or semicolon-separated when a variant holds commas (ad-hoc routing settings, below).
+const levers = process.env.CAIRN_LEVERS ?? "";
+const variants = levers.split(levers.includes(";") ? ";" : ",").filter(Boolean);
 const all = [
   searchMethod("bm25", "", { mode: "tri-path", channels: ["bm25"] }),
   searchMethod("dense", "", { mode: "tri-path", channels: ["dense"] }),
@@ -53,7 +55,11 @@ const all = [
     routing: { sessionWeight: 0, timeWeight: 0, speakerWeight: 0, feedbackWeight: 0 },
   }),
 ];
-const methods = variants.length > 0 ? all.filter((method) => variants.includes(method.name)) : all;
+// Any other routing settings as a variant of their own: `CAIRN_LEVERS='routing {"sessionWeight":0.5}'`.
+const adHoc = variants
+  .filter((name) => name.startsWith("routing {") && !all.some((method) => method.name === name))
+  .map((name) => storedIndexMethod(name, "", { routing: JSON.parse(name.slice("routing ".length)) }));
+const methods = variants.length > 0 ? [...all, ...adHoc].filter((method) => variants.includes(method.name)) : all;
 const models = await createModels(profile);
 try {
   const data = await loadDataset(dataset as DatasetName, resolveDataDir(undefined), { limit: Number(histories) });

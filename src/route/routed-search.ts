@@ -109,8 +109,8 @@ const feedbackSeeds = 3;
 const feedbackTermCount = 5;
 
 /**
- * Query understanding over the fused candidates (decision 024): a feedback pass for questions that
- * ask for several pieces of evidence, then the session, time-window and speaker re-rank. Reads the
+ * Query understanding over the fused candidates (decision 024): the session, time-window and speaker
+ * re-rank, then a feedback pass for questions that ask for several pieces of evidence. Reads the
  * raw nodes a feedback pass brings in (into `nodes`); with every weight at 0 it reads nothing.
  */
 async function understandQuestion(
@@ -128,6 +128,23 @@ async function understandQuestion(
   let fused = read.fused;
   if (!question) return fused;
   const present = () => new Set(fused.slice(0, reach).flatMap((hit) => nodes.get(hit.id)?.speaker ?? []));
+  const useTime = config.timeWeight > 0;
+  const useSpeaker = config.speakerWeight > 0;
+  // The re-rank first, on the fused scores' own scale; the feedback pass then fuses by rank, seeded
+  // by the re-ranked best items (re-ranking RRF sums instead would let the added weights swamp them).
+  if (config.sessionWeight > 0 || useTime || useSpeaker) {
+    const focus = {
+      windows: useTime ? questionTimeWindows(question, latestTime(options.active, fused.slice(0, reach), nodes)) : [],
+      speakers: useSpeaker ? namedSpeakers(question, present()) : new Set<string>(),
+    };
+    const weights = {
+      session: config.sessionWeight,
+      time: config.timeWeight,
+      speaker: config.speakerWeight,
+      slackMs: config.timeSlackDays * 86_400_000,
+    };
+    fused = focusRerank(fused, nodes, focus, weights, reach);
+  }
   if (config.feedbackWeight > 0 && (config.feedbackFor === "all" || asksForSeveral(question))) {
     const seeds = fused.slice(0, feedbackSeeds).flatMap((hit) => nodes.get(hit.id)?.text ?? []);
     const terms = feedbackTerms(question, seeds, { max: feedbackTermCount, exclude: present() });
@@ -144,25 +161,7 @@ async function understandQuestion(
       }
     }
   }
-  const useTime = config.timeWeight > 0;
-  const useSpeaker = config.speakerWeight > 0;
-  if (config.sessionWeight <= 0 && !useTime && !useSpeaker) return fused;
-  const focus = {
-    windows: useTime ? questionTimeWindows(question, latestTime(options.active, fused.slice(0, reach), nodes)) : [],
-    speakers: useSpeaker ? namedSpeakers(question, present()) : new Set<string>(),
-  };
-  return focusRerank(
-    fused,
-    nodes,
-    focus,
-    {
-      session: config.sessionWeight,
-      time: config.timeWeight,
-      speaker: config.speakerWeight,
-      slackMs: config.timeSlackDays * 86_400_000,
-    },
-    reach,
-  );
+  return fused;
 }
 
 /**
