@@ -27,8 +27,14 @@ export const defaultRouteConfig: RouteConfig = Object.freeze({
   order: "relevance",
   /** Image evidence on demand: chosen on LoCoMo and Mem-Gallery (BENCHMARKS.md "Image channel on demand"). */
   imageWeight: 0.25,
-  /** Query understanding (decision 024; BENCHMARKS.md "Query understanding"). */
-  sessionWeight: 0,
+  /**
+   * Query understanding (decision 024; BENCHMARKS.md "Query understanding"), chosen on LoCoMo's first 4
+   * histories and Mem-Gallery's first 3 (hash profile): the session score is on (0.3: 0.5 gained a little
+   * more recall on LoCoMo and lost multi-hop); time windows changed nothing there (the index text
+   * already carries each turn's date in words), the speaker focus cost LoCoMo's adversarial questions,
+   * and feedback for every question cost Mem-Gallery categories up to 3.4 points, so they are off.
+   */
+  sessionWeight: 0.3,
   timeWeight: 0,
   timeSlackDays: 14,
   speakerWeight: 0,
