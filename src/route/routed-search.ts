@@ -1,3 +1,4 @@
+import { relevanceTerms, termCoverage } from "../channels/relevance.ts";
 import { type ChannelName, channelLists, channelsOf, type Fused, fuseRrf } from "../channels/rrf.ts";
 import { retrieveTriPath, type TopChannel, type TriPathSpaces } from "../channels/tri-path.ts";
 import type { Ranked } from "../core/ranked.ts";
@@ -146,7 +147,13 @@ async function understandQuestion(
     fused = focusRerank(fused, nodes, focus, weights, reach);
   }
   if (config.feedbackWeight > 0 && (config.feedbackFor === "all" || asksForSeveral(question))) {
-    const seeds = fused.slice(0, feedbackSeeds).flatMap((hit) => nodes.get(hit.id)?.text ?? []);
+    // Seeds: the best items that hold a word of the question; a top item that matched on its vector
+    // alone would seed the pass with its own, unrelated topic.
+    const asked = relevanceTerms(question);
+    const seeds = fused
+      .slice(0, feedbackSeeds)
+      .flatMap((hit) => nodes.get(hit.id)?.text ?? [])
+      .filter((text) => asked.length === 0 || (termCoverage(asked, text) ?? 0) > 0);
     const terms = feedbackTerms(question, seeds, { max: feedbackTermCount, exclude: present() });
     if (terms.length > 0) {
       const feedback = await store.searchLexical("text", `${question} ${terms.join(" ")}`, {

@@ -94,4 +94,30 @@ describe("query understanding on the read path", () => {
       bothPlain.items.map((item) => item.rawNodeId),
     );
   });
+
+  it("a feedback pass seeded by the first pass's best item finds evidence that shares none of the question's words", async (t) => {
+    const memory = await open(t);
+    // One turn a session: no turn's index text carries another's words through the neighbour gist.
+    const turns = [
+      "I play tennis with Marco every week.",
+      "The quarterly report is due on Friday.",
+      "Finance wants the tables in euros.",
+      "The basil died in the heat.",
+      "Marco taught me squash on Sunday.",
+      "Our corgi hates the vacuum cleaner.",
+    ];
+    for (const [index, text] of turns.entries())
+      await memory.addSession(scope, session(`s${index}`, `2024-01-0${index + 1}`, [["Ana", text]]));
+    const question = "What sports do I play?";
+    const budget = { rawNodes: 2 };
+    const plain = await memory.search(scope, question, { routing: off, budget });
+    const fed = await memory.search(scope, question, { routing: { ...off, feedbackWeight: 1 }, budget });
+    const texts = (pack: typeof plain) => pack.items.map((item) => item.text);
+    assert.ok(!texts(plain).some((text) => /squash/.test(text)), "the first pass alone misses it");
+    assert.match(texts(fed)[0] ?? "", /tennis/, "the first pass's best item stays first");
+    assert.ok(
+      texts(fed).some((text) => /squash/.test(text)),
+      "the pass seeded by 'Marco' finds it",
+    );
+  });
 });
