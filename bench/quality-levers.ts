@@ -5,6 +5,7 @@
  *   npx tsx bench/quality-levers.ts locomo 2 hash        # dataset, histories (--limit), profile (default local)
  *   npx tsx bench/quality-levers.ts locomo 2 hash quick  # budget 10 only: recall@5 read off the k = 10 pack
  *   CAIRN_LEVERS="bm25,cairn (default)" CAIRN_ABLATE=context-text npx tsx bench/quality-levers.ts locomo 10 hash quick
+ *   CAIRN_LEVERS='cairn (default);no session;routing {"timeWeight":0.3}' npx tsx bench/quality-levers.ts locomo 4 hash quick
  *
  * Prints recall@5/10/20 and MRR@10 per variant (each variant read at raw-node budgets 5, 10 and 20), and
  * recall@10 per category. Writes nothing; BENCHMARKS.md quotes what it printed and says how it was run.
@@ -37,9 +38,10 @@ const all = [
   storedIndexMethod("no image channel", "", { channels: ["bm25", "dense"] }),
   // Routing's contribution to the default: no entry chosen, so only the direct channels' hits are ranked.
   storedIndexMethod("no routing (entries 0)", "", { routing: { entries: 0 } }),
-  // Query understanding (decision 024): each lever alone on top of the default, and each switched off.
-  storedIndexMethod("+ session 0.3", "", { routing: { sessionWeight: 0.3 } }),
-  storedIndexMethod("+ session 0.15", "", { routing: { sessionWeight: 0.15 } }),
+  // Query understanding (decision 024): the session score is on by default; each lever switched on over
+  // the default, the session score at other weights, and all of them off.
+  storedIndexMethod("session 0.15", "", { routing: { sessionWeight: 0.15 } }),
+  storedIndexMethod("session 0.5", "", { routing: { sessionWeight: 0.5 } }),
   storedIndexMethod("+ time 0.3", "", { routing: { timeWeight: 0.3 } }),
   storedIndexMethod("+ time 0.3 slack 0", "", { routing: { timeWeight: 0.3, timeSlackDays: 0 } }),
   storedIndexMethod("+ time 1 (filter-like)", "", { routing: { timeWeight: 1 } }),
@@ -48,9 +50,6 @@ const all = [
   storedIndexMethod("+ feedback 1", "", { routing: { feedbackWeight: 1 } }),
   storedIndexMethod("+ feedback 0.5 all", "", { routing: { feedbackWeight: 0.5, feedbackFor: "all" } }),
   storedIndexMethod("no session", "", { routing: { sessionWeight: 0 } }),
-  storedIndexMethod("no time window", "", { routing: { timeWeight: 0 } }),
-  storedIndexMethod("no speaker focus", "", { routing: { speakerWeight: 0 } }),
-  storedIndexMethod("no feedback", "", { routing: { feedbackWeight: 0 } }),
   storedIndexMethod("no query understanding", "", {
     routing: { sessionWeight: 0, timeWeight: 0, speakerWeight: 0, feedbackWeight: 0 },
   }),
