@@ -5,6 +5,7 @@
  *   npx tsx bench/quality-levers.ts locomo 2 hash        # dataset, histories (--limit), profile (default local)
  *   npx tsx bench/quality-levers.ts locomo 2 hash quick  # budget 10 only: recall@5 read off the k = 10 pack
  *   CAIRN_LEVERS="bm25,cairn (default)" CAIRN_ABLATE=context-text npx tsx bench/quality-levers.ts locomo 10 hash quick
+ *   CAIRN_LEVERS='cairn (default);no session;routing {"timeWeight":0.3}' npx tsx bench/quality-levers.ts locomo 4 hash quick
  *
  * Prints recall@5/10/20 and MRR@10 per variant (each variant read at raw-node budgets 5, 10 and 20), and
  * recall@10 per category. Writes nothing; BENCHMARKS.md quotes what it printed and says how it was run.
@@ -20,7 +21,9 @@ import { createModels } from "../src/models/profiles.ts";
 import { defaultSearchConfig } from "../src/route/search-config.ts";
 
 const [dataset = "locomo", histories = "2", profile = "local", quick] = process.argv.slice(2);
-const variants = (process.env.CAIRN_LEVERS ?? "").split(",").filter(Boolean);
+// Comma-separated, or semicolon-separated when a variant holds commas (ad-hoc routing settings, below).
+const levers = process.env.CAIRN_LEVERS ?? "";
+const variants = levers.split(levers.includes(";") ? ";" : ",").filter(Boolean);
 const all = [
   searchMethod("bm25", "", { mode: "tri-path", channels: ["bm25"] }),
   searchMethod("dense", "", { mode: "tri-path", channels: ["dense"] }),
@@ -35,8 +38,27 @@ const all = [
   storedIndexMethod("no image channel", "", { channels: ["bm25", "dense"] }),
   // Routing's contribution to the default: no entry chosen, so only the direct channels' hits are ranked.
   storedIndexMethod("no routing (entries 0)", "", { routing: { entries: 0 } }),
+  // Query understanding (decision 024): the session score is on by default; each lever switched on over
+  // the default, the session score at other weights, and all of them off.
+  storedIndexMethod("session 0.15", "", { routing: { sessionWeight: 0.15 } }),
+  storedIndexMethod("session 0.5", "", { routing: { sessionWeight: 0.5 } }),
+  storedIndexMethod("+ time 0.3", "", { routing: { timeWeight: 0.3 } }),
+  storedIndexMethod("+ time 0.3 slack 0", "", { routing: { timeWeight: 0.3, timeSlackDays: 0 } }),
+  storedIndexMethod("+ time 1 (filter-like)", "", { routing: { timeWeight: 1 } }),
+  storedIndexMethod("+ speaker 0.2", "", { routing: { speakerWeight: 0.2 } }),
+  storedIndexMethod("+ feedback 0.5", "", { routing: { feedbackWeight: 0.5 } }),
+  storedIndexMethod("+ feedback 1", "", { routing: { feedbackWeight: 1 } }),
+  storedIndexMethod("+ feedback 0.5 all", "", { routing: { feedbackWeight: 0.5, feedbackFor: "all" } }),
+  storedIndexMethod("no session", "", { routing: { sessionWeight: 0 } }),
+  storedIndexMethod("no query understanding", "", {
+    routing: { sessionWeight: 0, timeWeight: 0, speakerWeight: 0, feedbackWeight: 0 },
+  }),
 ];
-const methods = variants.length > 0 ? all.filter((method) => variants.includes(method.name)) : all;
+// Any other routing settings as a variant of their own: `CAIRN_LEVERS='routing {"sessionWeight":0.5}'`.
+const adHoc = variants
+  .filter((name) => name.startsWith("routing {") && !all.some((method) => method.name === name))
+  .map((name) => storedIndexMethod(name, "", { routing: JSON.parse(name.slice("routing ".length)) }));
+const methods = variants.length > 0 ? [...all, ...adHoc].filter((method) => variants.includes(method.name)) : all;
 const models = await createModels(profile);
 try {
   const data = await loadDataset(dataset as DatasetName, resolveDataDir(undefined), { limit: Number(histories) });

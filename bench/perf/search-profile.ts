@@ -3,6 +3,7 @@
  * profiling one change at a time without ingesting again (wall and CPU milliseconds per search):
  *
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/perf/search-profile.ts bench/results/tmp/hash-100000
+ *   node --import tsx bench/perf/search-profile.ts <store> 200 cairn '{"sessionWeight":0}'  # routing settings for an A/B
  */
 import { Memory } from "../../src/memory.ts";
 import { createModels } from "../../src/models/profiles.ts";
@@ -15,22 +16,23 @@ const path = process.argv[2];
 if (!path) throw new Error("usage: search-profile.ts <kept store folder> [queries] [mode]");
 const count = Number(process.argv[3] ?? 200);
 const mode = (process.argv[4] ?? "cairn") as "cairn" | "tri-path";
+const routing = process.argv[5] ? JSON.parse(process.argv[5]) : undefined;
 const models = await createModels("hash");
 const store = await SqliteStore.open({ path });
 const memory = await Memory.open({ store, models });
 await store.vectorIndexes.ready(memory.spaces.text.name, scope);
 const queries = generateQueries(count);
-for (const query of queries.slice(0, 20)) await memory.search(scope, query, { mode });
+for (const query of queries.slice(0, 20)) await memory.search(scope, query, { mode, routing });
 // Wall time moves with the machine's load; the process's CPU time per search (user + system, every
 // thread) moves much less, so A/B runs on a shared machine compare that.
 const samples: number[] = [];
 const cpu: number[] = [];
 for (const query of queries) {
   const before = process.cpuUsage();
-  samples.push((await memory.search(scope, query, { mode })).timings.searchMs);
+  samples.push((await memory.search(scope, query, { mode, routing })).timings.searchMs);
   const used = process.cpuUsage(before);
   cpu.push((used.user + used.system) / 1000);
 }
-console.log(JSON.stringify({ mode, queries: count, searchMs: latency(samples), cpuMs: latency(cpu) }));
+console.log(JSON.stringify({ mode, routing, queries: count, searchMs: latency(samples), cpuMs: latency(cpu) }));
 await memory.close();
 await models.close();

@@ -28,6 +28,25 @@ export interface RouteConfig {
    * (no query image, no words such as "photo" or "picture"; route/query-intent.ts); 1 for one that does.
    */
   readonly imageWeight: number;
+  /**
+   * Query understanding (route/focus-rerank.ts, decision 024): weights added, on the scale of the best
+   * candidate's fused score (1), to the candidates the packer can reach. `sessionWeight`: times the
+   * candidate's session score (its session's best few candidates, summed).
+   */
+  readonly sessionWeight: number;
+  /** Added to a candidate dated in a time window the question names ("in May 2023", "last week"). */
+  readonly timeWeight: number;
+  /** Days a time window's end is stretched: a session tells of days before its own date. */
+  readonly timeSlackDays: number;
+  /** Added to a candidate said by a speaker the question names (when it does not name every speaker present). */
+  readonly speakerWeight: number;
+  /**
+   * Pseudo-relevance feedback: the weight of a second lexical pass, seeded by the first pass's best
+   * items, in its reciprocal-rank fusion with the first pass's order; 0 runs no second pass.
+   */
+  readonly feedbackWeight: number;
+  /** Which questions get the second pass: those asking for several pieces of evidence (`several`), or every one (`all`). */
+  readonly feedbackFor: "several" | "all";
 }
 
 /** How a raw node was reached: directly from a chosen entry, or through one of its links. */

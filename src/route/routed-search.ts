@@ -1,3 +1,4 @@
+import { relevanceTerms, termCoverage } from "../channels/relevance.ts";
 import { type ChannelName, channelLists, channelsOf, type Fused, fuseRrf } from "../channels/rrf.ts";
 import { retrieveTriPath, type TopChannel, type TriPathSpaces } from "../channels/tri-path.ts";
 import type { Ranked } from "../core/ranked.ts";
@@ -6,7 +7,10 @@ import type { RouteConfig } from "../evidence/route-trace.ts";
 import type { IndexEntry } from "../store/index-records.ts";
 import type { RawNode, SearchFilters } from "../store/records.ts";
 import type { ScopedStore } from "../store/store.ts";
+import { focusRerank, fuseFeedback } from "./focus-rerank.ts";
 import { asksAboutImages } from "./query-intent.ts";
+import { asksForSeveral, feedbackTerms, namedSpeakers } from "./question-focus.ts";
+import { questionTimeWindows } from "./question-time.ts";
 import { type LinkedEntries, type Route, routeQuery } from "./router.ts";
 import { type CoverageKey, orderWithCoverage } from "./select.ts";
 
@@ -85,19 +89,104 @@ export async function retrieveRouted(
   const pool = readAll ? poolIds.filter((id) => nodes.has(id)) : poolIds;
   const lists = await candidateLists(store, query, options, { enabled, passes, pool, nodes, route });
   const weights = { image: asksAboutImages(query.text, Boolean(query.imageVector)) ? 1 : options.routing.imageWeight };
-  const fused = fuseCandidates(lists, passes.direct, options, weights);
+  const reach = Math.max(minReadAhead, readAheadPerBudgetNode * options.budgetRawNodes);
+  let fused = fuseCandidates(lists, passes.direct, options, weights);
   if (!readAll) {
-    const reach = Math.max(minReadAhead, readAheadPerBudgetNode * options.budgetRawNodes);
     nodes = new Map(
       (await store.readRawNodes({ ids: fused.slice(0, reach).map((hit) => hit.id) })).map((node) => [node.id, node]),
     );
   }
+  fused = await understandQuestion(store, query.text, { fused, nodes, reach, options });
   return {
     ordered: orderWithCoverage(fused, coverageKeys(fused, nodes, route), options.routing.lambda),
     nodes,
     route,
     channelsUsed: channelsOf(lists),
   };
+}
+
+/** How many of the first pass's best items seed the feedback pass, and how many terms it adds. */
+const feedbackSeeds = 3;
+const feedbackTermCount = 5;
+
+/**
+ * Query understanding over the fused candidates (decision 024): the session, time-window and speaker
+ * re-rank, then a feedback pass for questions that ask for several pieces of evidence. Reads the
+ * raw nodes a feedback pass brings in (into `nodes`); with every weight at 0 it reads nothing.
+ */
+async function understandQuestion(
+  store: ScopedStore,
+  question: string,
+  read: {
+    readonly fused: Fused[];
+    readonly nodes: Map<string, RawNode>;
+    readonly reach: number;
+    readonly options: RoutedSearchOptions;
+  },
+): Promise<Fused[]> {
+  const { nodes, reach, options } = read;
+  const config = options.routing;
+  let fused = read.fused;
+  if (!question) return fused;
+  const present = () => new Set(fused.slice(0, reach).flatMap((hit) => nodes.get(hit.id)?.speaker ?? []));
+  const useTime = config.timeWeight > 0;
+  const useSpeaker = config.speakerWeight > 0;
+  // The re-rank first, on the fused scores' own scale; the feedback pass then fuses by rank, seeded
+  // by the re-ranked best items (re-ranking RRF sums instead would let the added weights swamp them).
+  if (config.sessionWeight > 0 || useTime || useSpeaker) {
+    const focus = {
+      windows: useTime ? questionTimeWindows(question, latestTime(options.active, fused.slice(0, reach), nodes)) : [],
+      speakers: useSpeaker ? namedSpeakers(question, present()) : new Set<string>(),
+    };
+    const weights = {
+      session: config.sessionWeight,
+      time: config.timeWeight,
+      speaker: config.speakerWeight,
+      slackMs: config.timeSlackDays * 86_400_000,
+    };
+    fused = focusRerank(fused, nodes, focus, weights, reach);
+  }
+  if (config.feedbackWeight > 0 && (config.feedbackFor === "all" || asksForSeveral(question))) {
+    // Seeds: the best items that hold a word of the question; a top item that matched on its vector
+    // alone would seed the pass with its own, unrelated topic.
+    const asked = relevanceTerms(question);
+    const seeds = fused
+      .slice(0, feedbackSeeds)
+      .flatMap((hit) => nodes.get(hit.id)?.text ?? [])
+      .filter((text) => asked.length === 0 || (termCoverage(asked, text) ?? 0) > 0);
+    const terms = feedbackTerms(question, seeds, { max: feedbackTermCount, exclude: present() });
+    if (terms.length > 0) {
+      const feedback = await store.searchLexical("text", `${question} ${terms.join(" ")}`, {
+        limit: reach,
+        filters: options.filters,
+      });
+      fused = fuseFeedback(fused, feedback, config.feedbackWeight, options.rrfK);
+      const missing = fused.slice(0, reach).filter((hit) => !nodes.has(hit.id));
+      if (missing.length > 0) {
+        for (const node of await store.readRawNodes({ ids: missing.map((hit) => hit.id) }))
+          if (matchesFilters(node, options.filters)) nodes.set(node.id, node);
+      }
+    }
+  }
+  return fused;
+}
+
+/**
+ * "Now" for a question's relative times: the scope's latest session time, read off the active
+ * entries' time spans (the newest session is always in the index), or the latest candidate's time.
+ */
+function latestTime(
+  active: readonly IndexEntry[],
+  candidates: readonly Fused[],
+  nodes: ReadonlyMap<string, RawNode>,
+): number | null {
+  let latest = Number.NEGATIVE_INFINITY;
+  for (const entry of active) latest = Math.max(latest, entry.timeEndMs);
+  for (const hit of candidates) {
+    const node = nodes.get(hit.id);
+    if (node) latest = Math.max(latest, Date.parse(node.time));
+  }
+  return Number.isFinite(latest) ? latest : null;
 }
 
 interface DirectPasses {

@@ -27,6 +27,18 @@ export const defaultRouteConfig: RouteConfig = Object.freeze({
   order: "relevance",
   /** Image evidence on demand: chosen on LoCoMo and Mem-Gallery (BENCHMARKS.md "Image channel on demand"). */
   imageWeight: 0.25,
+  /**
+   * Query understanding (decision 024; BENCHMARKS.md "Query understanding (q19c)"): the session score is on
+   * (0.3, chosen on LoCoMo's first 4 histories and Mem-Gallery's first 3; on all of LoCoMo recall@10 0.684 →
+   * 0.715). Off, each for a measured reason: time windows (LCMP State Identification −5.9), speaker focus
+   * (LoCoMo adversarial −7.6), feedback (Mem-Gallery TR/VR/VS −1.1 to −1.7, and a second lexical pass).
+   */
+  sessionWeight: 0.3,
+  timeWeight: 0,
+  timeSlackDays: 14,
+  speakerWeight: 0,
+  feedbackWeight: 0,
+  feedbackFor: "several",
 });
 
 export interface RouteQuery {

@@ -122,6 +122,27 @@ export const searchBody = z
           .max(10)
           .optional()
           .describe("image channel weight for a question that does not ask about something seen"),
+        sessionWeight: z.number().min(0).max(10).optional().describe("weight of a candidate's session score"),
+        timeWeight: z
+          .number()
+          .min(0)
+          .max(10)
+          .optional()
+          .describe("boost for evidence dated in a time the question names"),
+        timeSlackDays: z.number().min(0).max(366).optional().describe("days a named time window's end is stretched"),
+        speakerWeight: z
+          .number()
+          .min(0)
+          .max(10)
+          .optional()
+          .describe("boost for evidence said by a speaker the question names"),
+        feedbackWeight: z
+          .number()
+          .min(0)
+          .max(10)
+          .optional()
+          .describe("weight of a second lexical pass seeded by the first pass's best items (0: none)"),
+        feedbackFor: z.enum(["several", "all"]).optional().describe("questions that get the second pass"),
       })
       .strict()
       .optional(),
@@ -413,6 +434,12 @@ const routeTrace = z
         fusion: z.enum(["rrf", "sum"]),
         order: z.enum(["relevance", "latest-first"]),
         imageWeight: z.number(),
+        sessionWeight: z.number(),
+        timeWeight: z.number(),
+        timeSlackDays: z.number(),
+        speakerWeight: z.number(),
+        feedbackWeight: z.number(),
+        feedbackFor: z.enum(["several", "all"]),
         pageBeam: z.number().int(),
       })
       .strict(),
