@@ -73,6 +73,17 @@ export async function lockIndex(context: ScopeContext, sql: Sql): Promise<number
   return row?.version ?? 0;
 }
 
+/**
+ * Inside a write that deletes or replaces vectors of the scope (forget, replaceVectors), under its
+ * lock: a new generation for the scope's vectors, so every process's in-memory index of the scope
+ * is dropped at its next search rather than caught up (decision 025; `ann-indexes.ts`).
+ */
+export async function renewVectorGeneration(context: ScopeContext, sql: Sql): Promise<void> {
+  await sql.query("UPDATE index_state SET vector_generation = nextval('vector_seq') WHERE scope_key = $1", [
+    context.key,
+  ]);
+}
+
 /** The index of one scope: only active entries (what maintenance plans against) or all of them. */
 export async function readIndex(
   context: ScopeContext,
