@@ -327,7 +327,7 @@ if (skip) {
 
     it("a scope once counted large and then shrunk by a forget still finds all it holds (exact fallback)", async () => {
       const url = await cluster.freshDatabase();
-      // Above 4 vectors a scope goes through HNSW; the verdict is kept a while instead of counted per search.
+      // Above 4 vectors a scope goes through the ANN index; the verdict is kept a while instead of counted per search.
       const store = await PostgresStore.open({ url, vectorSearch: { exactBelow: 4 } });
       try {
         const a = store.forScope(scopeA);
