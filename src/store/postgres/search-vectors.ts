@@ -72,10 +72,16 @@ async function nearestIndexed(
   if (!neighbours) return null;
   if (neighbours.length === 0) return [];
   const filter = filterSql(options.filters, "v", 5);
+  // MATERIALIZED: the candidates by (scope, seq) first, then one raw-node look-up each; left to
+  // itself the planner may walk the scope's raw nodes and probe the vectors per node (26 ms
+  // against 2 at 400 candidates of 3,000).
   return sql.query<Hit>(
-    `SELECT r.id, r.rowid, min(v.embedding <=> $2::text::vector) AS distance
-     FROM ${space.table_name} v JOIN raw_nodes r ON r.rowid = v.raw_node_rowid AND r.scope_key || '' = $1
-     WHERE v.scope_key = $1 AND v.seq = ANY($4::bigint[]) ${filter.sql}
+    `WITH candidates AS MATERIALIZED (
+       SELECT v.raw_node_rowid, v.embedding <=> $2::text::vector AS distance FROM ${space.table_name} v
+       WHERE v.scope_key = $1 AND v.seq = ANY($4::bigint[]) ${filter.sql}
+     )
+     SELECT r.id, r.rowid, min(c.distance) AS distance
+     FROM candidates c JOIN raw_nodes r ON r.rowid = c.raw_node_rowid AND r.scope_key || '' = $1
      GROUP BY r.id, r.rowid ORDER BY distance, r.rowid LIMIT $3`,
     [
       context.key,
