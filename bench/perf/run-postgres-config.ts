@@ -38,7 +38,7 @@ export interface PostgresPerfResult
     /** A seam call that runs no statement (`readSessions({ ids: [] })`): pool, BEGIN + tenant wall, COMMIT — every call's floor. */
     readonly transactionFloorMs?: Latency;
   };
-  /** Dense top 10 (HNSW where used) against the store's own exact scan on the same queries (no tie handling). */
+  /** Dense top 10 (the in-process ANN index where used) against the store's own exact scan on the same queries (no tie handling). */
   readonly recallAt10: number;
   /** The same with ties counted as hits (a hit as close as the exact 10th), as SQLite's recall is measured. */
   readonly recallAt10Ties: number;

@@ -107,7 +107,7 @@ export function writeStoreMarkdown(folder: string): string {
       ? [
           `- commands: ${[...new Set(comparisons.map((comparison) => `\`${comparison.postgres.command}\``))].join("; ")}`,
           `- machine: ${first.machine.cpu}, ${first.machine.cores} cores, ${first.machine.os}; node ${first.machine.node} (the Postgres server shares these cores with the bench process)`,
-          `- Postgres: ${first.server}; vector search ${JSON.stringify(first.vectorSearch)} (exact scan below \`exactBelow\` vectors per scope, else HNSW + iterative scan)`,
+          `- Postgres: ${first.server}; vector search ${JSON.stringify(first.vectorSearch)} (exact scan below \`exactBelow\` vectors per scope, else ${first.vectorIndex?.hnsw ? `the in-process usearch index, M ${first.vectorIndex.hnsw.connectivity} / ef_construction ${first.vectorIndex.hnsw.expansionAdd} / ef_search ${first.vectorIndex.hnsw.expansionSearch}, candidates scored exactly (decision 025)` : "pgvector HNSW + iterative scan"})`,
           `- dates: ${comparisons.map((comparison) => `${comparison.profile} ${comparison.size}: ${comparison.postgres.date}`).join("; ")}`,
         ]
       : []),

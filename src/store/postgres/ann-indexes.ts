@@ -2,7 +2,7 @@ import type pg from "pg";
 import { type HnswOptions, type Neighbour, VectorIndex } from "../sqlite/vector-index.ts";
 import { defaultVectorIndexOptions } from "../sqlite/vector-index-options.ts";
 import { inTenant, type Sql } from "./tenant-transaction.ts";
-import type { SpaceRow } from "./vector-spaces.ts";
+import { type SpaceRow, vectorFromSend } from "./vector-spaces.ts";
 
 /**
  * The Postgres store's approximate vector search (decision 025): an in-memory usearch HNSW graph
@@ -223,11 +223,7 @@ function add(partition: Pick<Partition, "seq" | "dimensions">, index: VectorInde
   const vectors = new Float32Array(fresh.length * dimensions);
   const seqs: number[] = [];
   fresh.forEach((row, position) => {
-    const bytes = row.vector as Buffer;
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    for (let dimension = 0; dimension < dimensions; dimension++) {
-      vectors[position * dimensions + dimension] = view.getFloat32(4 + dimension * 4, false);
-    }
+    vectors.set(vectorFromSend(row.vector as Buffer), position * dimensions);
     seqs.push(row.seq as number);
   });
   index.upsert(seqs, vectors);
