@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { StoreError } from "../../core/errors.ts";
 import { type HnswOptions, type Neighbour, VectorIndex } from "../sqlite/vector-index.ts";
 import { defaultVectorIndexOptions } from "../sqlite/vector-index-options.ts";
 import { inTenant, type Sql } from "./tenant-transaction.ts";
@@ -114,9 +115,12 @@ export class AnnIndexes {
     if (partition.index) return;
     this.#build(partition);
     await partition.building;
-    if (partition.error) throw new Error(partition.error);
+    if (partition.error) throw new StoreError("vectorIndexReady", partition.error);
     if (!partition.index)
-      throw new Error("the vector index was dropped while building (a forget, or the store closed)");
+      throw new StoreError(
+        "vectorIndexReady",
+        "the vector index was dropped while building (a forget, or the store closed)",
+      );
   }
 
   /** Rows in the scope's index (0 when it has none): for tests and reports. */
