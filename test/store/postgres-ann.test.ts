@@ -30,7 +30,8 @@ describe("Postgres store: the in-process ANN index (decision 025)", { skip }, ()
   it("a second instance's acknowledged write is found by the next search, a forget drops the index everywhere", async () => {
     const url = await cluster.freshDatabase();
     // Two Cairn instances on one database; above 4 vectors a scope is searched through the index.
-    const reader = await PostgresStore.open({ url, vectorSearch: { exactBelow: 4 } });
+    // Builds read 3 rows a statement: every build here takes several pages.
+    const reader = await PostgresStore.open({ url, vectorSearch: { exactBelow: 4 }, vectorIndex: { buildPage: 3 } });
     const writer = await PostgresStore.open({ url, vectorSearch: { exactBelow: 4 } });
     try {
       const fromReader = reader.forScope(scopeA);

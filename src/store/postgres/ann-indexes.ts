@@ -30,6 +30,8 @@ export interface AnnOptions {
   readonly filterOverFetch: number;
   /** Most new rows a search adds before it answers; a longer lag rebuilds in the background instead. */
   readonly maxCatchUp: number;
+  /** Rows a build reads per statement. */
+  readonly buildPage: number;
 }
 
 /** The SQLite store's graph settings (M 32, ef_construction 128, ef_search 512, f32): the same recall on both. */
@@ -37,6 +39,7 @@ export const defaultAnnOptions: AnnOptions = Object.freeze({
   hnsw: defaultVectorIndexOptions.hnsw,
   filterOverFetch: defaultVectorIndexOptions.filterOverFetch,
   maxCatchUp: defaultVectorIndexOptions.maxCatchUp,
+  buildPage: 8_192,
 });
 
 /** Vectors handed to usearch per step of a build: each step blocks the event loop for tens of milliseconds. */
@@ -160,31 +163,41 @@ export class AnnIndexes {
     partition.epoch++;
   }
 
-  /** Reads the scope's vectors in one snapshot and builds a graph of them, unless a build is running. */
+  /**
+   * Reads the scope's vectors in one snapshot, `buildPage` rows a statement (so a large scope never
+   * sits in memory twice over as query results), and builds a graph of them, unless a build is
+   * running. The build holds one pooled connection until it is done.
+   */
   #build(partition: Partition): void {
     if (partition.building || this.#closed) return;
     const { epoch } = partition;
+    const stale = () => this.#closed || partition.epoch !== epoch;
     partition.error = undefined;
-    partition.building = (async () => {
-      const rows = await inTenant(
-        this.#pool,
-        partition.tenant,
-        "vectorIndex",
-        (sql) => readRows(sql, { ...partition, seq: 0 }, null),
-        { readOnly: true },
-      );
-      const index = VectorIndex.create(partition.dimensions, this.options.hnsw);
-      const built = { ...partition, seq: 0 };
-      for (let start = 1; start < rows.length; start += buildChunk) {
-        if (this.#closed || partition.epoch !== epoch) return;
-        add(built, index, rows.slice(start, start + buildChunk));
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      if (this.#closed || partition.epoch !== epoch) return;
-      partition.index = index;
-      partition.seq = built.seq;
-      partition.generation = generationOf(rows);
-    })()
+    partition.building = inTenant(
+      this.#pool,
+      partition.tenant,
+      "vectorIndex",
+      async (sql) => {
+        const index = VectorIndex.create(partition.dimensions, this.options.hnsw);
+        const built = { ...partition, seq: 0 };
+        let generation = 0;
+        for (let full = true; full; ) {
+          const rows = await readRows(sql, built, this.options.buildPage);
+          generation = generationOf(rows);
+          full = rows.length - 1 >= this.options.buildPage;
+          for (let start = 1; start < rows.length; start += buildChunk) {
+            if (stale()) return;
+            add(built, index, rows.slice(start, start + buildChunk));
+            await new Promise((resolve) => setImmediate(resolve));
+          }
+        }
+        if (stale()) return;
+        partition.index = index;
+        partition.seq = built.seq;
+        partition.generation = generation;
+      },
+      { readOnly: true },
+    )
       .catch((error: unknown) => {
         partition.error = `vector index build failed: ${error instanceof Error ? error.message : String(error)}`;
       })
@@ -199,13 +212,13 @@ export class AnnIndexes {
  * then its vector rows with seq above the partition's, in seq order (at most `limit` of them).
  * `vector_send` is pgvector's binary form: 4 header bytes, then big-endian float32s.
  */
-function readRows(sql: Sql, partition: Pick<Partition, "table" | "scopeKey" | "seq">, limit: number | null) {
+function readRows(sql: Sql, partition: Pick<Partition, "table" | "scopeKey" | "seq">, limit: number) {
   return sql.query<CatchUpRow>(
     `SELECT (SELECT vector_generation FROM index_state WHERE scope_key = $1) AS generation, NULL::bigint AS seq,
        NULL::bytea AS vector
      UNION ALL
      (SELECT NULL, v.seq, vector_send(v.embedding) FROM ${partition.table} v
-      WHERE v.scope_key = $1 AND v.seq > $2 ORDER BY v.seq ${limit === null ? "" : `LIMIT ${Math.trunc(limit)}`})`,
+      WHERE v.scope_key = $1 AND v.seq > $2 ORDER BY v.seq LIMIT ${Math.max(1, Math.trunc(limit))})`,
     [partition.scopeKey, partition.seq],
   );
 }
