@@ -15,12 +15,10 @@
  * `<out>/perf-<profile>-<size>.json` and the table `<out>/perf.md` is regenerated from all of them.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { type HnswSweep, parseBuilds, sweepMarkdown } from "./perf/hnsw-sweep.ts";
 import { writeMarkdown, writeResult } from "./perf/report.ts";
 import { type PerfConfig, type ProfileName, ProfileUnavailable, runConfig } from "./perf/run-config.ts";
 import { runPostgresConfig } from "./perf/run-postgres-config.ts";
@@ -43,9 +41,6 @@ const { values } = parseArgs({
     keep: { type: "boolean", default: false },
     /** sqlite (default), or postgres / sqlite,postgres: both stores, side by side. */
     store: { type: "string", default: "sqlite" },
-    /** With --store postgres: rebuild the HNSW index at each `m:ef_construction` after the run and sweep ef_search. */
-    "hnsw-sweep": { type: "string", default: "" },
-    "ef-search-sweep": { type: "string", default: "40,100,200,400" },
     child: { type: "boolean", default: false },
   },
 });
@@ -75,14 +70,7 @@ async function runChild(profile: ProfileName, size: number, store: StoreName): P
   const command = process.env.CAIRN_BENCH_COMMAND ?? "npm run bench:perf";
   try {
     if (store === "postgres") {
-      const sweep = values["hnsw-sweep"]
-        ? {
-            builds: parseBuilds(values["hnsw-sweep"]),
-            efSearches: values["ef-search-sweep"].split(",").map(Number),
-            write: (result: HnswSweep) => writeSweep(out, profile, size, command, result),
-          }
-        : undefined;
-      console.log(`wrote ${writePostgresResult(out, await runPostgresConfig(config, command, sweep))}`);
+      console.log(`wrote ${writePostgresResult(out, await runPostgresConfig(config, command))}`);
     } else console.log(`wrote ${writeResult(out, await runConfig(config, command))}`);
   } catch (error) {
     if (error instanceof ProfileUnavailable) {
@@ -99,8 +87,6 @@ function runAll(): void {
   const passOn = ["--out", out, "--queries", values.queries, "--image-share", values["image-share"]];
   passOn.push("--embed-sample", values["embed-sample"], "--exact-queries", values["exact-queries"]);
   if (values.keep) passOn.push("--keep");
-  if (values["hnsw-sweep"])
-    passOn.push("--hnsw-sweep", values["hnsw-sweep"], "--ef-search-sweep", values["ef-search-sweep"]);
   let failed = false;
   eachProfile: for (const profile of profiles) {
     for (const size of sizes) {
@@ -135,22 +121,6 @@ function runAll(): void {
 }
 
 type StoreName = "sqlite" | "postgres";
-
-/** `<out>/postgres-hnsw-sweep-<profile>-<size>.json` and `.md`; returns the markdown's name. */
-function writeSweep(folder: string, profile: string, size: number, command: string, sweep: HnswSweep): string {
-  const name = `postgres-hnsw-sweep-${profile}-${size}`;
-  const date = new Date().toISOString();
-  const machine = `${os.cpus()[0]?.model ?? "unknown"}, ${os.cpus().length} cores, load average ${os.loadavg()[0]?.toFixed(1)} at the end`;
-  writeFileSync(join(folder, `${name}.json`), `${JSON.stringify({ command, date, machine, ...sweep }, null, 2)}\n`);
-  const header = [
-    `# HNSW build parameters on Postgres: ${profile} profile, ${size.toLocaleString("en-US")} raw nodes`,
-    "",
-    `- command: \`${command}\``,
-    `- date: ${date}; machine: ${machine} (the server shares the cores with the bench process)`,
-  ];
-  writeFileSync(join(folder, `${name}.md`), sweepMarkdown(sweep, header));
-  return `${name}.md`;
-}
 
 /** `postgres` alone also runs SQLite: the Postgres figures are read against SQLite's from the same run. */
 function parseStores(value: string): StoreName[] {

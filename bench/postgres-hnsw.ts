@@ -23,7 +23,6 @@ import pg from "pg";
 import { openBenchPostgres } from "../src/bench/postgres/bench-postgres.ts";
 import { createModels } from "../src/models/profiles.ts";
 import { corpusTexts, generateQueries } from "./perf/corpus.ts";
-import { parseBuilds } from "./perf/hnsw-sweep.ts";
 import { embedAll, progress } from "./perf/run-config.ts";
 import { bruteForceTopK, latency, type Scored } from "./perf/stats.ts";
 
@@ -204,3 +203,12 @@ writeFileSync(
   ].join("\n"),
 );
 console.log(`wrote ${join(out, `${name}.md`)}`);
+
+/** `m:efConstruction,…` → build points. */
+function parseBuilds(value: string): { m: number; efConstruction: number }[] {
+  return value.split(",").map((pair) => {
+    const [m, efConstruction] = pair.split(":").map(Number);
+    if (!Number.isInteger(m) || !Number.isInteger(efConstruction)) throw new Error(`bad HNSW build ${pair} (m:ef)`);
+    return { m: m as number, efConstruction: efConstruction as number };
+  });
+}

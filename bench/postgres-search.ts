@@ -1,7 +1,8 @@
 /**
  * The Postgres store's search choices, measured (issue 11): vector search filtered by scope first
- * — an exact scan of the scope's rows, HNSW with pgvector 0.8's iterative scan (the store's path
- * above `exactBelow`), and HNSW that filters a fixed top-ef afterwards (what iterative scans
+ * — an exact scan of the scope's rows, the store's in-process usearch index above `exactBelow`
+ * (decision 025; before it, pgvector HNSW with iterative scans), and a pgvector HNSW index (built
+ * here) that filters a fixed top-ef afterwards (what iterative scans
  * replace) — and BM25 with per-tenant statistics counted at query time; then how far that BM25
  * agrees with the SQLite store's FTS5 on the same corpus, through the seam of both.
  *
@@ -30,8 +31,6 @@ const { values } = parseArgs({
     dims: { type: "string", default: "384" },
     queries: { type: "string", default: "200" },
     "agreement-size": { type: "string", default: "10000" },
-    /** ef_search values tried for HNSW with iterative scans. */
-    "ef-search": { type: "string", default: "40,100,200" },
     /** `own`: each scope's vectors come from clusters of its own (people talk about their own things); `shared`: every scope draws from the same clusters, the worst case for filtering after HNSW. */
     mix: { type: "string", default: "own" },
     /** Only the vector and BM25 timings, not the FTS5 agreement. */
@@ -45,7 +44,6 @@ const scopeCount = Number(values.scopes);
 const dims = Number(values.dims);
 const queryCount = Number(values.queries);
 const agreementSize = Number(values["agreement-size"]);
-const efSearches = values["ef-search"].split(",").map(Number);
 const sharedClusters = values.mix === "shared";
 const tenant = "bench";
 const space: VectorSpace = { name: `text:bench-${dims}`, kind: "text", dimensions: dims };
@@ -194,9 +192,8 @@ async function load(): Promise<Float32Array[][]> {
 
 async function vectorSearch(vectorsByScope: Float32Array[][]): Promise<void> {
   const exact = await PostgresStore.open({ url, vectorSearch: { exactBelow: Number.MAX_SAFE_INTEGER } });
-  const approximate = await Promise.all(
-    efSearches.map((efSearch) => PostgresStore.open({ url, vectorSearch: { exactBelow: 0, efSearch } })),
-  );
+  // The store's path above exactBelow: this process's usearch index of the scope, candidates scored exactly.
+  const approximate = await PostgresStore.open({ url, vectorSearch: { exactBelow: 0 } });
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const [{ table_name: table } = { table_name: "" }] = (
@@ -216,15 +213,16 @@ async function vectorSearch(vectorsByScope: Float32Array[][]): Promise<void> {
     const truth = await timed(() => exact.forScope(scopeOf(scope)).searchVectors(space.name, vector, { limit: 10 }));
     const truthIds = truth.result.map((hit) => hit.id);
     record("exact scan of the scope (store, below exactBelow)", truth.ms, truthIds, truthIds);
-    for (const [index, store] of approximate.entries()) {
-      const ann = await timed(() => store.forScope(scopeOf(scope)).searchVectors(space.name, vector, { limit: 10 }));
-      record(
-        `HNSW + iterative scan, relaxed_order, ef_search ${efSearches[index]} (store)`,
-        ann.ms,
-        ann.result.map((hit) => hit.id),
-        truthIds,
-      );
-    }
+    await approximate.vectorIndexReady(space.name, scopeOf(scope));
+    const ann = await timed(() =>
+      approximate.forScope(scopeOf(scope)).searchVectors(space.name, vector, { limit: 10 }),
+    );
+    record(
+      "in-process usearch HNSW, candidates scored exactly (store, decision 025)",
+      ann.ms,
+      ann.result.map((hit) => hit.id),
+      truthIds,
+    );
     const post = await timed(async () => {
       await client.query(`BEGIN READ ONLY; SET LOCAL cairn.tenant = '${tenant}'; SET LOCAL hnsw.ef_search = 100`);
       // Forces the HNSW index: `scope_key || ''` cannot use the scope's btree (with which the planner
@@ -252,7 +250,7 @@ async function vectorSearch(vectorsByScope: Float32Array[][]): Promise<void> {
   }
   await client.end();
   await exact.close();
-  for (const store of approximate) await store.close();
+  await approximate.close();
 }
 
 async function lexicalSearch(): Promise<void> {

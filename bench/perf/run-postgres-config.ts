@@ -2,9 +2,9 @@ import os from "node:os";
 import { openBenchPostgres } from "../../src/bench/postgres/bench-postgres.ts";
 import { Memory } from "../../src/memory.ts";
 import { openPostgresStore } from "../../src/store/open-store.ts";
-import { defaultHnswBuild, defaultVectorSearch } from "../../src/store/postgres/postgres-store.ts";
+import { defaultAnnOptions } from "../../src/store/postgres/ann-indexes.ts";
+import { defaultVectorSearch, type PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { generateQueries } from "./corpus.ts";
-import { type HnswBuildPoint, type HnswSweep, sweepHnsw } from "./hnsw-sweep.ts";
 import {
   embedAll,
   ingest,
@@ -38,13 +38,13 @@ export interface PostgresPerfResult
     /** A seam call that runs no statement (`readSessions({ ids: [] })`): pool, BEGIN + tenant wall, COMMIT — every call's floor. */
     readonly transactionFloorMs?: Latency;
   };
-  /** Dense top 10 (HNSW where used) against the store's own exact scan on the same queries (no tie handling). */
+  /** Dense top 10 (the in-process ANN index where used) against the store's own exact scan on the same queries (no tie handling). */
   readonly recallAt10: number;
   /** The same with ties counted as hits (a hit as close as the exact 10th), as SQLite's recall is measured. */
   readonly recallAt10Ties: number;
-  /** HNSW build parameters of the store's index, and the sweep's file when one ran. */
-  readonly vectorIndex: typeof defaultHnswBuild;
-  readonly hnswSweep?: string;
+  /** The in-process ANN index's settings (decision 025), and the seconds its build took before the searches. */
+  readonly vectorIndex: typeof defaultAnnOptions;
+  readonly indexBuildSeconds: number;
   readonly peakRssMb: number;
 }
 
@@ -53,15 +53,7 @@ export interface PostgresPerfResult
  * `runConfig` (the SQLite one), in a fresh database. The client process (this one) and the server
  * share the machine's cores.
  */
-export async function runPostgresConfig(
-  config: PerfConfig,
-  command: string,
-  sweep?: {
-    readonly builds: readonly HnswBuildPoint[];
-    readonly efSearches: readonly number[];
-    readonly write: (sweep: HnswSweep) => string;
-  },
-): Promise<PostgresPerfResult> {
+export async function runPostgresConfig(config: PerfConfig, command: string): Promise<PostgresPerfResult> {
   const models = await loadModels(config.profile);
   const postgres = await openBenchPostgres();
   try {
@@ -70,6 +62,13 @@ export async function runPostgresConfig(
     const memory = await Memory.open({ store, models });
     try {
       const ingested = await ingest(memory, config);
+      // As the SQLite run waits for its ANN index: searches are timed on a built one.
+      const buildStarted = performance.now();
+      for (const space of [memory.spaces.text.name, memory.spaces.imageText.name]) {
+        if (await (store as PostgresStore).vectorSpaces().then((all) => all.some((known) => known.name === space)))
+          await (store as PostgresStore).vectorIndexReady(space, scope);
+      }
+      const indexBuildSeconds = (performance.now() - buildStarted) / 1000;
       const queries = generateQueries(config.queries);
       const search = await measureSearch(memory, queries, "cairn");
       const triPath = await measureSearch(memory, queries, "tri-path");
@@ -83,10 +82,6 @@ export async function runPostgresConfig(
         floor.push(performance.now() - started);
       }
       const exact = await measureExactScan(url, memory, config, vectors, channels.dense, channels.denseScores);
-      const swept =
-        sweep && sweep.builds.length > 0
-          ? sweep.write(await sweepHnsw(url, memory, vectors, config.exactQueries, sweep.builds, sweep.efSearches))
-          : undefined;
       return {
         store: "postgres",
         profile: config.profile,
@@ -117,8 +112,8 @@ export async function runPostgresConfig(
         },
         recallAt10: exact.recallAt10,
         recallAt10Ties: exact.recallAt10Ties,
-        vectorIndex: defaultHnswBuild,
-        ...(swept ? { hnswSweep: swept } : {}),
+        vectorIndex: defaultAnnOptions,
+        indexBuildSeconds,
         peakRssMb,
       };
     } finally {

@@ -107,7 +107,7 @@ export function writeStoreMarkdown(folder: string): string {
       ? [
           `- commands: ${[...new Set(comparisons.map((comparison) => `\`${comparison.postgres.command}\``))].join("; ")}`,
           `- machine: ${first.machine.cpu}, ${first.machine.cores} cores, ${first.machine.os}; node ${first.machine.node} (the Postgres server shares these cores with the bench process)`,
-          `- Postgres: ${first.server}; vector search ${JSON.stringify(first.vectorSearch)} (exact scan below \`exactBelow\` vectors per scope, else HNSW + iterative scan)`,
+          `- Postgres: ${first.server}; vector search ${JSON.stringify(first.vectorSearch)} (exact scan below \`exactBelow\` vectors per scope, else ${first.vectorIndex?.hnsw ? `the in-process usearch index, M ${first.vectorIndex.hnsw.connectivity} / ef_construction ${first.vectorIndex.hnsw.expansionAdd} / ef_search ${first.vectorIndex.hnsw.expansionSearch}, candidates scored exactly (decision 025)` : "pgvector HNSW + iterative scan"})`,
           `- dates: ${comparisons.map((comparison) => `${comparison.profile} ${comparison.size}: ${comparison.postgres.date}`).join("; ")}`,
         ]
       : []),
@@ -126,7 +126,7 @@ export function writeStoreMarkdown(folder: string): string {
       const exactScan = comparison.postgres.channels.exactScanMs;
       return [
         `- ${comparison.profile} ${whole(comparison.size)}, the direct passes of a routed (\`cairn\`) search: SQLite ${deep(comparison.sqlite)}; Postgres ${deep(comparison.postgres)}`,
-        `- ${comparison.profile} ${whole(comparison.size)}: Postgres per-call floor (a seam call running no statement: pool, BEGIN + tenant wall, COMMIT) ${floor ? `p50 ${ms(floor.p50)} / p95 ${ms(floor.p95)} ms` : "not measured"}; exact scan of the scope p50 ${ms(exactScan.p50)} / p95 ${ms(exactScan.p95)} ms; dense recall@10 with ties counted ${comparison.postgres.recallAt10Ties === undefined ? "not measured" : comparison.postgres.recallAt10Ties.toFixed(3)}${comparison.postgres.hnswSweep ? ` (HNSW sweep: \`${comparison.postgres.hnswSweep}\`)` : ""}`,
+        `- ${comparison.profile} ${whole(comparison.size)}: Postgres per-call floor (a seam call running no statement: pool, BEGIN + tenant wall, COMMIT) ${floor ? `p50 ${ms(floor.p50)} / p95 ${ms(floor.p95)} ms` : "not measured"}; exact scan of the scope p50 ${ms(exactScan.p50)} / p95 ${ms(exactScan.p95)} ms; dense recall@10 with ties counted ${comparison.postgres.recallAt10Ties === undefined ? "not measured" : comparison.postgres.recallAt10Ties.toFixed(3)}${comparison.postgres.indexBuildSeconds === undefined ? "" : `; in-process ANN index built in ${comparison.postgres.indexBuildSeconds.toFixed(1)} s after the ingest (SQLite's: see its run)`}`,
       ];
     }),
     "",

@@ -4,7 +4,7 @@ import { IndexVersionConflict } from "../index-records.ts";
 import type { ForgetResult, ForgetTarget } from "../records.ts";
 import type { ForgetRequest } from "../store.ts";
 import { clearAudit, keyedHasher, redactAudit, writeAudit } from "./audit-events.ts";
-import { applyForgetOps, lockIndex } from "./index-rows.ts";
+import { applyForgetOps, lockIndex, renewVectorGeneration } from "./index-rows.ts";
 import { removeLexicalStatistics } from "./lexical-statistics.ts";
 import { retireProgramsOn } from "./question-bank.ts";
 import { lockReindexTerms, reindexSurvivors, survivorRowids } from "./reindex-survivors.ts";
@@ -42,6 +42,7 @@ export async function forget(context: ScopeContext, sql: Sql, request: ForgetReq
     throw new IndexVersionConflict(plan.baseVersion, version);
   }
   const nodeRowids = [...nodes.values()];
+  await renewVectorGeneration(context, sql);
   const reindex = request.reindex ?? [];
   const survivors = await survivorRowids(context, sql, reindex, nodes, version);
   const blobHashes = (

@@ -11,7 +11,7 @@ import {
 } from "../index-records.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
-import { parseVector, vectorLiteral } from "./vector-spaces.ts";
+import { vectorFromSend, vectorLiteral } from "./vector-spaces.ts";
 
 /**
  * Rows of the active index (C3M): entries, their pointers to raw nodes, and a per-scope version
@@ -27,9 +27,9 @@ interface EntryRow {
   digest: string;
   routing_text: string;
   tokens: number;
-  vector: string;
+  vector: Buffer;
   vector_weight: number;
-  image_vector: string | null;
+  image_vector: Buffer | null;
   image_weight: number;
   sessions: string;
   time_start_ms: number;
@@ -44,8 +44,8 @@ interface EntryRow {
 }
 
 /** Entry columns with their pointers' raw-node ids in link order, from `index_entries e`. */
-const entryColumns = `e.rowid, e.id, e.status, e.page, e.digest, e.routing_text, e.tokens, e.vector::text AS vector,
-  e.vector_weight, e.image_vector::text AS image_vector, e.image_weight, e.sessions, e.time_start_ms, e.time_end_ms,
+const entryColumns = `e.rowid, e.id, e.status, e.page, e.digest, e.routing_text, e.tokens, vector_send(e.vector) AS vector,
+  e.vector_weight, vector_send(e.image_vector) AS image_vector, e.image_weight, e.sessions, e.time_start_ms, e.time_end_ms,
   e.predecessor, e.host, e.last_action, e.relation, e.created_ms, e.updated_ms,
   ARRAY(SELECT r.id FROM index_pointers p JOIN raw_nodes r ON r.rowid = p.raw_node_rowid
         WHERE p.entry_rowid = e.rowid ORDER BY p.ordinal) AS pointers`;
@@ -71,6 +71,17 @@ export async function lockIndex(context: ScopeContext, sql: Sql): Promise<number
     [context.key, context.tenant],
   );
   return row?.version ?? 0;
+}
+
+/**
+ * Inside a write that deletes or replaces vectors of the scope (forget, replaceVectors), under its
+ * lock: a new generation for the scope's vectors, so every process's in-memory index of the scope
+ * is dropped at its next search rather than caught up (decision 025; `ann-indexes.ts`).
+ */
+export async function renewVectorGeneration(context: ScopeContext, sql: Sql): Promise<void> {
+  await sql.query("UPDATE index_state SET vector_generation = nextval('vector_seq') WHERE scope_key = $1", [
+    context.key,
+  ]);
 }
 
 /** The index of one scope: only active entries (what maintenance plans against) or all of them. */
@@ -433,9 +444,9 @@ function toEntry(row: EntryRow): IndexEntry {
     digest: JSON.parse(row.digest) as EntryDigest,
     routingText: row.routing_text,
     tokens: row.tokens,
-    vector: parseVector(row.vector),
+    vector: vectorFromSend(row.vector),
     vectorWeight: row.vector_weight,
-    imageVector: row.image_vector ? parseVector(row.image_vector) : null,
+    imageVector: row.image_vector ? vectorFromSend(row.image_vector) : null,
     imageWeight: row.image_weight,
     pointers: row.pointers,
     sessions: JSON.parse(row.sessions) as string[],

@@ -410,9 +410,42 @@ const migrations: readonly {
       ${notifierTables.map(wall).join("\n")}
     `,
   },
+  {
+    version: 11,
+    name: "vectors without pgvector's HNSW: each row numbered in commit order per scope, each scope's vectors generation-stamped",
+    // Decision 025: the approximate index lives in each Cairn process (usearch), caught up by `seq`,
+    // which writers draw under their scope's lock, so within a scope it grows in commit order. A
+    // forget or vector replacement gives the scope a new `vector_generation`: every process then
+    // drops its copy of that scope's index, and with it the forgotten vectors.
+    sql: "CREATE SEQUENCE IF NOT EXISTS vector_seq",
+    run: async (sql) => {
+      await sql.query(
+        "ALTER TABLE index_state ADD COLUMN vector_generation bigint NOT NULL DEFAULT nextval('vector_seq')",
+      );
+      const spaces = await sql.query<{ table_name: string }>("SELECT table_name FROM vector_spaces");
+      for (const { table_name: table } of spaces) await sql.query(vectorTableToSeq(table));
+    },
+  },
 ];
 
+/**
+ * A vector table of schema < 11 in its current shape: numbered rows, read by (scope, seq), and no
+ * HNSW index (its graph maintenance was 58% of an ingest). A volatile default rewrites the table,
+ * numbering every existing row whatever its tenant (an UPDATE would meet the tenant wall); they are
+ * all committed, so any order will do.
+ */
+function vectorTableToSeq(table: string): string {
+  return `
+    ALTER TABLE ${table} ADD COLUMN seq bigint NOT NULL DEFAULT nextval('vector_seq');
+    CREATE UNIQUE INDEX ${table}_by_scope_seq ON ${table} (scope_key, seq);
+    DROP INDEX IF EXISTS ${table}_by_scope;
+    DROP INDEX IF EXISTS ${table}_hnsw;`;
+}
+
 export const latestSchemaVersion = migrations.at(-1)?.version ?? 0;
+
+/** Every version this Cairn knows, ascending (numbers are assigned per branch, so there can be gaps). */
+export const schemaVersions: readonly number[] = migrations.map((migration) => migration.version);
 
 /** Applies the migrations this database lacks; refuses a database from a newer Cairn. Returns the version. */
 export async function migrate(client: pg.ClientBase, now: () => number): Promise<number> {

@@ -40,7 +40,7 @@ import type { ScopeContext, StoreServices } from "./scope-context.ts";
 import { applyIndexPlan, indexStatus, restoreIndexAndAudit } from "./scope-index.ts";
 import { scopeStats } from "./scope-stats.ts";
 import { searchLexical } from "./search-lexical.ts";
-import { searchVectors, vectorSearchSettings } from "./search-vectors.ts";
+import { searchVectors } from "./search-vectors.ts";
 import { inTenant, type Sql } from "./tenant-transaction.ts";
 import { commitVideo, readNotifierState, readNotifierStreams, readVideoItems } from "./video-items.ts";
 
@@ -130,7 +130,7 @@ export class PostgresScopedStore implements ScopedStore {
       this.#context.tenant,
       "searchVectors",
       (sql) => searchVectors(this.#context, sql, space, vector, options),
-      { readOnly: true, settings: vectorSearchSettings(this.#context) },
+      { readOnly: true },
     );
   }
 

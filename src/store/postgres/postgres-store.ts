@@ -6,11 +6,12 @@ import { scopeKey, validateScope, validateTenant } from "../../core/scope.ts";
 import { keyedHashScheme } from "../audit-redaction.ts";
 import type { VectorSpace } from "../records.ts";
 import type { ScopedStore, Store } from "../store.ts";
+import { AnnIndexes, type AnnOptions } from "./ann-indexes.ts";
 import { migrate } from "./migrations.ts";
 import { PostgresScopedStore } from "./postgres-scoped-store.ts";
 import type { StoreServices, VectorSearchOptions } from "./scope-context.ts";
 import { inTenant, poolTypes } from "./tenant-transaction.ts";
-import { type HnswBuild, VectorSpaces } from "./vector-spaces.ts";
+import { VectorSpaces } from "./vector-spaces.ts";
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database`. Connect as a role that is not a superuser and has no BYPASSRLS: row-level security is the second tenant wall. */
@@ -22,22 +23,15 @@ export interface PostgresStoreOptions {
   readonly now?: () => number;
   readonly newId?: (prefix: string) => string;
   readonly vectorSearch?: Partial<VectorSearchOptions>;
-  /** HNSW build parameters for the index of each new vector space (existing indexes keep theirs). */
-  readonly vectorIndex?: Partial<HnswBuild>;
+  /** The in-process ANN index of large scopes (decision 025): usearch graph settings, filter over-fetch, catch-up bound. */
+  readonly vectorIndex?: Partial<AnnOptions>;
 }
 
 /**
- * Twice pgvector's defaults (16, 64): on the perf corpus's vectors, recall@10 at ef_search 200 goes
- * from 0.94 to 1.000 at 10k vectors and from 0.66 to 0.73 at 100k, for a build ~2.7× as long and an
- * index ~20% larger (decision 009, bench/results/postgres-hnsw-100000.md). Existing indexes keep theirs.
+ * Exact scans up to 2,000 vectors per scope and space, like the SQLite store's ANN threshold; above
+ * it, the in-process ANN index (see `search-vectors.ts`, `ann-indexes.ts`).
  */
-export const defaultHnswBuild: HnswBuild = Object.freeze({ m: 32, efConstruction: 128 });
-
-/**
- * Exact scans below 2,000 vectors per scope and space, like the SQLite store's ANN threshold; above
- * it, HNSW with ef_search 200 and iterative scans (see `search-vectors.ts`).
- */
-export const defaultVectorSearch: VectorSearchOptions = Object.freeze({ exactBelow: 2_000, efSearch: 200 });
+export const defaultVectorSearch: VectorSearchOptions = Object.freeze({ exactBelow: 2_000 });
 
 /**
  * PostgreSQL + pgvector store: several stateless Cairn instances can share one database. Tenancy
@@ -59,7 +53,8 @@ export class PostgresStore implements Store {
   private constructor(pool: pg.Pool, options: PostgresStoreOptions) {
     this.#pool = pool;
     this.#services = Object.freeze({
-      spaces: new VectorSpaces(pool, { ...defaultHnswBuild, ...options.vectorIndex }),
+      spaces: new VectorSpaces(pool),
+      ann: new AnnIndexes(pool, options.vectorIndex),
       vectorSearch: Object.freeze({ ...defaultVectorSearch, ...options.vectorSearch }),
       writers: new KeyedQueue(),
       largeScopes: new Map(),
@@ -198,9 +193,30 @@ export class PostgresStore implements Store {
     }
   }
 
+  /**
+   * Builds this process's ANN index of a scope's vectors in one space now if the scope has none, and
+   * resolves once searches use it (they never wait for it; benchmarks and warm-up code can).
+   * @example await store.vectorIndexReady("text:hash-256", { tenant: "acme", user: "ana" });
+   */
+  async vectorIndexReady(space: string, scope: Scope): Promise<void> {
+    this.#assertOpen("vectorIndexReady");
+    const valid = validateScope(scope);
+    const row = await this.#services.spaces.named(space);
+    if (!row) throw new NotFoundError("vector space", space);
+    await this.#services.ann.ready(row, { key: scopeKey(valid), tenant: valid.tenant });
+  }
+
+  /** Vector rows in this process's ANN index of a scope's vectors in one space (0 while it has none). */
+  async vectorIndexSize(space: string, scope: Scope): Promise<number> {
+    this.#assertOpen("vectorIndexSize");
+    const row = await this.#services.spaces.named(space);
+    return row ? this.#services.ann.size(row, scopeKey(validateScope(scope))) : 0;
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.#services.ann.close();
     await this.#pool.end();
   }
 

@@ -3,7 +3,7 @@ import { vectorBytes } from "../../core/vectors.ts";
 import { checkReplacementCoversScope } from "../record-rows.ts";
 import type { VectorReplacement } from "../records.ts";
 import { writeAudit } from "./audit-events.ts";
-import { lockIndex } from "./index-rows.ts";
+import { lockIndex, renewVectorGeneration } from "./index-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
 import { textOrdinal, vectorLiteral } from "./vector-spaces.ts";
@@ -38,6 +38,7 @@ export async function replaceVectors(
   const byId = new Map(nodes.map((node) => [node.id, node]));
   checkReplacementCoversScope(write, new Set(byId.keys()));
 
+  await renewVectorGeneration(context, sql);
   for (const space of await context.store.spaces.all(sql)) {
     await sql.query(`DELETE FROM ${space.table_name} WHERE scope_key = $1`, [context.key]);
   }

@@ -1,4 +1,5 @@
 import type { KeyedQueue } from "../../core/keyed-queue.ts";
+import type { AnnIndexes } from "./ann-indexes.ts";
 import type { VectorSpaces } from "./vector-spaces.ts";
 
 /**
@@ -8,6 +9,8 @@ import type { VectorSpaces } from "./vector-spaces.ts";
 export interface StoreServices {
   readonly spaces: VectorSpaces;
   readonly vectorSearch: VectorSearchOptions;
+  /** This process's in-memory ANN indexes of large scopes (decision 025). */
+  readonly ann: AnnIndexes;
   /**
    * Writes of one scope from this process take turns, in call order (as with SQLite), instead of
    * each holding a connection while it waits for the scope's row lock; other processes still meet
@@ -21,10 +24,8 @@ export interface StoreServices {
 }
 
 export interface VectorSearchOptions {
-  /** Up to this many vectors of a scope in a space, search scans them exactly; above it, through HNSW. */
+  /** Up to this many vectors of a scope in a space, search scans them exactly; above it, through the ANN index. */
   readonly exactBelow: number;
-  /** `hnsw.ef_search` for approximate searches (pgvector's default is 40). */
-  readonly efSearch: number;
 }
 
 /** One scope of the store: every statement a part runs binds `key`, inside a transaction walled to `tenant`. */

@@ -57,7 +57,7 @@ export async function inTenant<T>(
     // (REPEATABLE READ): readIndex's entries and version must come from the same moment, or a plan
     // could be made against a version its entries predate. A write runs in READ COMMITTED after
     // taking its scope's lock, so each of its statements sees what the writer before it committed.
-    // Settings (e.g. a search's hnsw.ef_search) ride on the same round trip.
+    // Settings (statement timeouts, for instance) ride on the same round trip.
     await client.query(
       `BEGIN ${options.readOnly ? "ISOLATION LEVEL REPEATABLE READ READ ONLY" : "ISOLATION LEVEL READ COMMITTED"}; SET LOCAL cairn.tenant = ${literal(tenant)}${settingsSql(options.settings)}`,
     );

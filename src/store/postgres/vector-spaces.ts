@@ -4,9 +4,11 @@ import type { VectorSpace } from "../records.ts";
 import type { Sql } from "./tenant-transaction.ts";
 
 /**
- * Vector spaces and their pgvector tables: one table per space, `vector(d)` column, an HNSW index
- * with cosine distance, partitioned by nothing but indexed by scope, and walled by tenant like
- * every other table. Text vectors are stored with ordinal -1, image vectors with their image's ordinal.
+ * Vector spaces and their pgvector tables: one table per space, `vector(d)` column, indexed by
+ * (scope, seq) and walled by tenant like every other table. No approximate index in the database:
+ * each Cairn process keeps its own (usearch), caught up by `seq` (decision 025; `ann-indexes.ts`).
+ * `seq` comes from one sequence, drawn by writers that hold their scope's lock, so within a scope
+ * it grows in commit order. Text vectors are stored with ordinal -1, image vectors with their image's ordinal.
  */
 
 export interface SpaceRow {
@@ -24,31 +26,26 @@ export function vectorLiteral(vector: Float32Array): string {
   return `[${Array.from(vector).join(",")}]`;
 }
 
-export function parseVector(text: string): Float32Array {
-  return Float32Array.from(text.slice(1, -1).split(","), Number);
+/**
+ * pgvector's binary form (`vector_send(v)`: a 2-byte dimension count, 2 unused bytes, then
+ * big-endian float32s) as a Float32Array: exact, and ~40% of the text form's bytes with no
+ * decimal parsing — what a search that reads hundreds of vectors spends its time on.
+ */
+export function vectorFromSend(bytes: Uint8Array): Float32Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const dimensions = view.getUint16(0, false);
+  const vector = new Float32Array(dimensions);
+  for (let position = 0; position < dimensions; position++) vector[position] = view.getFloat32(4 + position * 4, false);
+  return vector;
 }
 
 /** Committed spaces, cached: a space row never changes once created. */
-/** HNSW build parameters of a new space's index (pgvector's `m` and `ef_construction`). */
-export interface HnswBuild {
-  readonly m: number;
-  readonly efConstruction: number;
-}
-
 export class VectorSpaces {
   readonly #pool: pg.Pool;
-  readonly #build: HnswBuild;
   readonly #known = new Map<string, SpaceRow>();
 
-  constructor(pool: pg.Pool, build: HnswBuild) {
-    if (!Number.isInteger(build.m) || build.m < 2 || build.m > 100) {
-      throw new StoreError("open", `hnsw m must be an integer in 2..100, got ${build.m}`);
-    }
-    if (!Number.isInteger(build.efConstruction) || build.efConstruction < 2 * build.m || build.efConstruction > 1000) {
-      throw new StoreError("open", `hnsw efConstruction must be an integer in 2·m..1000, got ${build.efConstruction}`);
-    }
+  constructor(pool: pg.Pool) {
     this.#pool = pool;
-    this.#build = build;
   }
 
   /** A committed space (read outside any transaction, so a space a failed commit created is never cached). */
@@ -90,11 +87,10 @@ export class VectorSpaces {
         time_ms bigint NOT NULL,
         speaker text,
         embedding vector(${space.dimensions}) NOT NULL,
+        seq bigint NOT NULL DEFAULT nextval('vector_seq'),
         PRIMARY KEY (raw_node_rowid, ordinal)
       );
-      CREATE INDEX ${table}_by_scope ON ${table} (scope_key);
-      CREATE INDEX ${table}_hnsw ON ${table} USING hnsw (embedding vector_cosine_ops)
-        WITH (m = ${this.#build.m}, ef_construction = ${this.#build.efConstruction});
+      CREATE UNIQUE INDEX ${table}_by_scope_seq ON ${table} (scope_key, seq);
       ALTER TABLE ${table} ENABLE ROW LEVEL SECURITY;
       ALTER TABLE ${table} FORCE ROW LEVEL SECURITY;
       CREATE POLICY tenant_wall ON ${table}

@@ -1,0 +1,248 @@
+import type pg from "pg";
+import { StoreError } from "../../core/errors.ts";
+import { type HnswOptions, type Neighbour, VectorIndex } from "../sqlite/vector-index.ts";
+import { defaultVectorIndexOptions } from "../sqlite/vector-index-options.ts";
+import { inTenant, type Sql } from "./tenant-transaction.ts";
+import { type SpaceRow, vectorFromSend } from "./vector-spaces.ts";
+
+/**
+ * The Postgres store's approximate vector search (decision 025): an in-memory usearch HNSW graph
+ * per (vector space, scope) in each Cairn process, the SQLite store's `VectorIndex`, over the
+ * vectors Postgres holds in plain tables. Derived and private to the process: Postgres stays the
+ * only truth, shared by every instance, and no write waits for a graph.
+ *
+ * - *Caught up before every search.* Each vector row carries `seq`, drawn under its scope's write
+ *   lock, so within a scope seq order is commit order: an index that holds every row up to `seq`
+ *   W misses exactly the rows with seq > W, and the search's first statement reads those (in its
+ *   snapshot, so every write acknowledged before the search began) and adds them.
+ * - *Dropped when a vector goes.* Forget and vector replacement renew the scope's
+ *   `vector_generation` (`index_state`); the same statement reads it, and an index of an older
+ *   generation is thrown away (with the forgotten vectors it held) and built again in the
+ *   background. Candidates are scored exactly from the rows the search's snapshot sees, so a row
+ *   deleted meanwhile never surfaces either.
+ * - *Built off the search path.* A scope without a usable index is searched exactly (as the SQLite
+ *   store does while it builds) while one transaction reads the scope's vectors and the graph is
+ *   built in chunks that yield to the event loop between them.
+ */
+export interface AnnOptions {
+  readonly hnsw: HnswOptions;
+  /** With filters, candidates fetched per wanted result; too few survivors fall back to the exact scan. */
+  readonly filterOverFetch: number;
+  /** Most new rows a search adds before it answers; a longer lag rebuilds in the background instead. */
+  readonly maxCatchUp: number;
+  /** Rows a build reads per statement. */
+  readonly buildPage: number;
+}
+
+/** The SQLite store's graph settings (M 32, ef_construction 128, ef_search 512, f32): the same recall on both. */
+export const defaultAnnOptions: AnnOptions = Object.freeze({
+  hnsw: defaultVectorIndexOptions.hnsw,
+  filterOverFetch: defaultVectorIndexOptions.filterOverFetch,
+  maxCatchUp: defaultVectorIndexOptions.maxCatchUp,
+  buildPage: 8_192,
+});
+
+/** Vectors handed to usearch per step of a build: each step blocks the event loop for tens of milliseconds. */
+const buildChunk = 1_024;
+
+interface Partition {
+  readonly table: string;
+  readonly scopeKey: string;
+  readonly tenant: string;
+  readonly dimensions: number;
+  index?: VectorIndex;
+  /** Every row of the scope with seq ≤ this is in `index`. */
+  seq: number;
+  generation: number;
+  /** Bumped whenever the index is dropped: a catch-up or build begun before it must not install. */
+  epoch: number;
+  building?: Promise<void>;
+  error?: string;
+}
+
+interface CatchUpRow {
+  readonly generation: number | null;
+  readonly seq: number | null;
+  readonly vector: Buffer | null;
+}
+
+export class AnnIndexes {
+  readonly options: AnnOptions;
+  readonly #pool: pg.Pool;
+  readonly #partitions = new Map<string, Partition>();
+  #closed = false;
+
+  constructor(pool: pg.Pool, options: Partial<AnnOptions> = {}) {
+    this.#pool = pool;
+    this.options = Object.freeze({ ...defaultAnnOptions, ...options });
+  }
+
+  /**
+   * The `k` nearest vector rows (`rowid` = the row's seq) of the scope, from its caught-up index, or
+   * null when it has none yet (one is then being built): the caller scans exactly.
+   */
+  async search(
+    sql: Sql,
+    space: SpaceRow,
+    scope: { key: string; tenant: string },
+    vector: Float32Array,
+    k: number,
+  ): Promise<Neighbour[] | null> {
+    const partition = this.#partition(space, scope);
+    const { index, epoch } = partition;
+    if (!index) {
+      this.#build(partition);
+      return null;
+    }
+    const rows = await readRows(sql, partition, this.options.maxCatchUp + 1);
+    if (partition.epoch !== epoch) return null;
+    const generation = generationOf(rows);
+    // Generations come from a sequence: an older one means this search's snapshot predates the
+    // forget the index was rebuilt after (rows it still sees are not in the graph): scan exactly.
+    if (generation < partition.generation) return null;
+    if (generation > partition.generation || rows.length - 1 > this.options.maxCatchUp) {
+      this.#drop(partition);
+      this.#build(partition);
+      return null;
+    }
+    add(partition, index, rows.slice(1));
+    return index.search(vector, k);
+  }
+
+  /**
+   * Builds the scope's index of one space now if it has none, and resolves once searches use it.
+   * Searches never wait for a build; benchmarks and warm-up code can.
+   */
+  async ready(space: SpaceRow, scope: { key: string; tenant: string }): Promise<void> {
+    const partition = this.#partition(space, scope);
+    if (partition.index) return;
+    this.#build(partition);
+    await partition.building;
+    if (partition.error) throw new StoreError("vectorIndexReady", partition.error);
+    if (!partition.index)
+      throw new StoreError(
+        "vectorIndexReady",
+        "the vector index was dropped while building (a forget, or the store closed)",
+      );
+  }
+
+  /** Rows in the scope's index (0 when it has none): for tests and reports. */
+  size(space: SpaceRow, scopeKey: string): number {
+    return this.#partitions.get(`${space.table_name}\u0000${scopeKey}`)?.index?.size ?? 0;
+  }
+
+  /** Stops starting builds and waits for running ones (they stop at their next chunk), then frees every index. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.allSettled([...this.#partitions.values()].map((partition) => partition.building));
+    this.#partitions.clear();
+  }
+
+  #partition(space: SpaceRow, scope: { key: string; tenant: string }): Partition {
+    const key = `${space.table_name}\u0000${scope.key}`;
+    let partition = this.#partitions.get(key);
+    if (!partition) {
+      partition = {
+        table: space.table_name,
+        scopeKey: scope.key,
+        tenant: scope.tenant,
+        dimensions: space.dimensions,
+        seq: 0,
+        generation: -1,
+        epoch: 0,
+      };
+      this.#partitions.set(key, partition);
+    }
+    return partition;
+  }
+
+  #drop(partition: Partition): void {
+    partition.index = undefined;
+    partition.seq = 0;
+    partition.generation = -1;
+    partition.epoch++;
+  }
+
+  /**
+   * Reads the scope's vectors in one snapshot, `buildPage` rows a statement (so a large scope never
+   * sits in memory twice over as query results), and builds a graph of them, unless a build is
+   * running. The build holds one pooled connection until it is done.
+   */
+  #build(partition: Partition): void {
+    if (partition.building || this.#closed) return;
+    const { epoch } = partition;
+    const stale = () => this.#closed || partition.epoch !== epoch;
+    partition.error = undefined;
+    partition.building = inTenant(
+      this.#pool,
+      partition.tenant,
+      "vectorIndex",
+      async (sql) => {
+        const index = VectorIndex.create(partition.dimensions, this.options.hnsw);
+        const built = { ...partition, seq: 0 };
+        let generation = 0;
+        for (let full = true; full; ) {
+          const rows = await readRows(sql, built, this.options.buildPage);
+          generation = generationOf(rows);
+          full = rows.length - 1 >= this.options.buildPage;
+          for (let start = 1; start < rows.length; start += buildChunk) {
+            if (stale()) return;
+            add(built, index, rows.slice(start, start + buildChunk));
+            await new Promise((resolve) => setImmediate(resolve));
+          }
+        }
+        if (stale()) return;
+        partition.index = index;
+        partition.seq = built.seq;
+        partition.generation = generation;
+      },
+      { readOnly: true },
+    )
+      .catch((error: unknown) => {
+        partition.error = `vector index build failed: ${error instanceof Error ? error.message : String(error)}`;
+      })
+      .finally(() => {
+        partition.building = undefined;
+      });
+  }
+}
+
+/**
+ * One statement: first row the scope's vector generation (null when the scope has no state row),
+ * then its vector rows with seq above the partition's, in seq order (at most `limit` of them).
+ * `vector_send` is pgvector's binary form: 4 header bytes, then big-endian float32s.
+ */
+function readRows(sql: Sql, partition: Pick<Partition, "table" | "scopeKey" | "seq">, limit: number) {
+  return sql.query<CatchUpRow>(
+    `SELECT (SELECT vector_generation FROM index_state WHERE scope_key = $1) AS generation, NULL::bigint AS seq,
+       NULL::bytea AS vector
+     UNION ALL
+     (SELECT NULL, v.seq, vector_send(v.embedding) FROM ${partition.table} v
+      WHERE v.scope_key = $1 AND v.seq > $2 ORDER BY v.seq LIMIT ${Math.max(1, Math.trunc(limit))})`,
+    [partition.scopeKey, partition.seq],
+  );
+}
+
+/** The scope's vector generation in a `readRows` answer; 0 for a scope with no state row (it holds no vectors). */
+function generationOf(rows: readonly CatchUpRow[]): number {
+  return rows[0]?.generation ?? 0;
+}
+
+/**
+ * Adds catch-up rows to `index` and moves the partition's seq past them. Each read returns every
+ * row of the scope from some seq on, in commit order, so rows at or below the partition's seq
+ * (added by a search that read meanwhile) are already in.
+ */
+function add(partition: Pick<Partition, "seq" | "dimensions">, index: VectorIndex, rows: readonly CatchUpRow[]): void {
+  const fresh = rows.filter((row) => (row.seq as number) > partition.seq);
+  if (fresh.length === 0) return;
+  const { dimensions } = partition;
+  const vectors = new Float32Array(fresh.length * dimensions);
+  const seqs: number[] = [];
+  fresh.forEach((row, position) => {
+    vectors.set(vectorFromSend(row.vector as Buffer), position * dimensions);
+    seqs.push(row.seq as number);
+  });
+  index.upsert(seqs, vectors);
+  partition.seq = seqs[seqs.length - 1] as number;
+}

@@ -1,0 +1,130 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type pg from "pg";
+import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
+import { postgresSkipReason, usePostgresCluster } from "../support/postgres-cluster.ts";
+import { embedText, scopeA, textSpace } from "./conformance-support.ts";
+import { forget } from "./scoped-reads.ts";
+import { buildSessionWrite, spaces } from "./store-conformance.ts";
+
+const skip = postgresSkipReason();
+
+/** Each word's turn in its own words: the query "the <word> by the river" finds it first. */
+const turnsOf = (words: readonly string[]) => words.map((word) => ({ text: `the ${word} by the river` }));
+const words = ["heron", "otter", "ferry", "mill", "lantern", "harbour", "kettle", "orchard"];
+
+describe("Postgres store: the in-process ANN index (decision 025)", { skip }, () => {
+  if (skip) return;
+  const cluster = usePostgresCluster();
+
+  async function inspect<T>(url: string, read: (client: pg.Client) => Promise<T>): Promise<T> {
+    const client = cluster.admin(new URL(url).pathname.slice(1));
+    await client.connect();
+    try {
+      return await read(client);
+    } finally {
+      await client.end();
+    }
+  }
+
+  it("a second instance's acknowledged write is found by the next search, a forget drops the index everywhere", async () => {
+    const url = await cluster.freshDatabase();
+    // Two Cairn instances on one database; above 4 vectors a scope is searched through the index.
+    // Builds read 3 rows a statement: every build here takes several pages.
+    const reader = await PostgresStore.open({ url, vectorSearch: { exactBelow: 4 }, vectorIndex: { buildPage: 3 } });
+    const writer = await PostgresStore.open({ url, vectorSearch: { exactBelow: 4 } });
+    try {
+      const fromReader = reader.forScope(scopeA);
+      const fromWriter = writer.forScope(scopeA);
+      await fromWriter.commitSession(await buildSessionWrite({ key: "river", turns: turnsOf(words) }));
+      await reader.vectorIndexReady(textSpace.name, scopeA);
+      assert.equal(await reader.vectorIndexSize(textSpace.name, scopeA), 8);
+      const nodes = await fromReader.readRawNodes({ sessionId: (await fromReader.readSessions({}))[0]?.id ?? "" });
+      const heron = await fromReader.searchVectors(textSpace.name, await embedText("the heron by the river"), {
+        limit: 3,
+      });
+      assert.equal(heron[0]?.id, nodes[0]?.id, "the nearest, through the index");
+      assert.equal(heron.length, 3);
+
+      // Acknowledged by the other instance, then searched here without waiting for anything.
+      const quokkaWrite = await fromWriter.commitSession(
+        await buildSessionWrite({ key: "quokka", turns: turnsOf(["quokka", "wombat"]) }),
+      );
+      const quokka = await embedText("the quokka by the river");
+      const found = await fromReader.searchVectors(textSpace.name, quokka, { limit: 1 });
+      assert.equal(found[0]?.id, quokkaWrite.rawNodeIds[0], "the other instance's write, caught up before the search");
+      assert.equal(await reader.vectorIndexSize(textSpace.name, scopeA), 10, "caught up, not rebuilt");
+      const filtered = await fromReader.searchVectors(textSpace.name, quokka, {
+        limit: 3,
+        filters: { sessionKeys: ["river"] },
+      });
+      assert.equal(filtered.length, 3, "filters apply to the index's candidates (or fall back to the exact scan)");
+      assert.ok(filtered.every((hit) => nodes.some((node) => node.id === hit.id)));
+
+      // Forgotten through the other instance: never returned here, and this index (holding it) is dropped.
+      await forget(fromWriter, { session: "quokka" }, spaces);
+      const after = await fromReader.searchVectors(textSpace.name, quokka, { limit: 10 });
+      assert.ok(!after.some((hit) => quokkaWrite.rawNodeIds.includes(hit.id)), "no forgotten raw node comes back");
+      assert.equal(after.length, 8, "the survivors, scanned exactly while the index is rebuilt");
+      await reader.vectorIndexReady(textSpace.name, scopeA);
+      assert.equal(await reader.vectorIndexSize(textSpace.name, scopeA), 8, "rebuilt without the forgotten vectors");
+      const rebuilt = await fromReader.searchVectors(textSpace.name, quokka, { limit: 10 });
+      assert.deepEqual(
+        rebuilt.map((hit) => hit.id),
+        after.map((hit) => hit.id),
+        "the rebuilt index ranks as the exact scan did",
+      );
+    } finally {
+      await reader.close();
+      await writer.close();
+    }
+  });
+
+  it("migration 11 numbers the vectors of an older store and drops its pgvector HNSW index", async () => {
+    const url = await cluster.freshDatabase();
+    const store = await PostgresStore.open({ url, vectorSearch: { exactBelow: 4 } });
+    const written = await store
+      .forScope(scopeA)
+      .commitSession(await buildSessionWrite({ key: "river", turns: turnsOf(words) }));
+    await store.close();
+    // As a store of schema 9 held its vectors: no seq, an HNSW index, no vector generation.
+    await inspect(url, async (client) => {
+      const tables = (await client.query<{ table_name: string }>("SELECT table_name FROM vector_spaces")).rows;
+      for (const { table_name: table } of tables) {
+        await client.query(`ALTER TABLE ${table} DROP COLUMN seq`);
+        await client.query(`CREATE INDEX ${table}_by_scope ON ${table} (scope_key)`);
+        await client.query(`CREATE INDEX ${table}_hnsw ON ${table} USING hnsw (embedding vector_cosine_ops)`);
+      }
+      await client.query("ALTER TABLE index_state DROP COLUMN vector_generation");
+      await client.query("DELETE FROM schema_migrations WHERE version = 11");
+    });
+    const migrated = await PostgresStore.open({ url, vectorSearch: { exactBelow: 4 } });
+    try {
+      await migrated.vectorIndexReady(textSpace.name, scopeA);
+      assert.equal(
+        await migrated.vectorIndexSize(textSpace.name, scopeA),
+        8,
+        "every stored vector numbered and indexed",
+      );
+      const hits = await migrated
+        .forScope(scopeA)
+        .searchVectors(textSpace.name, await embedText("the lantern by the river"), { limit: 1 });
+      assert.equal(hits[0]?.id, written.rawNodeIds[4]);
+      const indexes = await inspect(url, async (client) =>
+        (
+          await client.query<{ indexname: string }>("SELECT indexname FROM pg_indexes WHERE tablename ~ '^vec_[0-9]+$'")
+        ).rows
+          .map((row) => row.indexname)
+          .sort(),
+      );
+      assert.ok(indexes.includes("vec_1_by_scope_seq"));
+      assert.deepEqual(
+        indexes.filter((name) => !name.endsWith("_by_scope_seq") && !name.endsWith("_pkey")),
+        [],
+        "no HNSW (or old scope) index left to maintain",
+      );
+    } finally {
+      await migrated.close();
+    }
+  });
+});
