@@ -80,7 +80,7 @@ describe("Postgres store: the in-process ANN index (decision 025)", { skip }, ()
     }
   });
 
-  it("migration 11 numbers the vectors of an older store and drops its pgvector HNSW index", async () => {
+  it("migration 10 numbers the vectors of an older store and drops its pgvector HNSW index", async () => {
     const url = await cluster.freshDatabase();
     const store = await PostgresStore.open({ url, vectorSearch: { exactBelow: 4 } });
     const written = await store
@@ -96,7 +96,7 @@ describe("Postgres store: the in-process ANN index (decision 025)", { skip }, ()
         await client.query(`CREATE INDEX ${table}_hnsw ON ${table} USING hnsw (embedding vector_cosine_ops)`);
       }
       await client.query("ALTER TABLE index_state DROP COLUMN vector_generation");
-      await client.query("DELETE FROM schema_migrations WHERE version = 11");
+      await client.query("DELETE FROM schema_migrations WHERE version = 10");
     });
     const migrated = await PostgresStore.open({ url, vectorSearch: { exactBelow: 4 } });
     try {

@@ -4,7 +4,7 @@ import type pg from "pg";
 import { StoreError } from "../../src/core/errors.ts";
 import { insertLexicalDocuments } from "../../src/store/postgres/lexical-documents.ts";
 import { addLexicalStatistics, removeLexicalStatistics } from "../../src/store/postgres/lexical-statistics.ts";
-import { latestSchemaVersion, schemaVersions } from "../../src/store/postgres/migrations.ts";
+import { latestSchemaVersion } from "../../src/store/postgres/migrations.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { postgresSkipReason, usePostgresCluster } from "../support/postgres-cluster.ts";
 import { embedText, images, scopeA, scopeB, scopeC, sha256, textSpace } from "./conformance-support.ts";
@@ -50,7 +50,11 @@ if (skip) {
       );
       assert.ok(rows.length >= 1);
       const versions = rows.map((row) => row.version).sort((x, y) => x - y);
-      assert.deepEqual(versions, schemaVersions, "every known version, each once");
+      assert.deepEqual(
+        versions,
+        versions.map((_, index) => index + 1),
+        "versions 1..N, each once",
+      );
       assert.equal(rows.at(-1)?.version, latestSchemaVersion);
       assert.ok(
         rows.every((row) => Number(row.applied_ms) === 1_000),

@@ -411,7 +411,7 @@ const migrations: readonly {
     `,
   },
   {
-    version: 11,
+    version: 10,
     name: "vectors without pgvector's HNSW: each row numbered in commit order per scope, each scope's vectors generation-stamped",
     // Decision 025: the approximate index lives in each Cairn process (usearch), caught up by `seq`,
     // which writers draw under their scope's lock, so within a scope it grows in commit order. A
@@ -443,9 +443,6 @@ function vectorTableToSeq(table: string): string {
 }
 
 export const latestSchemaVersion = migrations.at(-1)?.version ?? 0;
-
-/** Every version this Cairn knows, ascending (numbers are assigned per branch, so there can be gaps). */
-export const schemaVersions: readonly number[] = migrations.map((migration) => migration.version);
 
 /** Applies the migrations this database lacks; refuses a database from a newer Cairn. Returns the version. */
 export async function migrate(client: pg.ClientBase, now: () => number): Promise<number> {
