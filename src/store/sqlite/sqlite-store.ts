@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import type { Worker } from "node:worker_threads";
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { CairnError, ConfigError, ConflictError, StoreError } from "../../core/errors.ts";
@@ -156,6 +157,11 @@ export class SqliteStore implements Store, StoreServices {
   /** The read pool's worker count (0 when searches run on the calling thread). */
   get readWorkers(): number {
     return this.#readPool?.size ?? 0;
+  }
+
+  /** The read pool's worker threads (none without a pool): for supervision, and tests that stop one. */
+  get readPoolThreads(): readonly Worker[] {
+    return this.#readPool?.threads ?? [];
   }
 
   /** A value's keyed hash under this store's audit secret: how a forgotten key is kept in the audit log. */
