@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { NotFoundError } from "../core/errors.ts";
 import type { PostgresStoreOptions } from "./postgres/postgres-store.ts";
@@ -44,8 +45,24 @@ export function isPostgresUrl(location: string): boolean {
  * @example
  * const store = await openStore(process.env.CAIRN_DB ?? ".cairn");
  */
-export async function openStore(location: string, options: { readonly mustExist?: boolean } = {}): Promise<Store> {
+export async function openStore(
+  location: string,
+  options: {
+    readonly mustExist?: boolean;
+    /** The SQLite store's read workers (`SqliteStoreOptions.readWorkers`); Postgres reads on its pool's connections. */
+    readonly readWorkers?: number;
+  } = {},
+): Promise<Store> {
   if (isPostgresUrl(location)) return openPostgresStore({ url: location, mustExist: options.mustExist ?? false });
   if (options.mustExist && !existsSync(join(location, "cairn.db"))) throw new NotFoundError("store", location);
-  return openSqliteStore({ path: location });
+  return openSqliteStore({ path: location, ...(options.readWorkers ? { readWorkers: options.readWorkers } : {}) });
+}
+
+/**
+ * Read workers a long-running server gives the SQLite store (decision 023): two where the machine has
+ * two cores or more (one search's lexical and dense passes side by side, and a second search while one
+ * runs), one on a single core. One-shot commands use none: starting a thread costs more than it saves.
+ */
+export function defaultReadWorkers(): number {
+  return Math.min(2, availableParallelism());
 }

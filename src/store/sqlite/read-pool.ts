@@ -1,4 +1,3 @@
-import { availableParallelism } from "node:os";
 import type { Worker } from "node:worker_threads";
 import { StoreError } from "../../core/errors.ts";
 import { spawnModuleWorker } from "../../core/module-worker.ts";
@@ -12,14 +11,6 @@ import {
 } from "./read-pool-protocol.ts";
 import type { VectorIndexOptions } from "./vector-index-options.ts";
 import type { VectorIndexes } from "./vector-indexes.ts";
-
-/**
- * Read workers `cairn serve` starts: two where the machine has two cores or more (one search's lexical
- * and dense passes side by side, and a second search while one runs), one on a single core.
- */
-export function defaultReadWorkers(): number {
-  return Math.min(2, availableParallelism());
-}
 
 interface Pending {
   readonly method: PooledMethod;

@@ -33,7 +33,7 @@ export interface SqliteStoreOptions {
    * Worker threads that answer the scoped store's searches and reads (`read-pool.ts`), each on its own
    * read-only connection: the thread that opened the store stays free (a server keeps accepting
    * requests) and one search's channel passes run side by side. 0 (the default) answers them on the
-   * calling thread, as a one-shot command wants; `cairn serve` uses `defaultReadWorkers()`.
+   * calling thread, as a one-shot command wants; `cairn serve` uses `defaultReadWorkers()` (open-store.ts).
    */
   readonly readWorkers?: number;
 }
