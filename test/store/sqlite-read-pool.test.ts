@@ -199,12 +199,14 @@ describe("SQLite read pool", () => {
     const scoped = pooled.store.forScope(ana);
     const [first] = pooled.store.readPoolThreads;
     assert.ok(first);
-    // Two calls at once go to the two workers; the first worker is stopped before it can answer.
+    // The first worker is told to stop, then two calls go out at once, one to each worker: the one
+    // sent to the stopping worker is never answered (a thread that died with calls queued).
+    const stopping = first.terminate();
     const calls = [
       scoped.searchLexical("text", "kayak", { limit: 5 }),
       scoped.searchLexical("text", "kayak", { limit: 5 }),
     ];
-    await first.terminate();
+    await stopping;
     const settled = await Promise.allSettled(calls);
     const failed = settled.filter((result) => result.status === "rejected");
     assert.equal(failed.length, 1);

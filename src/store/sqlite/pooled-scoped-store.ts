@@ -28,8 +28,9 @@ import type { NotifierRuleState, VideoItem, VideoItemQuery, VideoWrite } from ".
 import type { ReadPool } from "./read-pool.ts";
 
 /**
- * A scope's handle whose searches and search-time reads run in the read pool's workers (decision
- * 023); writes, forgets and every other read stay on the calling thread's connection. The worker
+ * A scope's handle whose channel passes (BM25 and vector search) run in the read pool's workers
+ * (decision 023); writes, forgets and every other read, lookups by id that cost less than a message
+ * to a thread, stay on the calling thread's connection. The worker
  * binds the same scope through its own `forScope`, so the handle's rules hold there unchanged.
  */
 export class PooledScopedStore implements ScopedStore {
@@ -43,7 +44,7 @@ export class PooledScopedStore implements ScopedStore {
     this.#pool = pool;
   }
 
-  // ── In the workers: what a search reads ────────────────────────────────────────────────────
+  // ── In the workers: the channel passes ────────────────────────────────────────────────────────
   async searchLexical(
     field: LexicalField,
     query: string,
@@ -61,11 +62,11 @@ export class PooledScopedStore implements ScopedStore {
   }
 
   async readVectors(space: string, rawNodeIds: readonly string[]): Promise<Map<string, Float32Array>> {
-    return (await this.#pool.call(this.scope, "readVectors", [space, rawNodeIds])) as Map<string, Float32Array>;
+    return this.#inner.readVectors(space, rawNodeIds);
   }
 
   async readRawNodes(query: RawNodeQuery): Promise<RawNode[]> {
-    return (await this.#pool.call(this.scope, "readRawNodes", [query])) as RawNode[];
+    return this.#inner.readRawNodes(query);
   }
 
   async readLinkedEntries(options: {
@@ -73,17 +74,14 @@ export class PooledScopedStore implements ScopedStore {
     ids: readonly string[];
     nearest?: { vector: Float32Array; perHost: number };
   }): Promise<IndexEntry[]> {
-    return (await this.#pool.call(this.scope, "readLinkedEntries", [options])) as IndexEntry[];
+    return this.#inner.readLinkedEntries(options);
   }
 
   async knownImages(
     hashes: readonly string[],
     imageSpace: string | null,
   ): Promise<Map<string, { vector: Float32Array | null; derivedText: string | null }>> {
-    return (await this.#pool.call(this.scope, "knownImages", [hashes, imageSpace])) as Map<
-      string,
-      { vector: Float32Array | null; derivedText: string | null }
-    >;
+    return this.#inner.knownImages(hashes, imageSpace);
   }
 
   // ── On the calling thread ─────────────────────────────────────────────────────────────────

@@ -17,17 +17,12 @@ import type { VectorIndexOptions } from "./vector-index-options.ts";
 import type { IndexChange } from "./vector-indexes.ts";
 
 /**
- * The scoped store's methods a worker answers: the channel passes and the reads a search makes.
- * Each only reads, so any worker's connection answers it as the main thread's would.
+ * The scoped store's methods a worker answers: the channel passes, a search's heavy part (FTS5
+ * ranking, the ANN or vec0 scan). Both only read, so any worker's connection answers them as the
+ * main thread's would. Reads by id stay on the calling thread: a B-tree lookup costs less than the
+ * round trip to a worker (an earlier version sent them too; decision 023).
  */
-export const pooledMethods = [
-  "searchLexical",
-  "searchVectors",
-  "readVectors",
-  "readRawNodes",
-  "readLinkedEntries",
-  "knownImages",
-] as const;
+export const pooledMethods = ["searchLexical", "searchVectors"] as const;
 export type PooledMethod = (typeof pooledMethods)[number];
 
 export interface ReadWorkerData {

@@ -101,6 +101,8 @@ export class ReadPool {
     const slots = this.#slots.splice(0);
     await Promise.all(
       slots.map(async (slot) => {
+        // An idle worker is unref'd: without this, the event loop could empty before its exit is seen.
+        slot.worker.ref();
         await slot.worker.terminate();
         this.#failPending(slot, "the store was closed");
       }),
