@@ -12,6 +12,8 @@ import type { SessionInput } from "../../src/ingest/session-input.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
+import { tempDir } from "../support/fixtures.ts";
+import { channelIndexConformance } from "./channel-index-conformance.ts";
 
 const ana: Scope = { tenant: "acme", user: "ana" };
 const rival: Scope = { tenant: "globex", user: "ana" };
@@ -235,4 +237,23 @@ describe("SQLite read pool", () => {
     assert.equal(code, 0);
     assert.match(output, /closed after \d+ item\(s\) from 2 worker\(s\)/);
   });
+});
+
+// The channel-index conformance group again, with every BM25 and vector pass answered by a worker.
+describe("Store conformance (channel index): sqlite with a read pool", () => {
+  for (const testCase of channelIndexConformance.cases) {
+    it(testCase.name, async (t) => {
+      const stores: SqliteStore[] = [];
+      const another = async () => {
+        const store = await SqliteStore.open({ path: tempDir(t), readWorkers: 2 });
+        stores.push(store);
+        return store;
+      };
+      try {
+        await testCase.run(await another(), t, another);
+      } finally {
+        for (const store of stores) await store.close();
+      }
+    });
+  }
 });
