@@ -59,10 +59,12 @@ export async function openStore(
 }
 
 /**
- * Read workers a long-running server gives the SQLite store (decision 023): two where the machine has
- * two cores or more (one search's lexical and dense passes side by side, and a second search while one
- * runs), one on a single core. One-shot commands use none: starting a thread costs more than it saves.
+ * Read workers a long-running server gives the SQLite store (decision 023): one core is left to the
+ * server's own thread (HTTP, routing, packing) and the others, up to four, answer channel passes. On
+ * two cores or fewer none: a worker's round trips then wait for a core the server's thread needs, and
+ * on a 2-core machine the pool added ~15% CPU per search and lowered the rate the server kept up with
+ * (BENCHMARKS.md, issue 20). One-shot commands use none: starting a thread costs more than it saves.
  */
-export function defaultReadWorkers(): number {
-  return Math.min(2, availableParallelism());
+export function defaultReadWorkers(cores = availableParallelism()): number {
+  return cores > 2 ? Math.min(4, cores - 1) : 0;
 }

@@ -21,8 +21,9 @@ export const serveHelp = `cairn serve [--host 127.0.0.1] [--port 7700] [--no-aut
   them read the answers (CORS is off by default). Lists are comma-separated. MCP's cairn_remember reads an
   image path only inside --image-folder DIR and fetches image URLs only with --allow-remote-images.
   --read-workers N (env CAIRN_READ_WORKERS): threads that answer searches on the SQLite store, each on its
-  own read-only connection, so requests keep being accepted while searches run (default min(2, cores);
-  0 answers them on the server's own thread). A Postgres store reads on its connection pool instead.`;
+  own read-only connection, so requests keep being accepted while searches run (default: cores − 1, at
+  most 4, and none on 2 cores or fewer; 0 answers them on the server's own thread). A Postgres store reads
+  on its connection pool instead.`;
 
 export interface ServeFlags {
   readonly host?: string;
