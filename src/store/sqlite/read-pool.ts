@@ -26,7 +26,7 @@ interface PoolOptions {
 }
 
 interface Slot {
-  worker: Worker;
+  readonly worker: Worker;
   readonly pending: Map<number, Pending>;
 }
 
