@@ -334,7 +334,7 @@ const commands: Record<string, CliCommand> = {
       module.mcp(options, { imageFolder: values["image-folder"] as string | undefined }),
   }),
   serve: lazy({
-    summary: "cairn serve [--host 127.0.0.1] [--port 7700] [--no-auth] [--max-body-mb 32] [--demo]",
+    summary: "cairn serve [--host 127.0.0.1] [--port 7700] [--no-auth] [--max-body-mb 32] [--demo] [--read-workers N]",
     load: () => import("./commands/serve.ts"),
     help: (module) => module.serveHelp,
     scope: "none",
