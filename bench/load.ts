@@ -4,11 +4,14 @@
  *   npm run bench:load                                    # hash profile, 16 clients, 60 s per phase
  *   npm run bench:load -- --profile local --seconds 30 --clients 8
  *   npm run bench:load -- --rate 20 --skip-postgres        # open loop: 20 operations/s arrive, however slow the answers
+ *   npm run bench:load -- --rate 20 --read-workers 0,2 --out bench/results/read-pool   # HTTP phase per read-pool size
  *
  * 1. Pre-loads a synthetic corpus (bench/perf/corpus.ts) into a fresh store.
  * 2. In-process phase: `--clients` concurrent loops call Memory.add/search directly for `--seconds`.
  * 3. HTTP phase: a real `cairn serve` child process on loopback (API key auth on), the same loops
- *    over fetch for `--seconds`.
+ *    over fetch for `--seconds`; once per `--read-workers` value (the SQLite read pool's threads, decision
+ *    023; default: the server's own default only), each on a fresh server, the same schedule. The target
+ *    compares the last of them with the in-process phase.
  * 4. Postgres phase: the same corpus pre-loaded into a Postgres database (CAIRN_BENCH_POSTGRES_URL or a
  *    throwaway local cluster), two `cairn serve --db postgres://…` children on it, the clients spread
  *    over both (client i → instance i mod 2), the same loops for `--seconds`. `--skip-postgres` leaves it
@@ -53,6 +56,8 @@ const { values } = parseArgs({
     "skip-postgres": { type: "boolean", default: false },
     /** Open loop: operations arriving per second (unset: closed loop over --clients). */
     rate: { type: "string" },
+    /** Comma-separated read-pool sizes, one HTTP phase each (unset: the server's default). */
+    "read-workers": { type: "string" },
   },
 });
 const config = {
@@ -63,6 +68,8 @@ const config = {
   addShare: Number(values["add-share"]),
   /** Arrivals per second in open-loop mode; null for the closed loop. */
   rate: values.rate === undefined ? null : positive(values.rate, "--rate"),
+  /** `cairn serve --read-workers` per HTTP phase; null: one phase with the server's default. */
+  readWorkers: values["read-workers"] === undefined ? [null] : values["read-workers"].split(",").map(workerCount),
 };
 if (!(config.addShare >= 0 && config.addShare <= 1)) fail("--add-share must be between 0 and 1");
 const out = resolve(values.out);
@@ -211,7 +218,7 @@ function toJsonSession(session: SessionInput) {
 async function startChildServer(
   db: string,
   extraArgs: readonly string[] = [],
-): Promise<{ url: string; child: ChildProcess; exited: Promise<number> }> {
+): Promise<{ url: string; child: ChildProcess; exited: Promise<number>; readWorkers: number | null }> {
   const child = spawn(
     process.execPath,
     [join(root, "bin/cairn.js"), "serve", "--db", db, "--port", "0", "--profile", config.profile, ...extraArgs],
@@ -227,7 +234,15 @@ async function startChildServer(
     });
     exited.then((code) => reject(new Error(`cairn serve exited with ${code}:\n${output}`)));
   });
-  return { url, child, exited };
+  const workers = /(\d+) read worker/.exec(output);
+  return { url, child, exited, readWorkers: workers ? Number(workers[1]) : null };
+}
+
+/** One HTTP phase: the server's read-pool size (null on Postgres) and what it measured. */
+interface HttpRun {
+  readonly readWorkers: number | null;
+  readonly alone: { searches: number; p50: number; p99: number };
+  readonly phase: PhaseResult;
 }
 
 interface PostgresPhase {
@@ -386,22 +401,28 @@ async function main(): Promise<void> {
     const keys = await openKeyStore(dir);
     const { key } = await keys.create({ tenant: scope.tenant, user: scope.user });
     await keys.close();
-    const server = await startChildServer(dir);
-    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
-    const post = async (path: string, body: unknown) => {
-      const response = await fetch(`${server.url}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
-      const text = await response.text();
-      if (!response.ok) throw new Error(`${path} answered ${response.status}: ${text.slice(0, 200)}`);
-    };
-    for (const query of queries.slice(0, 50)) await post("/v1/search", { text: query });
-    const httpAlone = await sequentialSearches(queries, (query) => post("/v1/search", { text: query }));
-    const httpSessions = sessionSource(images, "http");
-    const http = await runPhase("http", async (operation, _client, random) => {
-      if (operation === "add") await post("/v1/sessions", toJsonSession(httpSessions()));
-      else await post("/v1/search", { text: random.pick(queries) });
-    });
-    server.child.kill("SIGTERM");
-    const serverExit = await server.exited;
+    const httpRuns: HttpRun[] = [];
+    let serverExit = 0;
+    for (const readWorkers of config.readWorkers) {
+      const server = await startChildServer(dir, readWorkers === null ? [] : ["--read-workers", String(readWorkers)]);
+      const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+      const post = async (path: string, body: unknown) => {
+        const response = await fetch(`${server.url}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+        const text = await response.text();
+        if (!response.ok) throw new Error(`${path} answered ${response.status}: ${text.slice(0, 200)}`);
+      };
+      for (const query of queries.slice(0, 50)) await post("/v1/search", { text: query });
+      const alone = await sequentialSearches(queries, (query) => post("/v1/search", { text: query }));
+      const httpSessions = sessionSource(images, `http-${httpRuns.length}`);
+      const phase = await runPhase(`http rw=${readWorkers ?? "default"}`, async (operation, _client, random) => {
+        if (operation === "add") await post("/v1/sessions", toJsonSession(httpSessions()));
+        else await post("/v1/search", { text: random.pick(queries) });
+      });
+      server.child.kill("SIGTERM");
+      serverExit ||= await server.exited;
+      httpRuns.push({ readWorkers: server.readWorkers, alone, phase });
+    }
+    const { alone: httpAlone, phase: http } = httpRuns.at(-1) as HttpRun;
     let postgres: PostgresPhase | { readonly skipped: string };
     if (values["skip-postgres"]) postgres = { skipped: "--skip-postgres" };
     else {
@@ -440,6 +461,8 @@ async function main(): Promise<void> {
       alone: { inProcess: inProcessAlone, http: httpAlone },
       inProcess,
       http,
+      /** Every HTTP phase, one per read-pool size (`http` is the last). */
+      httpRuns,
       searchP99Ratio: ratio,
       /** Two `cairn serve` instances on one Postgres database (or why the phase did not run). */
       postgres,
@@ -475,17 +498,29 @@ function renderMarkdown(result: {
   alone: Record<"inProcess" | "http", { searches: number; p50: number; p99: number }>;
   inProcess: PhaseResult;
   http: PhaseResult;
+  httpRuns: readonly HttpRun[];
   searchP99Ratio: number;
   target: { description: string; met: boolean };
   postgres: PostgresPhase | { readonly skipped: string };
   postgresTarget: { description: string; met: boolean | null };
 }): string {
   const ms = (value: number) => (Number.isNaN(value) ? "—" : value < 10 ? value.toFixed(2) : value.toFixed(1));
-  const rows = (["inProcess", "http"] as const).flatMap((phase) =>
+  const phases = [
+    { name: "in-process", phase: result.inProcess },
+    ...result.httpRuns.map((run) => ({
+      name: run.readWorkers === null ? "HTTP" : `HTTP, ${run.readWorkers} read worker(s)`,
+      phase: run.phase,
+    })),
+  ];
+  const rows = phases.flatMap(({ name, phase }) =>
     (["search", "add"] as const).map((operation) => {
-      const stats = result[phase].operations[operation];
-      return `| ${phase === "http" ? "HTTP" : "in-process"} | ${operation} | ${stats.count.toLocaleString("en-US")} | ${stats.perSecond.toFixed(1)} | ${ms(stats.p50)} | ${ms(stats.p95)} | ${ms(stats.p99)} | ${ms(stats.max)} | ${stats.errors} |`;
+      const stats = phase.operations[operation];
+      return `| ${name} | ${operation} | ${stats.count.toLocaleString("en-US")} | ${stats.perSecond.toFixed(1)} | ${ms(stats.p50)} | ${ms(stats.p95)} | ${ms(stats.p99)} | ${ms(stats.max)} | ${stats.errors} |`;
     }),
+  );
+  const ratios = result.httpRuns.map(
+    (run) =>
+      `${run.readWorkers === null ? "HTTP" : `${run.readWorkers} read worker(s)`} ${(run.phase.operations.search.p99 / result.inProcess.operations.search.p99).toFixed(2)}`,
   );
   const postgres = result.postgres;
   const postgresRows =
@@ -511,7 +546,7 @@ function renderMarkdown(result: {
         ];
   const errors = [
     ...result.inProcess.firstErrors,
-    ...result.http.firstErrors,
+    ...result.httpRuns.flatMap((run) => run.phase.firstErrors),
     ...("skipped" in postgres ? [] : postgres.phase.firstErrors),
   ];
   return [
@@ -536,15 +571,30 @@ function renderMarkdown(result: {
     ...postgresRows,
     "",
     `One search at a time, no other load (${result.alone.http.searches} searches): in-process p50 ${ms(result.alone.inProcess.p50)} ms / p99 ${ms(result.alone.inProcess.p99)} ms, ` +
-      `HTTP p50 ${ms(result.alone.http.p50)} ms / p99 ${ms(result.alone.http.p99)} ms.`,
+      result.httpRuns
+        .map(
+          (run) =>
+            `${run.readWorkers === null ? "HTTP" : `HTTP with ${run.readWorkers} read worker(s)`} p50 ${ms(run.alone.p50)} ms / p99 ${ms(run.alone.p99)} ms`,
+        )
+        .join(", ") +
+      ".",
     "",
-    `Throughput: in-process ${result.inProcess.total.perSecond.toFixed(1)} ops/s, HTTP ${result.http.total.perSecond.toFixed(1)} ops/s.`,
+    `Throughput: in-process ${result.inProcess.total.perSecond.toFixed(1)} ops/s, ${phases
+      .slice(1)
+      .map(({ name, phase }) => `${name} ${phase.total.perSecond.toFixed(1)} ops/s`)
+      .join(", ")}.`,
     "",
-    `Search p99 HTTP ÷ in-process: **${result.searchP99Ratio.toFixed(2)}** — target (${result.target.description}): **${result.target.met ? "met" : "NOT met"}**.`,
+    `Search p99 HTTP ÷ in-process: ${ratios.join("; ")}. Target (${result.target.description}), last HTTP phase: **${result.searchP99Ratio.toFixed(2)}**, **${result.target.met ? "met" : "NOT met"}**.`,
     ...postgresLines,
     ...(errors.length ? ["", "First errors:", ...errors.map((error) => `- ${error}`)] : []),
     "",
   ].join("\n");
+}
+
+function workerCount(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 0) fail("--read-workers takes whole numbers, comma-separated (0 = off)");
+  return number;
 }
 
 function positive(value: string, flag: string): number {

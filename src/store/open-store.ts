@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { NotFoundError } from "../core/errors.ts";
 import type { PostgresStoreOptions } from "./postgres/postgres-store.ts";
@@ -44,8 +45,26 @@ export function isPostgresUrl(location: string): boolean {
  * @example
  * const store = await openStore(process.env.CAIRN_DB ?? ".cairn");
  */
-export async function openStore(location: string, options: { readonly mustExist?: boolean } = {}): Promise<Store> {
+export async function openStore(
+  location: string,
+  options: {
+    readonly mustExist?: boolean;
+    /** The SQLite store's read workers (`SqliteStoreOptions.readWorkers`); Postgres reads on its pool's connections. */
+    readonly readWorkers?: number;
+  } = {},
+): Promise<Store> {
   if (isPostgresUrl(location)) return openPostgresStore({ url: location, mustExist: options.mustExist ?? false });
   if (options.mustExist && !existsSync(join(location, "cairn.db"))) throw new NotFoundError("store", location);
-  return openSqliteStore({ path: location });
+  return openSqliteStore({ path: location, ...(options.readWorkers ? { readWorkers: options.readWorkers } : {}) });
+}
+
+/**
+ * Read workers a long-running server gives the SQLite store (decision 023): one core is left to the
+ * server's own thread (HTTP, routing, packing) and the others, up to four, answer channel passes. On
+ * two cores or fewer none: a worker's round trips then wait for a core the server's thread needs, and
+ * on a 2-core machine the pool added ~15% CPU per search and lowered the rate the server kept up with
+ * (BENCHMARKS.md, issue 20). One-shot commands use none: starting a thread costs more than it saves.
+ */
+export function defaultReadWorkers(cores = availableParallelism()): number {
+  return cores > 2 ? Math.min(4, cores - 1) : 0;
 }

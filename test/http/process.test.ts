@@ -105,6 +105,28 @@ describe("cairn serve and cairn keys as processes", () => {
     assert.match(result.stderr, /--no-auth: refused on 0\.0\.0\.0/);
   });
 
+  it("answers searches through its read workers and stops them on SIGTERM", async (t) => {
+    const db = tempDir(t);
+    const server = await spawnServe(t, ["--db", db, "--no-auth", "--demo", "--read-workers", "2"]);
+    assert.match(server.output(), /2 read worker\(s\)/);
+    const demo = { "x-cairn-tenant": "demo", "x-cairn-user": "ana", "content-type": "application/json" };
+    const searches = await Promise.all(
+      ["bike", "red bicycle", "what did ana buy"].map(async (text) => {
+        const response = await fetch(`${server.url}/v1/search`, {
+          method: "POST",
+          headers: demo,
+          body: JSON.stringify({ text, mode: "tri-path" }),
+        });
+        assert.equal(response.status, 200, await response.clone().text());
+        return (await response.json()) as { items: unknown[] };
+      }),
+    );
+    assert.ok(searches.every((pack) => pack.items.length > 0));
+    server.child.kill("SIGTERM");
+    assert.equal(await server.exited, 0, server.output());
+    assert.equal(cairn(["serve", "--db", db, "--no-auth", "--read-workers", "-1"]).code, 2);
+  });
+
   it("serves the demo memory (what npm start runs) and loses no acknowledged write on SIGTERM", async (t) => {
     const db = tempDir(t);
     const server = await spawnServe(t, ["--db", db, "--no-auth", "--demo"]);

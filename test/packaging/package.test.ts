@@ -140,6 +140,7 @@ describe("the npm package", () => {
       "dist/surfaces/cli/main.js",
       "dist/models/local-worker.js",
       "dist/video/perception/human-worker.js",
+      "dist/store/sqlite/read-worker.js",
       "dist/surfaces/dashboard/assets/index.html",
       "examples/demo.jsonl",
     ]) {

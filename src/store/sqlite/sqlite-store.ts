@@ -1,8 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import type { Worker } from "node:worker_threads";
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
-import { ConflictError, StoreError } from "../../core/errors.ts";
+import { CairnError, ConfigError, ConflictError, StoreError } from "../../core/errors.ts";
 import type { Scope } from "../../core/scope.ts";
 import { scopeKey, validateScope, validateTenant } from "../../core/scope.ts";
 import { keyedHash, keyedHashScheme } from "../audit-redaction.ts";
@@ -11,6 +12,8 @@ import type { ScopedStore, Store } from "../store.ts";
 import { loadAuditSecret, replaceAuditSecret } from "./audit-key.ts";
 import { BlobFiles, splitBlobKey } from "./blob-files.ts";
 import { migrate } from "./migrations.ts";
+import { PooledScopedStore } from "./pooled-scoped-store.ts";
+import type { ReadPool } from "./read-pool.ts";
 import { numberOrUndefined, strings } from "./record-rows.ts";
 import type { StoreServices } from "./scope-context.ts";
 import { SqliteScopedStore } from "./sqlite-scoped-store.ts";
@@ -26,6 +29,13 @@ export interface SqliteStoreOptions {
   readonly newId?: (prefix: string) => string;
   /** Approximate vector search (HNSW indexes under `<path>/ann/`); defaults in `defaultVectorIndexOptions`. */
   readonly vectorIndex?: Partial<VectorIndexOptions>;
+  /**
+   * Worker threads that answer the scoped store's searches and reads (`read-pool.ts`), each on its own
+   * read-only connection: the thread that opened the store stays free (a server keeps accepting
+   * requests) and one search's channel passes run side by side. 0 (the default) answers them on the
+   * calling thread, as a one-shot command wants; `cairn serve` uses `defaultReadWorkers()` (open-store.ts).
+   */
+  readonly readWorkers?: number;
 }
 
 /**
@@ -44,8 +54,15 @@ export class SqliteStore implements Store, StoreServices {
   readonly #path: string;
   #auditSecret: Buffer;
   #closed = false;
+  #readPool: ReadPool | null = null;
 
-  private constructor(db: Database, files: BlobFiles, auditSecret: Buffer, options: SqliteStoreOptions) {
+  private constructor(
+    db: Database,
+    files: BlobFiles,
+    auditSecret: Buffer,
+    options: SqliteStoreOptions,
+    role: { readonly follower: boolean } = { follower: false },
+  ) {
     this.db = db;
     this.files = files;
     this.#auditSecret = auditSecret;
@@ -58,6 +75,7 @@ export class SqliteStore implements Store, StoreServices {
         return space && vectorTableOf(space);
       },
       options: options.vectorIndex,
+      follower: role.follower,
     });
     this.now = options.now ?? Date.now;
     this.newId = options.newId ?? randomId;
@@ -88,17 +106,62 @@ export class SqliteStore implements Store, StoreServices {
       const ownersOf = db.prepare("SELECT tenant FROM blobs WHERE hash = ?").pluck();
       files.adoptSharedLayout((hash) => ownersOf.all(hash) as string[]);
       files.recover((key) => store.hasBlob(key));
+      const workers = options.readWorkers ?? 0;
+      if (!Number.isInteger(workers) || workers < 0) {
+        throw new ConfigError(`readWorkers must be a whole number of threads (0 = none), got ${workers}`);
+      }
+      if (workers > 0) {
+        const { ReadPool } = await import("./read-pool.ts");
+        store.#readPool = await ReadPool.start({
+          path: options.path,
+          workers,
+          vectorIndex: options.vectorIndex,
+          indexes: store.vectorIndexes,
+        });
+      }
       return store;
     } catch (error) {
       db?.close();
+      if (CairnError.is(error) && error.code === "config") throw error;
       throw new StoreError("open", error);
+    }
+  }
+
+  /**
+   * A read worker's store (`read-worker.ts`): a read-only connection to a store another connection
+   * opened (and migrated), whose ANN registry follows the main thread's commits instead of watching.
+   * Only the scoped store's read methods may be called on it.
+   */
+  static openReader(options: Pick<SqliteStoreOptions, "path" | "vectorIndex">): SqliteStore {
+    let db: Database | undefined;
+    try {
+      db = new BetterSqlite3(join(options.path, "cairn.db"), { readonly: true, fileMustExist: true });
+      db.pragma("busy_timeout = 10000");
+      sqliteVec.load(db);
+      const opened = db;
+      const files = new BlobFiles(options.path, (work) => opened.transaction(work).immediate());
+      return new SqliteStore(db, files, loadAuditSecret(options.path), options, { follower: true });
+    } catch (error) {
+      db?.close();
+      throw new StoreError("openReader", error);
     }
   }
 
   forScope(scope: Scope): ScopedStore {
     this.#assertOpen();
     const valid = validateScope(scope);
-    return new SqliteScopedStore(this.db, this, valid, scopeKey(valid));
+    const scoped = new SqliteScopedStore(this.db, this, valid, scopeKey(valid));
+    return this.#readPool ? new PooledScopedStore(scoped, this.#readPool) : scoped;
+  }
+
+  /** The read pool's worker count (0 when searches run on the calling thread). */
+  get readWorkers(): number {
+    return this.#readPool?.size ?? 0;
+  }
+
+  /** The read pool's worker threads (none without a pool): for supervision, and tests that stop one. */
+  get readPoolThreads(): readonly Worker[] {
+    return this.#readPool?.threads ?? [];
   }
 
   /** A value's keyed hash under this store's audit secret: how a forgotten key is kept in the audit log. */
@@ -195,6 +258,8 @@ export class SqliteStore implements Store, StoreServices {
     if (this.#closed) return;
     this.#closed = true;
     try {
+      // Workers first: nothing may still read through a connection of a store that says it is closed.
+      await this.#readPool?.close();
       await this.vectorIndexes.close();
     } finally {
       this.db.close();

@@ -3,9 +3,10 @@
  * (and reading the rows alone ~1 s), so it runs in a worker thread with its own read-only
  * connection; the main thread keeps answering searches exactly from vec0 meanwhile.
  */
-import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
+import { spawnModuleWorker } from "../../core/module-worker.ts";
 import { type HnswOptions, VectorIndex, vectorFromBlob } from "./vector-index.ts";
 
 export interface BuildRequest {
@@ -61,7 +62,7 @@ export function buildFromVec0(
 /** Builds in a worker thread and saves the index to `request.outputPath`. */
 export function buildInWorker(request: BuildRequest): Promise<BuildResult> {
   return new Promise((resolve, reject) => {
-    const worker = spawn({ tag: workerTag, request });
+    const worker = spawnModuleWorker(import.meta.url, { tag: workerTag, request });
     let settled = false;
     worker.once("message", (reply: WorkerReply) => {
       settled = true;
@@ -77,18 +78,6 @@ export function buildInWorker(request: BuildRequest): Promise<BuildResult> {
       if (!settled) reject(new Error(`vector index build worker exited with code ${code}`));
     });
   });
-}
-
-/**
- * Mirrors local-provider's spawnWorker: from TypeScript sources a worker cannot `--import tsx` its own
- * entry on Node 20, so an evaluated bootstrap loads this module through tsx's `tsImport`.
- */
-function spawn(data: { tag: string; request: BuildRequest }): Worker {
-  if (!import.meta.url.endsWith(".ts")) return new Worker(new URL(import.meta.url), { workerData: data });
-  const entry = JSON.stringify(import.meta.url);
-  const tsx = JSON.stringify(import.meta.resolve("tsx/esm/api"));
-  const bootstrap = `import(${tsx}).then((tsx) => tsx.tsImport(${entry}, ${entry}));`;
-  return new Worker(bootstrap, { eval: true, workerData: data });
 }
 
 function serve(request: BuildRequest): void {

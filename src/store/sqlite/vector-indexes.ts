@@ -42,6 +42,11 @@ export class VectorIndexes {
   readonly #rows: PartitionRows;
   readonly #watch: DataVersionWatch;
   readonly #disk: PersistedIndexes;
+  /** In a read worker: told of writes by the main thread instead of watching, and never writes files. */
+  readonly #follower: boolean;
+  /** How many times another connection's commit was noticed: read workers reset when it moves. */
+  #externalWrites = 0;
+  #listener: ((change: IndexChange) => void) | undefined;
 
   constructor(
     db: Database,
@@ -51,8 +56,16 @@ export class VectorIndexes {
       /** The vec0 table behind a vector space name, if the space exists. */
       spaceTable: (space: string) => VectorTable | undefined;
       options?: Partial<VectorIndexOptions>;
+      /**
+       * A read worker's registry (see read-pool.ts): it learns of commits and forgets from the main
+       * thread (`afterCommit`, `afterForget`, `resetAll`) instead of `PRAGMA data_version`, which every
+       * commit of the main thread's connection moves, and it never writes index files (its connection
+       * is read-only). Searches on a partition it is still building stay exact, as on the main thread.
+       */
+      follower?: boolean;
     },
   ) {
+    this.#follower = options.follower ?? false;
     this.#databasePath = options.databasePath;
     this.#folder = options.folder;
     this.#spaceTable = options.spaceTable;
@@ -106,6 +119,7 @@ export class VectorIndexes {
    * the commit has happened, and an index that cannot follow is dropped (rebuilt when next needed).
    */
   afterCommit(scopeKey: string, rows: readonly VectorRow[]): void {
+    this.#listener?.({ kind: "commit", scopeKey, rows });
     for (const [table, tableRows] of groupBy(rows, (row) => row.table)) {
       const partition = this.#partitions.get(partitionKey(table, scopeKey));
       if (!partition) continue;
@@ -134,6 +148,7 @@ export class VectorIndexes {
 
   /** Called after a forget's transaction commits: loaded indexes drop the rows too. */
   afterForget(scopeKey: string, removed: readonly { table: string; rowids: readonly number[] }[]): void {
+    this.#listener?.({ kind: "forget", scopeKey, removed });
     for (const { table, rowids } of removed) {
       const partition = this.#partitions.get(partitionKey(table, scopeKey));
       if (!partition || rowids.length === 0) continue;
@@ -146,10 +161,36 @@ export class VectorIndexes {
     }
   }
 
+  /**
+   * Hands every later commit's and forget's vector changes to `listener` as well (the read pool
+   * forwards them to its workers' registries). One listener; a second replaces the first.
+   */
+  follow(listener: (change: IndexChange) => void): void {
+    this.#listener = listener;
+  }
+
+  /**
+   * How many times another connection's commit has been noticed so far, looking now: a read worker
+   * whose registry was loaded at another count drops it (`resetAll`) before it searches.
+   */
+  externalWrites(): number {
+    this.#noticeExternalWrites();
+    return this.#externalWrites;
+  }
+
+  /** Forgets every loaded index and count (another process wrote): reloaded and caught up when next searched. */
+  resetAll(): void {
+    for (const partition of this.#partitions.values()) resetPartition(partition);
+  }
+
   /** Waits for running builds, then persists every loaded index that changed and may be written. */
   async close(): Promise<void> {
     await Promise.allSettled([...this.#partitions.values()].map((partition) => partition.building));
     this.#noticeExternalWrites();
+    if (this.#follower) {
+      this.#partitions.clear();
+      return;
+    }
     for (const partition of this.#partitions.values()) {
       if (partition.index && partition.dirty && !partition.tainted) this.#disk.save(partition, partition.index);
     }
@@ -217,13 +258,14 @@ export class VectorIndexes {
     partition.index = index;
     partition.tainted = removed;
     partition.dirty = partition.pending.length > 0;
-    if (!removed) this.#disk.install(partition, outputPath, built);
+    if (!removed && !this.#follower) this.#disk.install(partition, outputPath, built);
   }
 
   /** Another connection committed: every loaded index may miss its rows (or hold ones it forgot). */
   #noticeExternalWrites(): void {
-    if (!this.#watch.changedElsewhere()) return;
-    for (const partition of this.#partitions.values()) resetPartition(partition);
+    if (this.#follower || !this.#watch.changedElsewhere()) return;
+    this.#externalWrites++;
+    this.resetAll();
   }
 
   /** Vectors in the partition, counted once and then kept up to date by the commit and forget hooks. */
@@ -232,6 +274,15 @@ export class VectorIndexes {
     return partition.estimate;
   }
 }
+
+/** A commit's or forget's vector changes, as `afterCommit` and `afterForget` received them. */
+export type IndexChange =
+  | { readonly kind: "commit"; readonly scopeKey: string; readonly rows: readonly VectorRow[] }
+  | {
+      readonly kind: "forget";
+      readonly scopeKey: string;
+      readonly removed: readonly { readonly table: string; readonly rowids: readonly number[] }[];
+    };
 
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();

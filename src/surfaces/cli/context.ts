@@ -80,14 +80,23 @@ export function requireTenant(options: CommonOptions): string {
  */
 export async function openMemory(
   options: CommonOptions,
-  { mustExist = false, video }: { mustExist?: boolean; video?: MemoryOptions["video"] } = {},
+  {
+    mustExist = false,
+    video,
+    readWorkers,
+  }: {
+    mustExist?: boolean;
+    video?: MemoryOptions["video"];
+    /** The SQLite store's read workers (`cairn serve`); none by default, so one-shot commands start no thread. */
+    readWorkers?: number;
+  } = {},
 ): Promise<Memory> {
   // Imported here, not at the top: a command's --help, and `cairn --help`, load none of the engine.
   const [{ Memory }, { createModels }] = await Promise.all([
     import("../../memory.ts"),
     import("../../models/profiles.ts"),
   ]);
-  const store = await openStore(options.db, { mustExist });
+  const store = await openStore(options.db, { mustExist, ...(readWorkers === undefined ? {} : { readWorkers }) });
   let models: Models;
   try {
     models = await createModels(options.profile);

@@ -2,13 +2,14 @@ import { isIP } from "node:net";
 import { resolve as resolvePath } from "node:path";
 import { openKeyStore } from "../../../auth/key-store.ts";
 import { ConfigError, InputError } from "../../../core/errors.ts";
+import { defaultReadWorkers, isPostgresUrl } from "../../../store/open-store.ts";
 import { defaultMaxBodyBytes } from "../../http/app.ts";
 import { listSetting } from "../../http/origin-policy.ts";
 import { startServer } from "../../http/server.ts";
 import { type CommonOptions, openMemory, scopeOf } from "../context.ts";
 import { buildDemoMemory, demoOptions } from "./demo.ts";
 
-export const serveHelp = `cairn serve [--host 127.0.0.1] [--port 7700] [--no-auth] [--max-body-mb 32] [--demo]
+export const serveHelp = `cairn serve [--host 127.0.0.1] [--port 7700] [--no-auth] [--max-body-mb 32] [--demo] [--read-workers N]
             [--allowed-hosts h1,h2:port] [--allowed-origins https://a.example] [--cors-origin https://a.example]
   HTTP API under /v1 (OpenAPI at /openapi.json), MCP at /mcp, dashboard at /. Every request needs an API key
   (cairn keys create) unless --no-auth, which is refused on a non-loopback host. --demo loads the example
@@ -18,13 +19,18 @@ export const serveHelp = `cairn serve [--host 127.0.0.1] [--port 7700] [--no-aut
   pages). --allowed-hosts (env CAIRN_ALLOWED_HOSTS) adds names a proxy or LAN uses; --allowed-origins
   (CAIRN_ALLOWED_ORIGINS) admits other sites' requests; --cors-origin (CAIRN_CORS_ORIGINS) also lets
   them read the answers (CORS is off by default). Lists are comma-separated. MCP's cairn_remember reads an
-  image path only inside --image-folder DIR and fetches image URLs only with --allow-remote-images.`;
+  image path only inside --image-folder DIR and fetches image URLs only with --allow-remote-images.
+  --read-workers N (env CAIRN_READ_WORKERS): threads that answer searches on the SQLite store, each on its
+  own read-only connection, so requests keep being accepted while searches run (default: cores − 1, at
+  most 4, and none on 2 cores or fewer; 0 answers them on the server's own thread). A Postgres store reads
+  on its connection pool instead.`;
 
 export interface ServeFlags {
   readonly host?: string;
   readonly port?: string;
   readonly noAuth?: boolean;
   readonly maxBodyMb?: string;
+  readonly readWorkers?: string;
   readonly demo?: boolean;
   readonly allowedHosts?: readonly string[];
   readonly allowedOrigins?: readonly string[];
@@ -48,6 +54,11 @@ export async function serve(options: CommonOptions, flags: ServeFlags): Promise<
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InputError("--port", "must be 0-65535");
   const maxBodyBytes = flags.maxBodyMb === undefined ? defaultMaxBodyBytes : Number(flags.maxBodyMb) * 1024 * 1024;
   if (!Number.isFinite(maxBodyBytes) || maxBodyBytes <= 0) throw new InputError("--max-body-mb", "must be positive");
+  const readWorkersSetting = flags.readWorkers ?? process.env.CAIRN_READ_WORKERS;
+  const readWorkers = readWorkersSetting === undefined ? defaultReadWorkers() : Number(readWorkersSetting);
+  if (!Number.isInteger(readWorkers) || readWorkers < 0 || readWorkers > 64) {
+    throw new InputError("--read-workers", "must be a whole number from 0 to 64 (0: searches on the server's thread)");
+  }
   if (flags.noAuth && !isLoopback(host)) {
     throw new InputError(
       "--no-auth",
@@ -72,7 +83,7 @@ export async function serve(options: CommonOptions, flags: ServeFlags): Promise<
       `no API keys in ${options.dbLabel}: create one with \`cairn keys create --tenant T [--user U] --db ${options.dbLabel}\`, or run with --no-auth on a loopback host`,
     );
   }
-  const memory = await openMemory(options).catch(async (error) => {
+  const memory = await openMemory(options, { readWorkers }).catch(async (error) => {
     await keys?.close();
     throw error;
   });
@@ -106,7 +117,7 @@ export async function serve(options: CommonOptions, flags: ServeFlags): Promise<
   });
   process.stdout.write(
     [
-      `Cairn listening on ${server.url} (store ${options.dbLabel}, profile ${options.profile})`,
+      `Cairn listening on ${server.url} (store ${options.dbLabel}, profile ${options.profile}${isPostgresUrl(options.db) ? "" : `, ${readWorkers} read worker(s)`})`,
       flags.noAuth
         ? "AUTH IS OFF (--no-auth): the scope comes from X-Cairn-Tenant / X-Cairn-User headers"
         : "auth: Authorization: Bearer <key> (cairn keys create)",
