@@ -145,6 +145,9 @@ export class PooledScopedStore implements ScopedStore {
   readNotifierState(stream: string): Promise<NotifierRuleState[]> {
     return this.#inner.readNotifierState(stream);
   }
+  readNotifierStreams(): Promise<string[]> {
+    return this.#inner.readNotifierStreams();
+  }
   importSession(write: SessionWrite, identity: SessionIdentity): Promise<{ imported: boolean }> {
     return this.#inner.importSession(write, identity);
   }
