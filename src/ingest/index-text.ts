@@ -1,3 +1,4 @@
+import { monthNames } from "../core/time.ts";
 import { queryTerms } from "../store/query-terms.ts";
 import type { RawNode } from "../store/records.ts";
 
@@ -66,27 +67,13 @@ export interface IndexTextTurn {
 }
 
 const weekdays = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
-const months = [
-  "January",
-  "February",
-  "March",
-  "April",
-  "May",
-  "June",
-  "July",
-  "August",
-  "September",
-  "October",
-  "November",
-  "December",
-];
 
 /** A UTC date in words and ISO form: "Monday 8 May 2023 2023-05-08". */
 export function dateWords(timeMs: number): string {
   const date = new Date(timeMs);
   if (Number.isNaN(date.getTime())) return "";
   const iso = date.toISOString().slice(0, 10);
-  return `${weekdays[date.getUTCDay()]} ${date.getUTCDate()} ${months[date.getUTCMonth()]} ${date.getUTCFullYear()} ${iso}`;
+  return `${weekdays[date.getUTCDay()]} ${date.getUTCDate()} ${monthNames[date.getUTCMonth()]} ${date.getUTCFullYear()} ${iso}`;
 }
 
 /**

@@ -10,6 +10,7 @@
  * question names ("two weeks after the trip") are not read: their anchor is the event's own date,
  * which only a first retrieval pass could supply (decision 024 says why that was left out).
  */
+import { monthNames } from "../core/time.ts";
 
 /** Milliseconds since the epoch, UTC; `fromMs` inclusive, `toMs` exclusive. */
 export interface TimeWindow {
@@ -19,21 +20,7 @@ export interface TimeWindow {
 
 const day = 86_400_000;
 
-// Capitalised only: "may" and "march" are also verbs.
-const monthNames = [
-  "January",
-  "February",
-  "March",
-  "April",
-  "May",
-  "June",
-  "July",
-  "August",
-  "September",
-  "October",
-  "November",
-  "December",
-];
+// Capitalised month names only: "may" and "march" are also verbs.
 const month = `(${monthNames.join("|")})`;
 const dayNumber = "(\\d{1,2})(?:st|nd|rd|th)?";
 const year = "((?:19|20)\\d{2})";
