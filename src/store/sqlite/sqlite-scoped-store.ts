@@ -33,6 +33,7 @@ import { forget } from "./forget.ts";
 import { readIndex } from "./index-rows.ts";
 import { admitPrograms, readBank, refreshPrograms, retirePrograms } from "./question-bank.ts";
 import { knownImages, readBlob } from "./read-blobs.ts";
+import type { ReadPool } from "./read-pool.ts";
 import { readRawNodes } from "./read-raw-nodes.ts";
 import { readSessionParts, readSessions } from "./read-sessions.ts";
 import { replaceVectors } from "./replace-vectors.ts";
@@ -51,9 +52,18 @@ export class SqliteScopedStore implements ScopedStore {
   readonly scope: Scope;
   readonly #context: ScopeContext;
 
-  constructor(db: Database, store: StoreServices, scope: Scope, key: string) {
+  /**
+   * Where the channel passes (BM25 and vector search) run: the read pool's workers when the store
+   * has one (decision 023; a worker binds the same scope through its own `forScope`, so the handle's
+   * rules hold there unchanged), else this connection. Every other call, writes and reads by id
+   * that cost less than a message to a thread, stays here.
+   */
+  readonly #pool: ReadPool | null;
+
+  constructor(db: Database, store: StoreServices, scope: Scope, key: string, pool: ReadPool | null = null) {
     this.scope = scope;
     this.#context = createScopeContext(db, key, store);
+    this.#pool = pool;
   }
 
   // ── Cold store ──────────────────────────────────────────────────────────────────────────────
@@ -101,6 +111,7 @@ export class SqliteScopedStore implements ScopedStore {
     query: string,
     options: { limit: number; filters?: SearchFilters },
   ): Promise<Ranked[]> {
+    if (this.#pool) return (await this.#pool.call(this.scope, "searchLexical", [field, query, options])) as Ranked[];
     return searchLexical(this.#context, field, query, options);
   }
 
@@ -109,6 +120,7 @@ export class SqliteScopedStore implements ScopedStore {
     vector: Float32Array,
     options: { limit: number; filters?: SearchFilters },
   ): Promise<Ranked[]> {
+    if (this.#pool) return (await this.#pool.call(this.scope, "searchVectors", [space, vector, options])) as Ranked[];
     return searchVectors(this.#context, space, vector, options);
   }
 

@@ -12,7 +12,6 @@ import type { ScopedStore, Store } from "../store.ts";
 import { loadAuditSecret, replaceAuditSecret } from "./audit-key.ts";
 import { BlobFiles, splitBlobKey } from "./blob-files.ts";
 import { migrate } from "./migrations.ts";
-import { PooledScopedStore } from "./pooled-scoped-store.ts";
 import type { ReadPool } from "./read-pool.ts";
 import { numberOrUndefined, strings } from "./record-rows.ts";
 import type { StoreServices } from "./scope-context.ts";
@@ -150,8 +149,7 @@ export class SqliteStore implements Store, StoreServices {
   forScope(scope: Scope): ScopedStore {
     this.#assertOpen();
     const valid = validateScope(scope);
-    const scoped = new SqliteScopedStore(this.db, this, valid, scopeKey(valid));
-    return this.#readPool ? new PooledScopedStore(scoped, this.#readPool) : scoped;
+    return new SqliteScopedStore(this.db, this, valid, scopeKey(valid), this.#readPool);
   }
 
   /** The read pool's worker count (0 when searches run on the calling thread). */
