@@ -14,8 +14,8 @@ import os from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createModels } from "../src/models/profiles.ts";
-import { type HnswOptions, VectorIndex } from "../src/store/sqlite/vector-index.ts";
-import { defaultVectorIndexOptions } from "../src/store/sqlite/vector-index-options.ts";
+import { type HnswOptions, VectorIndex } from "../src/store/vector-index.ts";
+import { defaultVectorIndexOptions } from "../src/store/vector-index-options.ts";
 import { corpusTexts, generateQueries } from "./perf/corpus.ts";
 import { bruteForceTopK, dot, latency, recallAtK } from "./perf/stats.ts";
 

@@ -33,7 +33,7 @@ import { corpusTexts, generateQueries, generateSessions } from "./perf/corpus.ts
 import { loadModels, readMatrix } from "./perf/run-config.ts";
 import { bruteForceTopK, dot, type Latency, latency, recallAtK, type VectorMatrix } from "./perf/stats.ts";
 
-/** usearch's CommonJS build, as the store loads it (src/store/sqlite/vector-index.ts says why). */
+/** usearch's CommonJS build, as the store loads it (src/store/vector-index.ts says why). */
 const usearch = createRequire(import.meta.url)("usearch") as typeof import("usearch");
 
 const engines = ["cairn", "lancedb", "usearch"] as const;

@@ -6,10 +6,10 @@ import { Memory } from "../../src/memory.ts";
 import { createModels } from "../../src/models/profiles.ts";
 import type { Models } from "../../src/models/provider.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
-import { vectorFromBlob } from "../../src/store/sqlite/vector-index.ts";
-import type { VectorIndexOptions } from "../../src/store/sqlite/vector-index-options.ts";
 import type { VectorIndexStatus } from "../../src/store/sqlite/vector-index-status.ts";
 import type { Store } from "../../src/store/store.ts";
+import { vectorFromBlob } from "../../src/store/vector-index.ts";
+import type { VectorIndexOptions } from "../../src/store/vector-index-options.ts";
 import { corpusTexts, generateQueries, generateSessions, makeImagePool } from "./corpus.ts";
 import { bruteForceTopK, dot, type Latency, latency, recallAtK, type VectorMatrix } from "./stats.ts";
 

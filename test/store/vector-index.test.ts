@@ -7,7 +7,7 @@ import type { Scope } from "../../src/core/scope.ts";
 import { hashTextEmbedder } from "../../src/models/hash-provider.ts";
 import type { SearchFilters } from "../../src/store/records.ts";
 import { SqliteStore, type SqliteStoreOptions } from "../../src/store/sqlite/sqlite-store.ts";
-import { VectorIndex } from "../../src/store/sqlite/vector-index.ts";
+import { VectorIndex } from "../../src/store/vector-index.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { forget } from "./scoped-reads.ts";
 import { buildSessionWrite, runStoreConformance, spaces } from "./store-conformance.ts";

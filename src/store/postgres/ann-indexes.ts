@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { StoreError } from "../../core/errors.ts";
-import { type HnswOptions, type Neighbour, VectorIndex } from "../sqlite/vector-index.ts";
-import { defaultVectorIndexOptions } from "../sqlite/vector-index-options.ts";
+import { type HnswOptions, type Neighbour, VectorIndex } from "../vector-index.ts";
+import { defaultVectorIndexOptions } from "../vector-index-options.ts";
 import { inTenant, type Sql } from "./tenant-transaction.ts";
 import { type SpaceRow, vectorFromSend } from "./vector-spaces.ts";
 

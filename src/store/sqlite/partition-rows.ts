@@ -1,6 +1,6 @@
 import type { Database } from "better-sqlite3";
+import { vectorFromBlob } from "../vector-index.ts";
 import { bytesOrUndefined, numberOrUndefined, numbers } from "./record-rows.ts";
-import { vectorFromBlob } from "./vector-index.ts";
 import { imageSlots, plainTableOf, type VectorRow, type VectorTable } from "./vector-rows.ts";
 
 /** What one (space, scope) partition is read by: its table and its scope key. */

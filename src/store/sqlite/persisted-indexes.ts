@@ -1,9 +1,9 @@
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { itemAt } from "../../core/narrow.ts";
+import { type HnswOptions, VectorIndex } from "../vector-index.ts";
 import type { DataVersionWatch } from "./data-version-watch.ts";
 import type { PartitionRows } from "./partition-rows.ts";
-import { type HnswOptions, VectorIndex } from "./vector-index.ts";
 import { VectorIndexFiles } from "./vector-index-manifest.ts";
 import { upsertRows, type VectorPartition } from "./vector-partition.ts";
 

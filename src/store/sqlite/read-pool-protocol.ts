@@ -13,7 +13,7 @@ import {
   StoreError,
 } from "../../core/errors.ts";
 import type { Scope } from "../../core/scope.ts";
-import type { VectorIndexOptions } from "./vector-index-options.ts";
+import type { VectorIndexOptions } from "../vector-index-options.ts";
 import type { IndexChange } from "./vector-indexes.ts";
 
 /**

@@ -2,6 +2,7 @@ import type { Worker } from "node:worker_threads";
 import { StoreError } from "../../core/errors.ts";
 import { spawnModuleWorker } from "../../core/module-worker.ts";
 import type { Scope } from "../../core/scope.ts";
+import type { VectorIndexOptions } from "../vector-index-options.ts";
 import {
   type FromWorker,
   fromWire,
@@ -9,7 +10,6 @@ import {
   type ReadWorkerData,
   type ToWorker,
 } from "./read-pool-protocol.ts";
-import type { VectorIndexOptions } from "./vector-index-options.ts";
 import type { VectorIndexes } from "./vector-indexes.ts";
 
 interface Pending {

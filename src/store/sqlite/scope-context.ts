@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import type { Database } from "better-sqlite3";
 import type { VectorSpace } from "../records.ts";
+import type { Neighbour } from "../vector-index.ts";
 import { type TenantStorage, tenantOfKey, tenantStorage } from "./tenants.ts";
-import type { Neighbour } from "./vector-index.ts";
 import type { SpaceRow, VectorRow, VectorTable } from "./vector-rows.ts";
 
 /**

@@ -1,11 +1,11 @@
 import { StoreError } from "../../core/errors.ts";
 import type { Ranked } from "../../core/ranked.ts";
 import type { SearchFilters } from "../records.ts";
+import type { Neighbour } from "../vector-index.ts";
 import { filterSql, hasFilters, vectorFilterSql } from "./filter-sql.ts";
 import type { RowidIdRow, VectorHitRow } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import { statement } from "./statements.ts";
-import type { Neighbour } from "./vector-index.ts";
 import { rawNodeRowidOf, vectorTableOf } from "./vector-rows.ts";
 
 /** Several images of one turn can match: image rows fetched per wanted raw node, so `limit` distinct ones remain. */

@@ -9,6 +9,7 @@ import { scopeKey, validateScope, validateTenant } from "../../core/scope.ts";
 import { keyedHash, keyedHashScheme } from "../audit-redaction.ts";
 import type { VectorSpace } from "../records.ts";
 import type { ScopedStore, Store } from "../store.ts";
+import type { VectorIndexOptions } from "../vector-index-options.ts";
 import { loadAuditSecret, replaceAuditSecret } from "./audit-key.ts";
 import { BlobFiles, splitBlobKey } from "./blob-files.ts";
 import { migrate } from "./migrations.ts";
@@ -17,7 +18,6 @@ import { numberOrUndefined, strings } from "./record-rows.ts";
 import type { StoreServices } from "./scope-context.ts";
 import { SqliteScopedStore } from "./sqlite-scoped-store.ts";
 import { tenantKeyRange } from "./tenants.ts";
-import type { VectorIndexOptions } from "./vector-index-options.ts";
 import { VectorIndexes } from "./vector-indexes.ts";
 import { plainTableSql, type SpaceRow, vectorTableOf } from "./vector-rows.ts";
 

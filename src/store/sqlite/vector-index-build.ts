@@ -7,7 +7,7 @@ import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { spawnModuleWorker } from "../../core/module-worker.ts";
-import { type HnswOptions, VectorIndex, vectorFromBlob } from "./vector-index.ts";
+import { type HnswOptions, VectorIndex, vectorFromBlob } from "../vector-index.ts";
 
 export interface BuildRequest {
   readonly databasePath: string;

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { type HnswOptions, VectorIndex } from "./vector-index.ts";
+import { type HnswOptions, VectorIndex } from "../vector-index.ts";
 
 /**
  * The small JSON file beside a persisted index that says what the index covers. Its presence is

@@ -1,12 +1,12 @@
 import type { Database } from "better-sqlite3";
 import { StoreError } from "../../core/errors.ts";
 import { scopeKey as keyOfScope, type Scope, validateScope } from "../../core/scope.ts";
+import { type Neighbour, VectorIndex } from "../vector-index.ts";
+import { defaultVectorIndexOptions, type VectorIndexOptions } from "../vector-index-options.ts";
 import { DataVersionWatch } from "./data-version-watch.ts";
 import { PartitionRows } from "./partition-rows.ts";
 import { type BuiltIndex, PersistedIndexes } from "./persisted-indexes.ts";
-import { type Neighbour, VectorIndex } from "./vector-index.ts";
 import { buildInWorker } from "./vector-index-build.ts";
-import { defaultVectorIndexOptions, type VectorIndexOptions } from "./vector-index-options.ts";
 import { partitionStatus, type VectorIndexStatus } from "./vector-index-status.ts";
 import {
   messageOf,

@@ -1,4 +1,4 @@
-import type { VectorIndex } from "./vector-index.ts";
+import type { VectorIndex } from "../vector-index.ts";
 import { VectorIndexFiles } from "./vector-index-manifest.ts";
 import type { VectorRow, VectorTable } from "./vector-rows.ts";
 
