@@ -4,7 +4,7 @@ import type { Browser } from "playwright-core";
 import type { Memory } from "../../src/memory.ts";
 import { type RunningServer, startServer } from "../../src/surfaces/http/server.ts";
 import { bikeHistory, day, scope } from "../compile/support.ts";
-import { chromiumSkip, launchChromium } from "../support/chromium.ts";
+import { chromiumSkip, dashboardPage, launchChromium } from "../support/chromium.ts";
 
 const skip = chromiumSkip;
 
@@ -43,12 +43,7 @@ describe("dashboard question bank in Chromium", { skip }, () => {
 
   it("lists each program with its question, steps, verification and evidence links, and the retired ones", async () => {
     const bank = await memory.listPrograms(scope);
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, locale: "en-US" });
-    const problems: string[] = [];
-    page.on("pageerror", (error) => problems.push(error.message));
-    await page.addInitScript(() =>
-      localStorage.setItem("cairn.dashboard.connection", JSON.stringify({ apiKey: "", tenant: "acme", user: "ana" })),
-    );
+    const { page, problems } = await dashboardPage(browser, { tenant: "acme", user: "ana" });
     await page.goto(server.url);
     await page.waitForSelector("body[data-ready=true]");
     await page.waitForSelector("#bank:not([hidden]) .bank-program");

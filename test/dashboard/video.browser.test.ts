@@ -7,7 +7,7 @@ import { createHashModels } from "../../src/models/hash-provider.ts";
 import { type RunningServer, startServer } from "../../src/surfaces/http/server.ts";
 import type { Frame } from "../../src/video/gateway.ts";
 import type { Detector, FrameDetections } from "../../src/video/perception/detector.ts";
-import { chromiumSkip, launchChromium } from "../support/chromium.ts";
+import { chromiumSkip, dashboardPage, launchChromium } from "../support/chromium.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { makeClip, noFfmpegReason } from "../support/video-fixtures.ts";
 
@@ -76,12 +76,7 @@ describe("dashboard video panel in Chromium", { skip }, () => {
   });
 
   it("shows moments with key frames, an entity's facts with importance and edits, the rules and the log", async () => {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, locale: "en-US" });
-    const problems: string[] = [];
-    page.on("pageerror", (error) => problems.push(error.message));
-    await page.addInitScript(() =>
-      localStorage.setItem("cairn.dashboard.connection", JSON.stringify({ apiKey: "", tenant: "acme", user: "ana" })),
-    );
+    const { page, problems } = await dashboardPage(browser, { tenant: "acme", user: "ana" });
     await page.goto(server.url);
     await page.waitForSelector("body[data-ready=true]");
     await page.waitForSelector("#video:not([hidden]) #video-moments .moment");
@@ -111,15 +106,10 @@ describe("dashboard video panel in Chromium", { skip }, () => {
   });
 
   it("source view: a recorded stream's segments on a timeline with key frames and media times, its scene facts, and a running watch shown live", async () => {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, locale: "en-US" });
-    const problems: string[] = [];
-    page.on("pageerror", (error) => problems.push(error.message));
+    const { page, problems } = await dashboardPage(browser, { tenant: "acme", user: "ana" });
     page.on("console", (message) => {
       if (message.type() === "error") problems.push(message.text());
     });
-    await page.addInitScript(() =>
-      localStorage.setItem("cairn.dashboard.connection", JSON.stringify({ apiKey: "", tenant: "acme", user: "ana" })),
-    );
     // A second camera whose watch is still running when the page opens (its detector is held).
     let release = () => {};
     hold = new Promise((resolve) => {

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 
 /** Debian's chromium, or the one CAIRN_CHROMIUM names: the browser every dashboard test drives. */
 export const chromiumPath = process.env.CAIRN_CHROMIUM ?? "/usr/bin/chromium";
@@ -16,4 +16,22 @@ export function launchChromium(): Promise<Browser> {
     args: ["--no-sandbox", "--disable-dev-shm-usage"],
     headless: true,
   });
+}
+
+/**
+ * A dashboard page signed in as `tenant`/`user` on a server without auth, and the page errors it
+ * reports (a test asserts it stays empty). Navigation is the caller's, after any set-up of its own.
+ */
+export async function dashboardPage(
+  browser: Browser,
+  connection: { readonly tenant: string; readonly user: string },
+): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, locale: "en-US" });
+  const problems: string[] = [];
+  page.on("pageerror", (error) => problems.push(error.message));
+  await page.addInitScript(
+    (saved) => localStorage.setItem("cairn.dashboard.connection", JSON.stringify({ apiKey: "", ...saved })),
+    connection,
+  );
+  return { page, problems };
 }
