@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type pg from "pg";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { postgresSkipReason, usePostgresCluster } from "../support/postgres-cluster.ts";
 import { embedText, scopeA, textSpace } from "./conformance-support.ts";
@@ -17,15 +16,7 @@ describe("Postgres store: the in-process ANN index (decision 025)", { skip }, ()
   if (skip) return;
   const cluster = usePostgresCluster();
 
-  async function inspect<T>(url: string, read: (client: pg.Client) => Promise<T>): Promise<T> {
-    const client = cluster.admin(new URL(url).pathname.slice(1));
-    await client.connect();
-    try {
-      return await read(client);
-    } finally {
-      await client.end();
-    }
-  }
+  const inspect = cluster.inspect;
 
   it("a second instance's acknowledged write is found by the next search, a forget drops the index everywhere", async () => {
     const url = await cluster.freshDatabase();

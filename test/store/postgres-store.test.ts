@@ -20,16 +20,7 @@ if (skip) {
   // Each case gets a fresh database, so cases stay independent.
   runStoreConformance("postgres", async () => PostgresStore.open({ url: await cluster.freshDatabase() }));
 
-  /** A superuser's look under the store, which the seam does not show. */
-  async function inspect<T>(url: string, read: (client: pg.Client) => Promise<T>): Promise<T> {
-    const client = cluster.admin(new URL(url).pathname.slice(1));
-    await client.connect();
-    try {
-      return await read(client);
-    } finally {
-      await client.end();
-    }
-  }
+  const inspect = cluster.inspect;
 
   const count = async (client: pg.Client, sql: string) =>
     (await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`)).rows[0]?.n ?? -1;

@@ -31,6 +31,8 @@ export interface PostgresCluster {
   freshDatabase(): Promise<string>;
   /** A connection as a superuser of the cluster, for tests that look under the store. */
   admin(database: string): pg.Client;
+  /** Runs `read` on a superuser connection to the database `url` names, closed after: a look under the store. */
+  inspect<T>(url: string, read: (client: pg.Client) => Promise<T>): Promise<T>;
   /** The throwaway cluster's data folder (its files and pg_wal); undefined for an existing server. */
   dataDirectory(): string | undefined;
 }
@@ -72,6 +74,15 @@ export function usePostgresCluster(): PostgresCluster {
   return {
     freshDatabase: () => current().fresh(),
     admin: (database) => current().admin(database),
+    async inspect(url, read) {
+      const client = current().admin(new URL(url).pathname.slice(1));
+      await client.connect();
+      try {
+        return await read(client);
+      } finally {
+        await client.end();
+      }
+    },
     dataDirectory: () => server?.dataDirectory,
   };
 }
