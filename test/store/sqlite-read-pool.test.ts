@@ -12,22 +12,12 @@ import type { SessionInput } from "../../src/ingest/session-input.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
-import { tempDir } from "../support/fixtures.ts";
+import { people, distinctSentence as sentence, tempDir } from "../support/fixtures.ts";
 import { channelIndexConformance } from "./channel-index-conformance.ts";
 
 const ana: Scope = { tenant: "acme", user: "ana" };
 const rival: Scope = { tenant: "globex", user: "ana" };
 const models = createHashModels();
-
-const people = ["Ana", "Bo", "Chen", "Dara", "Eli", "Fay"];
-const things = ["bicycle", "camera", "kayak", "guitar", "telescope", "teapot", "tent", "violin", "drone", "lamp"];
-const places = ["Lisbon", "Kyoto", "Oslo", "the market", "the harbour", "the library", "Porto", "the gym"];
-const verbs = ["bought", "repaired", "lost", "borrowed", "painted", "sold", "found", "packed"];
-
-function sentence(index: number): string {
-  const pick = <T>(items: readonly T[], salt: number) => items[(index * salt + salt) % items.length] as T;
-  return `${pick(people, 7)} ${pick(verbs, 3)} the ${pick(things, 11)} near ${pick(places, 5)} on day ${index}`;
-}
 
 function session(key: string, index: number, texts?: readonly string[]): SessionInput {
   return {

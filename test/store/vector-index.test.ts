@@ -8,7 +8,7 @@ import { hashTextEmbedder } from "../../src/models/hash-provider.ts";
 import type { SearchFilters } from "../../src/store/records.ts";
 import { SqliteStore, type SqliteStoreOptions } from "../../src/store/sqlite/sqlite-store.ts";
 import { VectorIndex } from "../../src/store/vector-index.ts";
-import { tempDir } from "../support/fixtures.ts";
+import { people, distinctSentence as sentence, tempDir } from "../support/fixtures.ts";
 import { forget } from "./scoped-reads.ts";
 import { buildSessionWrite, runStoreConformance, spaces } from "./store-conformance.ts";
 
@@ -22,17 +22,6 @@ const space = "text:conformance-hash-64";
 const embedder = hashTextEmbedder(64);
 const ana: Scope = { tenant: "acme", user: "ana" };
 const bo: Scope = { tenant: "acme", user: "bo" };
-
-const people = ["Ana", "Bo", "Chen", "Dara", "Eli", "Fay"];
-const things = ["bicycle", "camera", "kayak", "guitar", "telescope", "teapot", "tent", "violin", "drone", "lamp"];
-const places = ["Lisbon", "Kyoto", "Oslo", "the market", "the harbour", "the library", "Porto", "the gym"];
-const verbs = ["bought", "repaired", "lost", "borrowed", "painted", "sold", "found", "packed"];
-
-/** Distinct sentences, so exact top-k has no ties for the ANN to order differently. */
-function sentence(index: number): string {
-  const pick = <T>(items: readonly T[], salt: number) => items[(index * salt + salt) % items.length] as T;
-  return `${pick(people, 7)} ${pick(verbs, 3)} the ${pick(things, 11)} near ${pick(places, 5)} on day ${index}`;
-}
 
 async function commitSessions(
   store: SqliteStore,

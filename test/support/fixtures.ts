@@ -40,3 +40,15 @@ export function writeFile(dir: string, name: string, data: string | Uint8Array):
   writeFileSync(path, data);
   return path;
 }
+
+/** Speakers and sentence words of `distinctSentence`; fixtures cycle through the speakers. */
+export const people = ["Ana", "Bo", "Chen", "Dara", "Eli", "Fay"];
+const things = ["bicycle", "camera", "kayak", "guitar", "telescope", "teapot", "tent", "violin", "drone", "lamp"];
+const places = ["Lisbon", "Kyoto", "Oslo", "the market", "the harbour", "the library", "Porto", "the gym"];
+const verbs = ["bought", "repaired", "lost", "borrowed", "painted", "sold", "found", "packed"];
+
+/** Sentence `index` of a family where no two are alike, so exact top-k has no ties for an ANN to order differently. */
+export function distinctSentence(index: number): string {
+  const pick = <T>(items: readonly T[], salt: number) => items[(index * salt + salt) % items.length] as T;
+  return `${pick(people, 7)} ${pick(verbs, 3)} the ${pick(things, 11)} near ${pick(places, 5)} on day ${index}`;
+}
