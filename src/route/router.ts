@@ -40,6 +40,11 @@ export const defaultRouteConfig: RouteConfig = Object.freeze({
   speakerWeight: 0,
   feedbackWeight: 0,
   feedbackFor: "several",
+  /**
+   * The capacity fallback builds chains (a host of fallbacks overflows in turn); 3 levels, the setting
+   * before decision 029, left the oldest overflowed segments unreachable. See `followLinks`.
+   */
+  linkDepth: 12,
 });
 
 export interface RouteQuery {
@@ -217,16 +222,6 @@ function reach(
 }
 
 /**
- * Levels of links followed from a chosen entry (an overflow hosted by an overflow, an earlier
- * state's earlier state); each level is one read of linked entries, and the walk stops early when a
- * level reaches nothing. The capacity fallback builds chains: an entry that hosts fallbacks becomes
- * one itself when the index fills again, so what overflowed first sits deepest. At 3 levels (the
- * setting until decision 029) the oldest overflowed segments of a LoCoMo history could not be reached
- * at all; at 12, with the guest covers steering each level toward the branch that leads to the
- * question, `c3m` on LoCoMo's first 2 histories went from recall@10 0.551 to 0.674 (decision 029).
- */
-const maxLinkDepth = 12;
-/**
  * Linked entries preselected by vector per host, as a multiple of those kept (`linked`): room for
  * the lexical and image scores to reorder what the vector ranked (c567e15), not measured.
  */
@@ -234,7 +229,14 @@ const linkedPreselection = 4;
 /** What an earlier state or a neighbour scores under what reached it: just below, so it never outranks it. */
 const justBelow = 1e-6;
 
-/** Entries reached through links: overflow fallbacks hosted by a chosen entry, and earlier states. */
+/**
+ * Entries reached through links: overflow fallbacks hosted by a chosen entry, and earlier states,
+ * `linkDepth` levels deep; each level is one read of linked entries, and the walk stops when a level
+ * reaches nothing. The capacity fallback builds chains: an entry that hosts fallbacks becomes one
+ * itself when the index fills again, so what overflowed first sits deepest. At 3 levels (the setting
+ * until decision 029) the oldest overflowed segments of a LoCoMo history could not be reached at all;
+ * the guest covers steer each level toward the branch that leads to the question.
+ */
 async function followLinks(
   nodes: Map<string, RoutedNode>,
   entryTrace: EntryTrace[],
@@ -248,7 +250,7 @@ async function followLinks(
 ): Promise<void> {
   const { query, config } = context;
   let frontier = chosen.map(({ entry, score }) => ({ entry, score, head: entry.id }));
-  for (let depth = 0; depth < maxLinkDepth && frontier.length > 0; depth++) {
+  for (let depth = 0; depth < config.linkDepth && frontier.length > 0; depth++) {
     const more = await context.linked({
       hosts: frontier.map(({ entry }) => entry.id),
       ids: frontier.flatMap(({ entry }) => (entry.predecessor ? [entry.predecessor] : [])),
