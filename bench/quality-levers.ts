@@ -29,9 +29,10 @@ const all = [
   searchMethod("bm25", "", { mode: "tri-path", channels: ["bm25"] }),
   searchMethod("dense", "", { mode: "tri-path", channels: ["dense"] }),
   searchMethod("tri-path", "", { mode: "tri-path" }),
-  storedIndexMethod("c3m", "", { mode: "route", routing: { lambda: 0.15 } }),
+  // As `cairn bench`'s c3m methods: routing read alone follows overflow chains 12 levels deep (decision 029).
+  storedIndexMethod("c3m", "", { mode: "route", routing: { lambda: 0.15, linkDepth: 12 } }),
   // The routed index read alone at the unbounded baseline's settings (λ = 0): what routing reaches, not coverage.
-  storedIndexMethod("c3m λ0", "", { mode: "route", routing: { lambda: 0 } }),
+  storedIndexMethod("c3m λ0", "", { mode: "route", routing: { lambda: 0, linkDepth: 12 } }),
   ...maintenanceBaselines.filter((method) => method.name === "unbounded"),
   storedIndexMethod("cairn (default)", "", {}),
   storedIndexMethod("order: latest-first", "", { routing: { order: "latest-first" } }),

@@ -60,14 +60,18 @@ describe("guest covers: overflowed entries are reachable through a host that des
       const own = active.some((entry) => entry.digest.keywords[word] !== undefined);
       assert.ok(own || covered.has(word), `"${word}" is described by an active entry or its cover`);
     }
-    // With a single entry chosen, the one whose cover holds the question's word is the one chosen.
+    // With a single entry chosen, the one whose cover holds the question's word is the one chosen, and
+    // the walk down its chain of fallbacks reaches the topic however early it overflowed.
     for (const texts of topics) {
-      const pack = await memory.search(scope, texts[0], { mode: "route", routing: { entries: 1 } });
+      const pack = await memory.search(scope, texts[0], { mode: "route", routing: { entries: 1, linkDepth: 12 } });
       assert.ok(
         pack.items.some((item) => item.text === texts[0]),
         `one routed entry reaches "${texts[0]}" (${pack.items.map((item) => item.text).join(" / ")})`,
       );
     }
+    // The capacity fallback chains: three levels (the default search's walk) do not reach the first topic.
+    const shallow = await memory.search(scope, topics[0][0], { mode: "route", routing: { entries: 1, linkDepth: 3 } });
+    assert.ok(!shallow.items.some((item) => item.text === topics[0][0]), "the first topic sits deeper than 3 links");
     assert.deepEqual((await memory.checkIndex(scope)).violations, []);
   });
 
