@@ -11,6 +11,7 @@
  * recall@10 per category. Writes nothing; BENCHMARKS.md quotes what it printed and says how it was run.
  */
 
+import { writeFileSync } from "node:fs";
 import type { DatasetName } from "../src/bench/datasets/index.ts";
 import { loadDataset, resolveDataDir } from "../src/bench/datasets/index.ts";
 import { maintenanceBaselines, storedIndexMethod } from "../src/bench/methods/index-methods.ts";
@@ -28,7 +29,10 @@ const all = [
   searchMethod("bm25", "", { mode: "tri-path", channels: ["bm25"] }),
   searchMethod("dense", "", { mode: "tri-path", channels: ["dense"] }),
   searchMethod("tri-path", "", { mode: "tri-path" }),
-  storedIndexMethod("c3m", "", { mode: "route", routing: { lambda: 0.15 } }),
+  // As `cairn bench`'s c3m methods: routing read alone follows overflow chains 12 levels deep (decision 029).
+  storedIndexMethod("c3m", "", { mode: "route", routing: { lambda: 0.15, linkDepth: 12 } }),
+  // The routed index read alone at the unbounded baseline's settings (λ = 0): what routing reaches, not coverage.
+  storedIndexMethod("c3m λ0", "", { mode: "route", routing: { lambda: 0, linkDepth: 12 } }),
   ...maintenanceBaselines.filter((method) => method.name === "unbounded"),
   storedIndexMethod("cairn (default)", "", {}),
   storedIndexMethod("order: latest-first", "", { routing: { order: "latest-first" } }),
@@ -55,9 +59,14 @@ const all = [
   }),
 ];
 // Any other routing settings as a variant of their own: `CAIRN_LEVERS='routing {"sessionWeight":0.5}'`.
+// `route {…}` reads the routed index alone (`mode: "route"`, as `c3m`) with those settings.
 const adHoc = variants
-  .filter((name) => name.startsWith("routing {") && !all.some((method) => method.name === name))
-  .map((name) => storedIndexMethod(name, "", { routing: JSON.parse(name.slice("routing ".length)) }));
+  .filter((name) => /^(routing|route) \{/.test(name) && !all.some((method) => method.name === name))
+  .map((name) => {
+    const [kind = "", ...settings] = name.split(" ");
+    const routing = JSON.parse(settings.join(" "));
+    return storedIndexMethod(name, "", kind === "route" ? { mode: "route", routing } : { routing });
+  });
 const methods = variants.length > 0 ? [...all, ...adHoc].filter((method) => variants.includes(method.name)) : all;
 const models = await createModels(profile);
 try {
@@ -97,6 +106,20 @@ try {
         `${method.padEnd(24)} ${cell(recallAt5)}  ${cell(recallAt10)}  ${cell(recallAt20)}  ${cell(mrrAt10)}`,
       );
     }
+  }
+  // Routing diagnostics for the variants that route: Route-Hit (gold among the first routed candidates)
+  // and the index they read (active entries, overflow fallbacks per history).
+  for (const { method, summary, maintenance } of results) {
+    if (summary.routeHit === null) continue;
+    const index = maintenance
+      ? `, ${maintenance.activeEntriesMean.toFixed(1)} active entries, ${maintenance.overflowRepairsPerEpisode.toFixed(1)} overflow fallbacks per history`
+      : "";
+    console.log(`${method}: Route-Hit ${cell(summary.routeHit)}${index}`);
+  }
+  // Per-question scores for inspecting misses (`CAIRN_QUESTIONS_OUT=/tmp/q.json`): one record per variant.
+  if (process.env.CAIRN_QUESTIONS_OUT) {
+    const perQuestion = results.map(({ method, questions }) => ({ method, questions }));
+    writeFileSync(process.env.CAIRN_QUESTIONS_OUT, JSON.stringify(perQuestion));
   }
   const categories = [...new Set(results.flatMap((result) => Object.keys(result.byCategory)))].sort();
   console.log(`\nrecall@10 by category\n${"variant".padEnd(24)} ${categories.map((c) => c.padStart(12)).join(" ")}`);

@@ -47,6 +47,11 @@ export interface RouteConfig {
   readonly feedbackWeight: number;
   /** Which questions get the second pass: those asking for several pieces of evidence (`several`), or every one (`all`). */
   readonly feedbackFor: "several" | "all";
+  /**
+   * Levels of links followed from a chosen entry (overflow fallbacks hosted by fallbacks, earlier
+   * states of earlier states); each level is one read of linked entries (decision 029).
+   */
+  readonly linkDepth: number;
 }
 
 /** How a raw node was reached: directly from a chosen entry, or through one of its links. */

@@ -2,6 +2,7 @@ import { InvariantError } from "../core/errors.ts";
 import { meanVector } from "../core/vectors.ts";
 import type { ForgetOp, ForgetPlan, IndexEntry, IndexOp, IndexState, MaintenancePlan } from "../store/index-records.ts";
 import { buildDigest, renderRoutingText } from "./digest.ts";
+import { refreshCovers } from "./guest-cover.ts";
 import type { StoredNode } from "./incoming.ts";
 
 /**
@@ -76,7 +77,9 @@ export function planForget(
   const orphansHosted = links.hostOrphans();
 
   const removed = new Set(toRemove);
-  const changed = new Set([...rederived, ...links.changed].filter((id) => !removed.has(id)));
+  // Guest covers follow (decision 029): no cover keeps the words of a forgotten or moved entry.
+  const recovered = refreshCovers(entries, [...rederived, ...links.changed, ...toRemove], state.entries);
+  const changed = new Set([...rederived, ...links.changed, ...recovered].filter((id) => !removed.has(id)));
   const puts: ForgetOp[] = [...changed].map((id) => ({ op: "put", entry: links.get(id) }));
   return {
     baseVersion: state.version,
@@ -258,7 +261,8 @@ class LinkRepair {
  * is reachable. Pointers are untouched, so no evidence changes hands.
  */
 export function planReachabilityRepair(state: IndexState): MaintenancePlan {
-  const links = new LinkRepair(new Map(state.entries));
+  const entries = new Map(state.entries);
+  const links = new LinkRepair(entries);
   const hosted: string[] = [];
   // Each pass hosts the roots of what is still unreachable; a cycle among strays needs another pass.
   for (let pass = 0; pass < state.entries.size; pass++) {
@@ -266,7 +270,10 @@ export function planReachabilityRepair(state: IndexState): MaintenancePlan {
     if (roots.length === 0) break;
     hosted.push(...roots);
   }
-  const ops = [...links.changed].map((id): IndexOp => ({ op: "put", entry: links.get(id) }));
+  const recovered = refreshCovers(entries, links.changed, state.entries);
+  const ops = [...new Set([...links.changed, ...recovered])].map(
+    (id): IndexOp => ({ op: "put", entry: links.get(id) }),
+  );
   const anchor = hosted.length > 0 ? (links.get(hosted[0] as string).host ?? null) : null;
   return {
     baseVersion: state.version,

@@ -120,6 +120,8 @@ export class Ramu implements MaintenancePolicy {
         predecessor: predecessor.id,
         page: predecessor.page,
       });
+      // The later state leads to the earlier one: it covers it (decision 029).
+      index.coverReached(successor.id, predecessor);
       index.audit("index.update", successor.id, {
         ...record,
         target: predecessor.id,
@@ -211,6 +213,8 @@ interface Pair {
 export function overflow(index: WorkingIndex, pair: Pair, reason: string): void {
   const [victim, host] = pair.a.timeEndMs <= pair.b.timeEndMs ? [pair.a, pair.b] : [pair.b, pair.a];
   index.put({ ...victim, status: "overflow", host: host.id, page: null, lastAction: "overflow" });
+  // The host now leads to the victim and all it led to: its cover says so (decision 029).
+  index.coverReached(host.id, victim);
   index.overflowRepairs++;
   index.audit("index.overflow", victim.id, {
     reason,

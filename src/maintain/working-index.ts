@@ -3,6 +3,7 @@ import { roundForRecord } from "../core/round.ts";
 import { cosine, mergeMeans } from "../core/vectors.ts";
 import type {
   EntryDigest,
+  GuestCover,
   IndexEntry,
   IndexOp,
   IndexState,
@@ -12,6 +13,7 @@ import type {
 } from "../store/index-records.ts";
 import type { IndexBounds, IndexUtilisation } from "./config.ts";
 import { mergeDigests, renderRoutingText } from "./digest.ts";
+import { coverOfReached, mergeCovers, trimCover } from "./guest-cover.ts";
 
 /** An entry about to enter the index: one coherent segment of an incoming session. */
 export interface IncomingEntry {
@@ -140,7 +142,9 @@ export class WorkingIndex {
     fields: { lastAction: string; relation: Relation | null },
   ): IndexEntry {
     const host = this.get(hostId);
-    const digest = mergeDigests(host.digest, source.digest);
+    // What either side leads to stays covered (decision 029).
+    const cover = mergeCovers(host.digest.cover, source.digest.cover);
+    const digest = this.#withCover({ ...host, digest: mergeDigests(host.digest, source.digest) }, cover);
     const timeStartMs = Math.min(host.timeStartMs, source.timeStartMs);
     const timeEndMs = Math.max(host.timeEndMs, source.timeEndMs);
     const routing = renderRoutingText(digest, { startMs: timeStartMs, endMs: timeEndMs }, this.maxEntryTokens);
@@ -160,6 +164,30 @@ export class WorkingIndex {
       lastAction: fields.lastAction,
       relation: fields.relation,
     });
+  }
+
+  /**
+   * Adds `reached` (and what it covers) to the guest cover of `hostId` (decision 029): called when
+   * `hostId` comes to reach it, as an overflow fallback's host or as the later state of an update.
+   */
+  coverReached(hostId: string, reached: IndexEntry): IndexEntry {
+    const host = this.get(hostId);
+    return this.put({
+      ...host,
+      digest: this.#withCover(host, mergeCovers(host.digest.cover, coverOfReached(reached))),
+    });
+  }
+
+  /**
+   * `entry`'s digest with `cover`, cut to the bytes the entry may use: an active entry's cover counts
+   * against the byte bound, and each keeps at most its share of the bound beyond its own bytes.
+   */
+  #withCover(entry: IndexEntry, cover: GuestCover | undefined): EntryDigest {
+    const { cover: _old, ...digest } = entry.digest;
+    if (!cover) return digest;
+    const share = Math.floor(this.bounds.bytes / this.bounds.entries);
+    const kept = trimCover(cover, share - entryBytes({ ...entry, digest }));
+    return kept ? { ...digest, cover: kept } : digest;
   }
 
   utilisation(): IndexUtilisation {

@@ -2,6 +2,7 @@ import { roundForRecord } from "../core/round.ts";
 import { contentWords } from "../core/text.ts";
 import { cosine } from "../core/vectors.ts";
 import type { RouteConfig, RouteTrace, RouteVia } from "../evidence/route-trace.ts";
+import { coverVector } from "../maintain/guest-cover.ts";
 import type { IndexEntry } from "../store/index-records.ts";
 
 /**
@@ -39,6 +40,13 @@ export const defaultRouteConfig: RouteConfig = Object.freeze({
   speakerWeight: 0,
   feedbackWeight: 0,
   feedbackFor: "several",
+  /**
+   * 3, as before decision 029, so the default search reads no more than it did: with the direct
+   * channels beside routing, 12 levels changed nothing measurable (LoCoMo first 4: recall@10 0.732
+   * both). Routing read alone (`mode: "route"`) needs 12: the capacity fallback builds chains and 3
+   * levels leave the oldest overflowed segments unreachable (decision 029; `followLinks`).
+   */
+  linkDepth: 3,
 });
 
 export interface RouteQuery {
@@ -216,11 +224,6 @@ function reach(
 }
 
 /**
- * Levels of links followed from a chosen entry (an overflow hosted by an overflow, an earlier
- * state's earlier state); each level is one read of linked entries. Set with routing (c11196f), not measured.
- */
-const maxLinkDepth = 3;
-/**
  * Linked entries preselected by vector per host, as a multiple of those kept (`linked`): room for
  * the lexical and image scores to reorder what the vector ranked (c567e15), not measured.
  */
@@ -228,7 +231,14 @@ const linkedPreselection = 4;
 /** What an earlier state or a neighbour scores under what reached it: just below, so it never outranks it. */
 const justBelow = 1e-6;
 
-/** Entries reached through links: overflow fallbacks hosted by a chosen entry, and earlier states. */
+/**
+ * Entries reached through links: overflow fallbacks hosted by a chosen entry, and earlier states,
+ * `linkDepth` levels deep; each level is one read of linked entries, and the walk stops when a level
+ * reaches nothing. The capacity fallback builds chains: an entry that hosts fallbacks becomes one
+ * itself when the index fills again, so what overflowed first sits deepest. At 3 levels (the setting
+ * until decision 029) the oldest overflowed segments of a LoCoMo history could not be reached at all;
+ * the guest covers steer each level toward the branch that leads to the question.
+ */
 async function followLinks(
   nodes: Map<string, RoutedNode>,
   entryTrace: EntryTrace[],
@@ -242,7 +252,7 @@ async function followLinks(
 ): Promise<void> {
   const { query, config } = context;
   let frontier = chosen.map(({ entry, score }) => ({ entry, score, head: entry.id }));
-  for (let depth = 0; depth < maxLinkDepth && frontier.length > 0; depth++) {
+  for (let depth = 0; depth < config.linkDepth && frontier.length > 0; depth++) {
     const more = await context.linked({
       hosts: frontier.map(({ entry }) => entry.id),
       ids: frontier.flatMap(({ entry }) => (entry.predecessor ? [entry.predecessor] : [])),
@@ -295,7 +305,7 @@ async function addNeighbours(
 /** Share of the query's content words an entry's routing text carries, with its vectors' similarity. */
 function entryScore(query: RouteQuery, terms: ReadonlySet<string>, entry: IndexEntry): number {
   const lexical = overlap(terms, [entry]);
-  const dense = query.vector ? cosine(query.vector, entry.vector) : null;
+  const dense = query.vector ? denseScore(query.vector, entry) : null;
   const image = query.imageVector && entry.imageVector ? cosine(query.imageVector, entry.imageVector) : null;
   return combine(lexical, dense, image, terms.size > 0);
 }
@@ -303,13 +313,27 @@ function entryScore(query: RouteQuery, terms: ReadonlySet<string>, entry: IndexE
 function pageSimilarity(query: RouteQuery, terms: ReadonlySet<string>, entries: readonly IndexEntry[]): number {
   const lexical = overlap(terms, entries);
   const { vector, imageVector } = query;
-  const dense = vector ? Math.max(...entries.map((entry) => cosine(vector, entry.vector))) : null;
+  const dense = vector ? Math.max(...entries.map((entry) => denseScore(vector, entry))) : null;
   const entryImages = entries.flatMap((entry) => (entry.imageVector ? [entry.imageVector] : []));
   const image =
     imageVector && entryImages.length > 0
       ? Math.max(...entryImages.map((entryImage) => cosine(imageVector, entryImage)))
       : null;
   return combine(lexical, dense, image, terms.size > 0);
+}
+
+/** Each entry's guest-cover vector, decoded once per entry object (entries are cached per index version). */
+const coverVectors = new WeakMap<IndexEntry, Float32Array | null>();
+
+/** The query's similarity to the entry or, if closer, to the mean of what it leads to (decision 029). */
+function denseScore(vector: Float32Array, entry: IndexEntry): number {
+  let cover = coverVectors.get(entry);
+  if (cover === undefined) {
+    cover = coverVector(entry.digest.cover);
+    coverVectors.set(entry, cover);
+  }
+  const own = cosine(vector, entry.vector);
+  return cover && cover.length === vector.length ? Math.max(own, cosine(vector, cover)) : own;
 }
 
 /** Mean of the signals the query has: lexical coverage, text similarity, image similarity. */
@@ -332,6 +356,8 @@ function termsOf(entry: IndexEntry): ReadonlySet<string> {
   for (const word of contentWords(entry.routingText)) terms.add(word);
   for (const keyword of Object.keys(entry.digest.keywords)) terms.add(keyword);
   for (const entity of Object.keys(entry.digest.entities)) for (const word of contentWords(entity)) terms.add(word);
+  // What the entry leads to (its guest cover, decision 029): a query about an overflowed segment reaches its host.
+  for (const term of Object.keys(entry.digest.cover?.terms ?? {})) terms.add(term);
   entryTerms.set(entry, terms);
   return terms;
 }

@@ -32,6 +32,26 @@ export interface EntryDigest {
   readonly snippets: readonly string[];
   /** Mentions of a change of state ("moved", "now", "no longer", ...). */
   readonly stateCues: number;
+  /**
+   * What the entries reached through this one are about (its overflow guests and earlier states, and
+   * theirs in turn), so routing can find them behind it (decision 029). Derived from the index alone,
+   * query-blind, capped; absent on an entry that reaches nothing, and on entries written before it.
+   */
+  readonly cover?: GuestCover;
+}
+
+/** The terms of the entries an entry reaches through its links, bounded (`maintain/guest-cover.ts`). */
+export interface GuestCover {
+  /** Content words and entity words of the reached entries' digests, with summed counts, the most frequent first. */
+  readonly terms: Readonly<Record<string, number>>;
+  /** How many entries it covers. */
+  readonly entries: number;
+  /**
+   * The unit mean of the covered entries' text vectors (base64 of little-endian float32), in the
+   * entry's own vector space; `vectorWeight` raw-node vectors are averaged in it.
+   */
+  readonly vector?: string;
+  readonly vectorWeight?: number;
 }
 
 export interface IndexEntry {

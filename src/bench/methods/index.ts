@@ -24,17 +24,18 @@ export const benchMethods: readonly BenchMethod[] = [
     vision: false,
     useQueryImage: false,
   }),
+  // Routing read alone follows overflow chains 12 levels deep (decision 029); the default search, 3.
   storedIndexMethod("c3m", "C3M: RAMU-maintained index read by budgeted routing only (BMER, γ=0.2, λ=0.15)", {
     mode: "route",
-    routing: { lambda: 0.15 },
+    routing: { lambda: 0.15, linkDepth: 12 },
   }),
   storedIndexMethod("c3m-gamma0", "C3M ablation: no page coverage gain (γ=0, λ=0.15)", {
     mode: "route",
-    routing: { gamma: 0, lambda: 0.15 },
+    routing: { gamma: 0, lambda: 0.15, linkDepth: 12 },
   }),
   storedIndexMethod("c3m-lambda0", "C3M ablation: no evidence coverage (γ=0.2, λ=0)", {
     mode: "route",
-    routing: { lambda: 0 },
+    routing: { lambda: 0, linkDepth: 12 },
   }),
   ...maintenanceBaselines,
   storedIndexMethod(

@@ -110,6 +110,13 @@ export const searchBody = z
         lambda: z.number().min(0).max(10).optional().describe("evidence coverage weight"),
         entries: z.number().int().min(1).max(1000).optional(),
         linked: z.number().int().min(0).max(1000).optional(),
+        linkDepth: z
+          .number()
+          .int()
+          .min(0)
+          .max(64)
+          .optional()
+          .describe("levels of overflow and earlier-state links followed from a chosen entry"),
         window: z.number().int().min(0).max(100).optional(),
         fusion: z.enum(["rrf", "sum"]).optional(),
         order: z
@@ -430,6 +437,7 @@ const routeTrace = z
         lambda: z.number(),
         entries: z.number().int(),
         linked: z.number().int(),
+        linkDepth: z.number().int(),
         window: z.number().int(),
         fusion: z.enum(["rrf", "sum"]),
         order: z.enum(["relevance", "latest-first"]),
