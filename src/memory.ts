@@ -526,7 +526,9 @@ export class Memory {
       indexTexts: (nodes: readonly RawNode[]) => storedIndexTexts(nodes, this.indexText),
       neighbours: this.indexText.neighbours,
     };
-    return this.#writeLocks.run(scopeKey(scoped.scope), () => forgetWithRepair(scoped, target, this.spaces, rederive));
+    return this.#writeLocks.run(scopeKey(scoped.scope), () =>
+      forgetWithRepair(scoped, target, this.spaces, this.maintenance.bounds, rederive),
+    );
   }
 
   async listSessions(scope: Scope, options?: { limit?: number; offset?: number }): Promise<SessionRecord[]> {

@@ -1,9 +1,11 @@
 import { InvariantError } from "../core/errors.ts";
 import { meanVector } from "../core/vectors.ts";
 import type { ForgetOp, ForgetPlan, IndexEntry, IndexOp, IndexState, MaintenancePlan } from "../store/index-records.ts";
+import type { IndexBounds } from "./config.ts";
 import { buildDigest, renderRoutingText } from "./digest.ts";
 import { refreshCovers } from "./guest-cover.ts";
 import type { StoredNode } from "./incoming.ts";
+import { coverWithinShare } from "./working-index.ts";
 
 /**
  * Forget's index repair as a pure function (DESIGN invariant 2): pointers to the forgotten raw
@@ -46,7 +48,9 @@ export function planForget(
   state: IndexState,
   forgotten: ReadonlySet<string>,
   survivors: ReadonlyMap<string, SurvivingNode>,
-  revectored: ReadonlySet<string> = new Set(),
+  revectored: ReadonlySet<string>,
+  /** The index's bounds: recomputed guest covers are cut to each entry's byte share, as maintenance cuts them. */
+  bounds: IndexBounds,
 ): ForgetPlan {
   const entries = new Map(state.entries);
   const unlinks: ForgetOp[] = [];
@@ -78,7 +82,12 @@ export function planForget(
 
   const removed = new Set(toRemove);
   // Guest covers follow (decision 029): no cover keeps the words of a forgotten or moved entry.
-  const recovered = refreshCovers(entries, [...rederived, ...links.changed, ...toRemove], state.entries);
+  const recovered = refreshCovers(
+    entries,
+    [...rederived, ...links.changed, ...toRemove],
+    state.entries,
+    coverWithinShare(bounds),
+  );
   const changed = new Set([...rederived, ...links.changed, ...recovered].filter((id) => !removed.has(id)));
   const puts: ForgetOp[] = [...changed].map((id) => ({ op: "put", entry: links.get(id) }));
   return {
@@ -260,7 +269,7 @@ class LinkRepair {
  * does, and the plan carries one `index.repair` audit event naming them. Empty when every entry
  * is reachable. Pointers are untouched, so no evidence changes hands.
  */
-export function planReachabilityRepair(state: IndexState): MaintenancePlan {
+export function planReachabilityRepair(state: IndexState, bounds: IndexBounds): MaintenancePlan {
   const entries = new Map(state.entries);
   const links = new LinkRepair(entries);
   const hosted: string[] = [];
@@ -270,7 +279,7 @@ export function planReachabilityRepair(state: IndexState): MaintenancePlan {
     if (roots.length === 0) break;
     hosted.push(...roots);
   }
-  const recovered = refreshCovers(entries, links.changed, state.entries);
+  const recovered = refreshCovers(entries, links.changed, state.entries, coverWithinShare(bounds));
   const ops = [...new Set([...links.changed, ...recovered])].map(
     (id): IndexOp => ({ op: "put", entry: links.get(id) }),
   );

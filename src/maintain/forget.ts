@@ -6,6 +6,7 @@ import { type ForgetPlan, IndexVersionConflict } from "../store/index-records.ts
 import type { ForgetResult, ForgetTarget, RawNode, RawNodeReindex } from "../store/records.ts";
 import type { ForgetRequest, ScopedStore } from "../store/store.ts";
 import { maxPlanAttempts, replanBackoff } from "./commit-session.ts";
+import type { IndexBounds } from "./config.ts";
 import { planForget, planForgetAll, survivorsToRead } from "./forget-plan.ts";
 import { withStoredVectors } from "./incoming.ts";
 
@@ -37,10 +38,11 @@ export async function forgetWithRepair(
   scoped: ScopedStore,
   target: ForgetTarget,
   spaces: VectorSpaces,
+  bounds: IndexBounds,
   rederive?: ForgetRederive,
 ): Promise<ForgetResult> {
   for (let attempt = 1; ; attempt++) {
-    const request = await planFor(scoped, target, spaces, rederive);
+    const request = await planFor(scoped, target, spaces, bounds, rederive);
     try {
       return await scoped.forget(request);
     } catch (error) {
@@ -54,6 +56,7 @@ async function planFor(
   scoped: ScopedStore,
   target: ForgetTarget,
   spaces: VectorSpaces,
+  bounds: IndexBounds,
   rederive: ForgetRederive | undefined,
 ): Promise<ForgetRequest> {
   const state = await scoped.readIndex({ activeOnly: false });
@@ -78,7 +81,7 @@ async function planFor(
   const survivors = new Map(
     nodes.map((node) => [node.ref, { ...node, vector: revectored.get(node.ref) ?? node.vector }]),
   );
-  const plan: ForgetPlan = planForget(state, forgotten, survivors, new Set(revectored.keys()));
+  const plan: ForgetPlan = planForget(state, forgotten, survivors, new Set(revectored.keys()), bounds);
   return reindex.length > 0 ? { target, plan, reindex } : { target, plan };
 }
 

@@ -120,7 +120,7 @@ export async function repairScopeIndex(
 ): Promise<IndexRepair> {
   const before = await checkScopeIndex(scoped, context.config.bounds);
   if (before.violations.length === 0) return { method: "none", before, after: before, hosted: [] };
-  const plan = planReachabilityRepair(await scoped.readIndex({ activeOnly: false }));
+  const plan = planReachabilityRepair(await scoped.readIndex({ activeOnly: false }), context.config.bounds);
   const spaces = { text: context.spaces.text.name, image: context.spaces.image?.name ?? null };
   if (plan.ops.length > 0) await scoped.applyIndexPlan(plan, { spaces, replace: false });
   const hosted = plan.ops.map((op) => (op.op === "put" ? op.entry.id : op.entryId));

@@ -184,9 +184,7 @@ export class WorkingIndex {
    */
   #withCover(entry: IndexEntry, cover: GuestCover | undefined): EntryDigest {
     const { cover: _old, ...digest } = entry.digest;
-    if (!cover) return digest;
-    const share = Math.floor(this.bounds.bytes / this.bounds.entries);
-    const kept = trimCover(cover, share - entryBytes({ ...entry, digest }));
+    const kept = cover ? coverWithinShare(this.bounds)(entry, cover) : undefined;
     return kept ? { ...digest, cover: kept } : digest;
   }
 
@@ -242,6 +240,21 @@ export function entrySimilarity(
 
 /** Entries are immutable values, so what is derived from one is computed once. */
 const bytesOf = new WeakMap<IndexEntry, number>();
+
+/**
+ * Cuts a cover to the bytes its entry may use: the entry's share of the byte bound beyond its own
+ * bytes (without any cover). Every path that writes a cover (maintenance, forget, repair) cuts it
+ * this way, so none can take the index over its byte bound.
+ */
+export function coverWithinShare(
+  bounds: IndexBounds,
+): (entry: IndexEntry, cover: GuestCover) => GuestCover | undefined {
+  const share = Math.floor(bounds.bytes / bounds.entries);
+  return (entry, cover) => {
+    const { cover: _old, ...digest } = entry.digest;
+    return trimCover(cover, share - entryBytes({ ...entry, digest }));
+  };
+}
 
 export function entryBytes(entry: IndexEntry): number {
   let bytes = bytesOf.get(entry);

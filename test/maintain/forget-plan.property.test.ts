@@ -2,11 +2,12 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { checkIndex } from "../../src/maintain/check.ts";
-import type { IndexBounds } from "../../src/maintain/config.ts";
+import { defaultMaintenanceConfig, type IndexBounds } from "../../src/maintain/config.ts";
 import { planForget, type SurvivingNode, survivorsToRead } from "../../src/maintain/forget-plan.ts";
 import { buildIncomingEntries, type IncomingNode } from "../../src/maintain/incoming.ts";
 import { ComparatorJudge } from "../../src/maintain/judge.ts";
 import { planMaintenance, Ramu } from "../../src/maintain/ramu.ts";
+import { entryBytes } from "../../src/maintain/working-index.ts";
 import { hashTextEmbedder } from "../../src/models/hash-provider.ts";
 import { applyForgetPlan, applyOps } from "../../src/store/index-plan.ts";
 import type { IndexEntry, IndexState, MaintenanceAudit } from "../../src/store/index-records.ts";
@@ -32,6 +33,8 @@ const historyArb = fc
   .record({
     sessions: fc.array(fc.array(turnArb, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 8 }),
     entries: fc.integer({ min: 2, max: 4 }),
+    // Bytes per entry: roomy, or tight enough (entries here take ~510) that guest covers must be cut to each entry's share.
+    bytesPerEntry: fc.constantFrom(10_000, 700, 600),
     segmentMaxNodes: fc.integer({ min: 1, max: 2 }),
     seed: fc.nat(),
   })
@@ -122,7 +125,12 @@ describe("forget's index repair over random histories", () => {
     };
     await fc.assert(
       fc.asyncProperty(historyArb, async ({ history, order }) => {
-        const bounds: IndexBounds = { entries: history.entries, pages: 1, tokens: 400, bytes: 40_000 };
+        const bounds: IndexBounds = {
+          entries: history.entries,
+          pages: 1,
+          tokens: 400,
+          bytes: history.entries * history.bytesPerEntry,
+        };
         const built = await build(history.sessions, bounds, history.segmentMaxNodes);
         let state = built.state;
         const alive = new Set(built.nodes.keys());
@@ -133,8 +141,19 @@ describe("forget's index repair over random histories", () => {
           );
           const before = state;
           seen.hostedEarlier += hostedEarlierStates(before.entries);
-          const plan = planForget(before, forgotten, survivors);
+          const plan = planForget(before, forgotten, survivors, new Set(), bounds);
           state = applyForgetPlan(before, plan);
+          // A cover the forget recomputes is cut to its entry's share of the byte bound, as maintenance cuts it.
+          const share = Math.floor(bounds.bytes / bounds.entries);
+          for (const entry of state.entries.values()) {
+            const { cover, ...digest } = entry.digest;
+            if (!cover || JSON.stringify(cover) === JSON.stringify(before.entries.get(entry.id)?.digest.cover))
+              continue;
+            assert.ok(
+              Buffer.byteLength(JSON.stringify(cover)) <= share - entryBytes({ ...entry, digest }),
+              `forgetting session ${session} gave ${entry.id} a cover over its byte share`,
+            );
+          }
           for (const id of forgotten) alive.delete(id);
           seen.forgets++;
           seen.removed += plan.repairs.removed.length;
@@ -199,7 +218,7 @@ describe("forget's index repair over random histories", () => {
         ["gone", entry("gone", { status: "overflow", page: null, host: "a" })],
       ]),
     };
-    const plan = planForget(state, new Set(["n-gone"]), new Map());
+    const plan = planForget(state, new Set(["n-gone"]), new Map(), new Set(), defaultMaintenanceConfig.bounds);
     assert.deepEqual(plan.repairs.orphansHosted, ["stray"]);
     const after = applyForgetPlan(state, plan);
     assert.equal(after.entries.get("stray")?.host, "a");

@@ -240,7 +240,7 @@ async function checkHistory(
         : { rawNode: nodes[draw.pick % nodes.length] as string };
     const forgotten = "session" in target ? (remaining.get(target.session) ?? []) : [target.rawNode];
     captured = undefined;
-    await forgetWithRepair(capturing, target, spaces);
+    await forgetWithRepair(capturing, target, spaces, history.bounds);
     const plan = captured as ForgetPlan | undefined;
     assert.ok(plan, "forgetWithRepair hands the store a plan");
     assert.equal(plan.baseVersion, memory.version, "the plan is made against the index as it stands");

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import sharp from "sharp";
 import { ConflictError } from "../../src/core/errors.ts";
 import { meanVector } from "../../src/core/vectors.ts";
+import { defaultMaintenanceConfig } from "../../src/maintain/config.ts";
 import { forgetWithRepair } from "../../src/maintain/forget.ts";
 import { IndexVersionConflict } from "../../src/store/index-records.ts";
 import type { RawNode, RawNodeWrite, ScopeStats, SessionWrite } from "../../src/store/records.ts";
@@ -688,7 +689,7 @@ export const coldStoreConformance = defineGroup("cold store", (test) => {
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
-    const result = await forgetWithRepair(stale, { rawNode: lunch }, spaces, rederive);
+    const result = await forgetWithRepair(stale, { rawNode: lunch }, spaces, defaultMaintenanceConfig.bounds, rederive);
     assert.equal(refused, 1);
     assert.equal(result.rawNodes, 1);
 
@@ -747,7 +748,7 @@ export const coldStoreConformance = defineGroup("cold store", (test) => {
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
-    await forgetWithRepair(watching, { session: "meals" }, spaces, rederive);
+    await forgetWithRepair(watching, { session: "meals" }, spaces, defaultMaintenanceConfig.bounds, rederive);
     assert.equal(reindexed, 0, "forgetting a whole session re-derives nothing");
     assert.deepEqual(await a.searchLexical("text", "noodles", { limit: 10 }), []);
   });

@@ -1,4 +1,5 @@
 import { NotFoundError } from "../../src/core/errors.ts";
+import { defaultMaintenanceConfig } from "../../src/maintain/config.ts";
 import { forgetWithRepair } from "../../src/maintain/forget.ts";
 import { listPublicEntries } from "../../src/maintain/scope-index.ts";
 import type { VectorSpaces } from "../../src/models/vector-spaces.ts";
@@ -38,5 +39,5 @@ export async function listEntries(
 }
 
 export async function forget(scoped: ScopedStore, target: ForgetTarget, spaces: VectorSpaces): Promise<ForgetResult> {
-  return forgetWithRepair(scoped, target, spaces);
+  return forgetWithRepair(scoped, target, spaces, defaultMaintenanceConfig.bounds);
 }
