@@ -13,6 +13,7 @@ import { rawNodeRowid } from "./read-raw-nodes.ts";
 import { sessionById, sessionRowByKey } from "./read-sessions.ts";
 import { strings } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
+import { statement } from "./statements.ts";
 import { ensureTenant, type TenantStorage } from "./tenants.ts";
 import { imageSlots, plainTableOf, type VectorRow } from "./vector-rows.ts";
 
@@ -81,7 +82,7 @@ function writeSession(context: ScopeContext, write: SessionWrite, identity: Sess
           }
           return duplicateOf(context, toSession(existing), write);
         }
-        if (identity && context.db.prepare("SELECT 1 FROM sessions WHERE id = ?").get(identity.sessionId)) {
+        if (identity && statement(context.db, "SELECT 1 FROM sessions WHERE id = ?").get(identity.sessionId)) {
           throw new ConflictError(`a session with id ${identity.sessionId} already exists in this store`);
         }
         ensureTenant(context.db, context.tenant);
@@ -105,12 +106,11 @@ function duplicateOf(context: ScopeContext, existing: SessionRecord, write: Sess
     throw new ConflictError(`session ${write.key} already exists in this scope with different content`);
   }
   const rawNodeIds = strings(
-    context.db
-      .prepare(
-        "SELECT r.id FROM raw_nodes r JOIN sessions s ON s.rowid = r.session_rowid WHERE s.id = ? ORDER BY r.turn",
-      )
-      .pluck()
-      .all(existing.id),
+    statement(
+      context.db,
+      "SELECT r.id FROM raw_nodes r JOIN sessions s ON s.rowid = r.session_rowid WHERE s.id = ? ORDER BY r.turn",
+      "pluck",
+    ).all(existing.id),
   );
   return { session: existing, rawNodeIds, entryIds: [], duplicate: true };
 }
@@ -128,24 +128,24 @@ function insertSession(
   const sessionId = identity?.sessionId ?? context.store.newId("ses");
   const imageCount = write.rawNodes.reduce((sum, node) => sum + node.images.length, 0);
   const sessionRowid = Number(
-    context.db
-      .prepare(
-        `INSERT INTO sessions (id, scope_key, session_key, time_ms, source, content_hash, turn_count, image_count, created_ms)
+    statement(
+      context.db,
+      `INSERT INTO sessions (id, scope_key, session_key, time_ms, source, content_hash, turn_count, image_count, created_ms)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        sessionId,
-        context.key,
-        write.key,
-        write.timeMs,
-        write.source,
-        write.contentHash,
-        write.rawNodes.length,
-        imageCount,
-        now,
-      ).lastInsertRowid,
+    ).run(
+      sessionId,
+      context.key,
+      write.key,
+      write.timeMs,
+      write.source,
+      write.contentHash,
+      write.rawNodes.length,
+      imageCount,
+      now,
+    ).lastInsertRowid,
   );
-  const insertBlob = context.db.prepare(
+  const insertBlob = statement(
+    context.db,
     "INSERT OR IGNORE INTO blobs (tenant, hash, media_type, bytes, width, height) VALUES (?, ?, ?, ?, ?, ?)",
   );
   for (const blob of write.blobs) {
@@ -190,30 +190,32 @@ function appendToSession(
   vectors: VectorRow[],
 ): CommitResult {
   const partKey = write.append?.partKey ?? "";
-  const part = context.db
-    .prepare("SELECT first_turn, turn_count FROM session_parts WHERE session_rowid = ? AND part_key = ?")
-    .get(existing.rowid, partKey) as { first_turn: number; turn_count: number } | undefined;
+  const part = statement(
+    context.db,
+    "SELECT first_turn, turn_count FROM session_parts WHERE session_rowid = ? AND part_key = ?",
+  ).get(existing.rowid, partKey) as { first_turn: number; turn_count: number } | undefined;
   if (part) {
     const rawNodeIds = strings(
-      context.db
-        .prepare("SELECT id FROM raw_nodes WHERE session_rowid = ? AND turn >= ? AND turn < ? ORDER BY turn")
-        .pluck()
-        .all(existing.rowid, part.first_turn, part.first_turn + part.turn_count),
+      statement(
+        context.db,
+        "SELECT id FROM raw_nodes WHERE session_rowid = ? AND turn >= ? AND turn < ? ORDER BY turn",
+        "pluck",
+      ).all(existing.rowid, part.first_turn, part.first_turn + part.turn_count),
     );
     return { session: toSession(existing), rawNodeIds, entryIds: [], duplicate: true };
   }
   // After the highest turn the session ever had: a forgotten last turn leaves its number unused.
   const firstTurn = Number(
-    context.db
-      .prepare(
-        `SELECT max(coalesce((SELECT max(turn) + 1 FROM raw_nodes WHERE session_rowid = @session), 0),
+    statement(
+      context.db,
+      `SELECT max(coalesce((SELECT max(turn) + 1 FROM raw_nodes WHERE session_rowid = @session), 0),
                     coalesce((SELECT max(first_turn + turn_count) FROM session_parts WHERE session_rowid = @session), 0),
                     @count)`,
-      )
-      .pluck()
-      .get({ session: existing.rowid, count: existing.turn_count }),
+      "pluck",
+    ).get({ session: existing.rowid, count: existing.turn_count }),
   );
-  const insertBlob = context.db.prepare(
+  const insertBlob = statement(
+    context.db,
     "INSERT OR IGNORE INTO blobs (tenant, hash, media_type, bytes, width, height) VALUES (?, ?, ?, ?, ?, ?)",
   );
   for (const blob of write.blobs) {
@@ -232,9 +234,10 @@ function appendToSession(
   const now = context.store.now();
   recordPart(context, existing.rowid, partKey, firstTurn, rawNodeIds.length, now);
   const imageCount = write.rawNodes.reduce((sum, node) => sum + node.images.length, 0);
-  context.db
-    .prepare("UPDATE sessions SET turn_count = turn_count + ?, image_count = image_count + ? WHERE rowid = ?")
-    .run(rawNodeIds.length, imageCount, existing.rowid);
+  statement(
+    context.db,
+    "UPDATE sessions SET turn_count = turn_count + ?, image_count = image_count + ? WHERE rowid = ?",
+  ).run(rawNodeIds.length, imageCount, existing.rowid);
   const entryIds = applyIndexPlan(context, write, rowids);
   writeAudit(context, "session.append", existing.id, {
     sessionKey: write.key,
@@ -257,11 +260,10 @@ function recordPart(
   turnCount: number,
   now: number,
 ): void {
-  context.db
-    .prepare(
-      "INSERT INTO session_parts (session_rowid, part_key, first_turn, turn_count, created_ms) VALUES (?, ?, ?, ?, ?)",
-    )
-    .run(sessionRowid, partKey, firstTurn, turnCount, now);
+  statement(
+    context.db,
+    "INSERT INTO session_parts (session_rowid, part_key, first_turn, turn_count, created_ms) VALUES (?, ?, ?, ?, ?)",
+  ).run(sessionRowid, partKey, firstTurn, turnCount, now);
 }
 
 /** Raw nodes with their FTS rows, images and vectors; returns their ids and rowids in write order. */
@@ -276,16 +278,19 @@ function insertRawNodes(
   firstTurn: number,
 ): { rawNodeIds: string[]; rowids: number[] } {
   const { db, key, scopeToken } = context;
-  const insertNode = db.prepare(
+  const insertNode = statement(
+    db,
     `INSERT INTO raw_nodes (id, scope_key, session_rowid, turn, speaker, role, text, time_ms, source, uri, metadata)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const insertImage = db.prepare(
+  const insertImage = statement(
+    db,
     "INSERT INTO raw_node_images (raw_node_rowid, ordinal, blob_hash, caption, derived_text, origin) VALUES (?, ?, ?, ?, ?, ?)",
   );
-  const insertText = db.prepare(`INSERT INTO ${tenant.textTable} (rowid, body) VALUES (?, ?)`);
-  const insertImageText = db.prepare(`INSERT INTO ${tenant.imageTextTable} (rowid, body) VALUES (?, ?)`);
-  const cacheVector = db.prepare(
+  const insertText = statement(db, `INSERT INTO ${tenant.textTable} (rowid, body) VALUES (?, ?)`);
+  const insertImageText = statement(db, `INSERT INTO ${tenant.imageTextTable} (rowid, body) VALUES (?, ?)`);
+  const cacheVector = statement(
+    db,
     "INSERT OR IGNORE INTO blob_vectors (tenant, blob_hash, space, vector) VALUES (?, ?, ?, ?)",
   );
   const insertVector = vectorInserter(context, tables, vectors);
@@ -340,10 +345,11 @@ function vectorInserter(
       space.name,
       {
         table,
-        insert: context.db.prepare(
+        insert: statement(
+          context.db,
           `INSERT INTO ${table} (rowid, scope_key, session_rowid, time_ms, speaker, embedding) VALUES (?, ?, ?, ?, ?, ?)`,
         ),
-        plain: context.db.prepare(`INSERT INTO ${plainTableOf(table)} (rowid, embedding) VALUES (?, ?)`),
+        plain: statement(context.db, `INSERT INTO ${plainTableOf(table)} (rowid, embedding) VALUES (?, ?)`),
       },
     ]),
   );

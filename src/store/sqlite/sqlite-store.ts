@@ -17,6 +17,7 @@ import type { ReadPool } from "./read-pool.ts";
 import { numberOrUndefined, strings } from "./record-rows.ts";
 import type { StoreServices } from "./scope-context.ts";
 import { SqliteScopedStore } from "./sqlite-scoped-store.ts";
+import { statement } from "./statements.ts";
 import { tenantKeyRange } from "./tenants.ts";
 import { VectorIndexes } from "./vector-indexes.ts";
 import { plainTableSql, type SpaceRow, vectorTableOf } from "./vector-rows.ts";
@@ -169,7 +170,7 @@ export class SqliteStore implements Store, StoreServices {
 
   hasBlob(key: string): boolean {
     const { owner, hash } = splitBlobKey(key);
-    return this.db.prepare("SELECT 1 FROM blobs WHERE tenant = ? AND hash = ?").get(owner, hash) !== undefined;
+    return statement(this.db, "SELECT 1 FROM blobs WHERE tenant = ? AND hash = ?").get(owner, hash) !== undefined;
   }
 
   /** The vec0 table of a space, created on first use. Dimensions of an existing space must match. */
@@ -197,7 +198,7 @@ export class SqliteStore implements Store, StoreServices {
   }
 
   space(name: string): SpaceRow | undefined {
-    return this.db.prepare("SELECT * FROM vector_spaces WHERE name = ?").get(name) as SpaceRow | undefined;
+    return statement(this.db, "SELECT * FROM vector_spaces WHERE name = ?").get(name) as SpaceRow | undefined;
   }
 
   async listScopes(options: { readonly tenant?: string } = {}): Promise<Scope[]> {
