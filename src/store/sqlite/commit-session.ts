@@ -1,6 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import { ConflictError, StoreError } from "../../core/errors.ts";
 import { vectorBytes } from "../../core/vectors.ts";
+import { BatchPlans } from "../batch-writes.ts";
 import { IndexVersionConflict } from "../index-records.ts";
 import { lexicalDocument } from "../lexical-text.ts";
 import { type SessionRow, toSession } from "../record-rows.ts";
@@ -28,7 +29,23 @@ interface SpaceTable {
  * and audit events. Blob files land first, journalled, so a failed commit leaves none behind.
  */
 export function commitSession(context: ScopeContext, write: SessionWrite): CommitResult {
-  return writeSession(context, write, null);
+  return inTransaction(context, [write], "commitSession", (vectors) => writeSession(context, write, null, vectors));
+}
+
+/**
+ * Several sessions in one transaction, in order, each as `commitSession` would write it: all of them
+ * or none, and one WAL commit (one fsync) for the lot. Plans point across the batch as `BatchPlans`
+ * says; each is checked against the index version the writes before it left.
+ */
+export function commitSessions(context: ScopeContext, writes: readonly SessionWrite[]): CommitResult[] {
+  const batch = new BatchPlans(writes);
+  return inTransaction(context, writes, "commitSessions", (vectors) =>
+    writes.map((_, index) => {
+      const result = writeSession(context, batch.write(index), null, vectors);
+      batch.committed(index, result.rawNodeIds);
+      return result;
+    }),
+  );
 }
 
 /**
@@ -45,19 +62,32 @@ export function importSession(context: ScopeContext, write: SessionWrite, identi
       `${identity.rawNodeIds.length} raw-node ids for ${write.rawNodes.length} raw nodes`,
     );
   }
-  return !writeSession(context, write, identity).duplicate;
+  const result = inTransaction(context, [write], "importSession", (vectors) =>
+    writeSession(context, write, identity, vectors),
+  );
+  return !result.duplicate;
 }
 
-function writeSession(context: ScopeContext, write: SessionWrite, identity: SessionIdentity | null): CommitResult {
+/**
+ * Runs `work` in one IMMEDIATE transaction with the writes' blob files in place: written before the
+ * lock (fsync is slow), journalled so a failed commit leaves none behind, and checked again under
+ * the lock. `work` collects the vec0 rows it writes for the ANN indexes, fed once it has committed.
+ */
+function inTransaction<Result>(
+  context: ScopeContext,
+  writes: readonly SessionWrite[],
+  operation: string,
+  work: (vectors: VectorRow[]) => Result,
+): Result {
   const { store } = context;
   const files = store.files;
   // Files go in the tenant's folder now; its tables are created inside the transaction if new.
-  const tenant = context.tenantStorage;
-  const keyOf = (hash: string) => blobKey(tenant.token, hash);
-  const newBlobs = write.blobs.filter((blob) => !store.hasBlob(keyOf(blob.hash)));
+  const keyOf = (hash: string) => blobKey(context.tenantStorage.token, hash);
+  const blobs = [...new Map(writes.flatMap((write) => write.blobs).map((blob) => [blob.hash, blob])).values()];
+  const newBlobs = blobs.filter((blob) => !store.hasBlob(keyOf(blob.hash)));
   // Every blob is journalled, new or not: one that a forget releases before the lock is written
   // again inside the transaction, and a rollback must take that file away too.
-  const journal = files.begin(write.blobs.map((blob) => keyOf(blob.hash)));
+  const journal = files.begin(blobs.map((blob) => keyOf(blob.hash)));
   try {
     // Written before the lock (fsync is slow); checked again under it, below.
     for (const blob of newBlobs) files.put(keyOf(blob.hash), blob.data, blob.thumbnail);
@@ -70,34 +100,46 @@ function writeSession(context: ScopeContext, write: SessionWrite, identity: Sess
         // Files are deleted only under this lock (BlobFiles): what exists now stays until this
         // commits, and a file deleted since the check above (another process's forget released the
         // blob) is written again, so no committed image lacks its bytes.
-        for (const blob of write.blobs) files.put(keyOf(blob.hash), blob.data, blob.thumbnail);
-        const existing = sessionRowByKey(context, write.key);
-        if (existing) {
-          if (identity && existing.id !== identity.sessionId) {
-            throw new ConflictError(`session ${write.key} already exists in this scope under another id`);
-          }
-          if (write.append && !identity) {
-            const tables = write.spaces.map((space) => ({ space, table: store.ensureSpace(space) }));
-            return appendToSession(context, tenant, existing, write, tables, vectors);
-          }
-          return duplicateOf(context, toSession(existing), write);
-        }
-        if (identity && statement(context.db, "SELECT 1 FROM sessions WHERE id = ?").get(identity.sessionId)) {
-          throw new ConflictError(`a session with id ${identity.sessionId} already exists in this store`);
-        }
-        ensureTenant(context.db, context.tenant);
-        const tables = write.spaces.map((space) => ({ space, table: store.ensureSpace(space) }));
-        return insertSession(context, tenant, write, tables, vectors, identity);
+        for (const blob of blobs) files.put(keyOf(blob.hash), blob.data, blob.thumbnail);
+        return work(vectors);
       })
       .immediate();
     store.vectorIndexes.afterCommit(context.key, vectors);
     return result;
   } catch (error) {
     if (error instanceof ConflictError || error instanceof IndexVersionConflict) throw error;
-    throw new StoreError(identity ? "importSession" : "commitSession", error);
+    throw new StoreError(operation, error);
   } finally {
     files.settle(journal, (key) => store.hasBlob(key));
   }
+}
+
+/** One session's rows, inside the caller's transaction. */
+function writeSession(
+  context: ScopeContext,
+  write: SessionWrite,
+  identity: SessionIdentity | null,
+  vectors: VectorRow[],
+): CommitResult {
+  const { store } = context;
+  const tenant = context.tenantStorage;
+  const existing = sessionRowByKey(context, write.key);
+  if (existing) {
+    if (identity && existing.id !== identity.sessionId) {
+      throw new ConflictError(`session ${write.key} already exists in this scope under another id`);
+    }
+    if (write.append && !identity) {
+      const tables = write.spaces.map((space) => ({ space, table: store.ensureSpace(space) }));
+      return appendToSession(context, tenant, existing, write, tables, vectors);
+    }
+    return duplicateOf(context, toSession(existing), write);
+  }
+  if (identity && statement(context.db, "SELECT 1 FROM sessions WHERE id = ?").get(identity.sessionId)) {
+    throw new ConflictError(`a session with id ${identity.sessionId} already exists in this store`);
+  }
+  ensureTenant(context.db, context.tenant);
+  const tables = write.spaces.map((space) => ({ space, table: store.ensureSpace(space) }));
+  return insertSession(context, tenant, write, tables, vectors, identity);
 }
 
 /** The same session written twice is acknowledged again; the same key with other content is a conflict. */
