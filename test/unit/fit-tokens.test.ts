@@ -10,7 +10,8 @@ test("a cut keeps at most the limit, on a word boundary, and says how many token
     assert.ok(tokens <= limit, `${tokens} tokens for a limit of ${limit}`);
     assert.equal(tokens, countTokens(text));
     assert.ok(long.startsWith(text));
-    if (limit >= 40) assert.ok(long[text.length] === " " || tokens > 0.8 * limit, "a cut ends at a word or near the limit");
+    if (limit >= 40)
+      assert.ok(long[text.length] === " " || tokens > 0.8 * limit, "a cut ends at a word or near the limit");
   }
 });
 
