@@ -83,7 +83,9 @@ describe("Memory.addSessions", () => {
     assert.deepEqual((await batched.memory.checkIndex(scope)).violations, []);
     for (const query of ["where does Ana keep the violin", "zeppelin in Quito", "Bo moved"]) {
       const texts = async (memory: Memory) =>
-        (await memory.search(scope, query)).items.map((item) => `${item.provenance.sessionKey}#${item.provenance.turn}:${item.text}`);
+        (await memory.search(scope, query)).items.map(
+          (item) => `${item.provenance.sessionKey}#${item.provenance.turn}:${item.text}`,
+        );
       assert.deepEqual(await texts(batched.memory), await texts(one.memory), query);
     }
     const again = await batched.memory.addSessions(scope, sessions().slice(3, 6));
