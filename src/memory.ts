@@ -16,7 +16,7 @@ import type { EvidencePack } from "./evidence/evidence-pack.ts";
 import type { IntakeOptions } from "./ingest/image-intake.ts";
 import { defaultIndexTextConfig, type IndexTextConfig, storedIndexTexts } from "./ingest/index-text.ts";
 import { defaultIngestLimits, type IngestLimits } from "./ingest/limits.ts";
-import { type PreparedSession, prepareSession, validateSession } from "./ingest/prepare-session.ts";
+import { type PreparedSession, prepareSession, prepareSessions, validateSession } from "./ingest/prepare-session.ts";
 import { type RememberOptions, type RememberResult, remember } from "./ingest/remember.ts";
 import {
   ActiveIndexCache,
@@ -255,7 +255,7 @@ export class Memory {
   }
 
   /**
-   * Adds several sessions of one scope in one transaction: each is validated and embedded first
+   * Adds several sessions of one scope in one transaction: each is validated and embedded first (a few at once)
    * (any bad one is a typed error naming its position, and nothing is written), then maintenance
    * plans them in order exactly as one `addSession` after another would, and all of them are
    * committed together, so the store's durable commit (SQLite: one fsync) is paid once for the
@@ -272,25 +272,13 @@ export class Memory {
   ): Promise<AddSessionResult[]> {
     if (!Array.isArray(inputs)) throw new InputError("sessions", "give an array of sessions");
     const scoped = this.#scoped(scope);
-    const prepared: PreparedSession[] = [];
-    for (const [index, input] of inputs.entries()) {
-      try {
-        prepared.push(
-          await prepareSession(scoped, input, {
-            models: this.models,
-            spaces: this.spaces,
-            intake: this.#intake(options),
-            readImages: options.readImages,
-            indexText: this.indexText,
-          }),
-        );
-      } catch (error) {
-        if (error instanceof InputError) {
-          throw new InputError(`sessions[${index}].${error.field}`, error.reason, { cause: error });
-        }
-        throw error;
-      }
-    }
+    const prepared = await prepareSessions(scoped, inputs, {
+      models: this.models,
+      spaces: this.spaces,
+      intake: this.#intake(options),
+      readImages: options.readImages,
+      indexText: this.indexText,
+    });
     if (prepared.length === 0) return [];
     const mismatch = await this.#checkModels(scoped);
     await this.#ensureIndex(scoped);
