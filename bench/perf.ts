@@ -8,7 +8,7 @@
  *
  * Ingest is timed twice on SQLite: `Memory.addSession` one session a call (the ingest column, which the
  * Postgres comparison uses), and the same corpus into a second store through `Memory.addSessions`,
- * `--bulk-batch` sessions a call (default 32; 0 skips it).
+ * `--bulk-batch` sessions a call (default 32 at sizes up to 100,000 and none above; 0 skips it).
  *
  * `--store postgres` (same as `--store sqlite,postgres`) runs every configuration on SQLite and then on
  * Postgres in the same run (a database on CAIRN_BENCH_POSTGRES_URL or a throwaway local cluster), and
@@ -45,8 +45,11 @@ const { values } = parseArgs({
     keep: { type: "boolean", default: false },
     /** sqlite (default), or postgres / sqlite,postgres: both stores, side by side. */
     store: { type: "string", default: "sqlite" },
-    /** Sessions per `Memory.addSessions` call for the bulk ingest row (SQLite only); 0 leaves the row out. */
-    "bulk-batch": { type: "string", default: "32" },
+    /**
+     * Sessions per `Memory.addSessions` call for the bulk ingest row (SQLite only); 0 leaves the row out.
+     * Unset: 32, at sizes up to 100,000 (a second 1M ingest would double the longest run and its disk).
+     */
+    "bulk-batch": { type: "string" },
     child: { type: "boolean", default: false },
   },
 });
@@ -57,7 +60,8 @@ const profiles = values.profile.split(",").map((name) => parseProfile(name.trim(
 const sizes = [...values.sizes.split(",").map(Number), ...(values.large ? [1_000_000] : [])];
 if (sizes.some((size) => !Number.isInteger(size) || size <= 0)) fail(`--sizes must be positive integers`);
 const stores = parseStores(values.store);
-if (!Number.isInteger(Number(values["bulk-batch"])) || Number(values["bulk-batch"]) < 0) {
+const bulkBatch = Number(values["bulk-batch"] ?? 0);
+if (!Number.isInteger(bulkBatch) || bulkBatch < 0) {
   fail("--bulk-batch must be a whole number of sessions (0: no bulk ingest row)");
 }
 
@@ -75,7 +79,7 @@ async function runChild(profile: ProfileName, size: number, store: StoreName): P
     exactQueries: Number(values["exact-queries"]),
     workDir: join(out, "tmp", `${profile}-${size}`),
     keepStore: values.keep,
-    bulkBatch: Number(values["bulk-batch"]),
+    bulkBatch: values["bulk-batch"] === undefined ? (size <= 100_000 ? 32 : 0) : Number(values["bulk-batch"]),
   };
   const command = process.env.CAIRN_BENCH_COMMAND ?? "npm run bench:perf";
   try {
@@ -96,7 +100,7 @@ function runAll(): void {
   const command = `npm run bench:perf${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`;
   const passOn = ["--out", out, "--queries", values.queries, "--image-share", values["image-share"]];
   passOn.push("--embed-sample", values["embed-sample"], "--exact-queries", values["exact-queries"]);
-  passOn.push("--bulk-batch", values["bulk-batch"]);
+  if (values["bulk-batch"] !== undefined) passOn.push("--bulk-batch", values["bulk-batch"]);
   if (values.keep) passOn.push("--keep");
   let failed = false;
   eachProfile: for (const profile of profiles) {
