@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import BetterSqlite3, { type Database } from "better-sqlite3";
+import BetterSqlite3, { type Database, type Statement } from "better-sqlite3";
 import { InputError, NotFoundError, StoreError } from "../core/errors.ts";
 import { validateScope } from "../core/scope.ts";
 
@@ -95,10 +95,13 @@ export interface KeyRow {
 export class SqliteKeyStore implements KeyStore {
   readonly #db: Database;
   readonly #now: () => number;
+  /** Every authenticated request runs it: prepared once (preparing costs more than the lookup). */
+  readonly #byId: Statement;
 
   private constructor(db: Database, now: () => number) {
     this.#db = db;
     this.#now = now;
+    this.#byId = db.prepare("SELECT * FROM api_keys WHERE id = ?");
   }
 
   static async open(options: { path: string; now?: () => number }): Promise<SqliteKeyStore> {
@@ -135,7 +138,7 @@ export class SqliteKeyStore implements KeyStore {
   async verify(key: string): Promise<ApiKeyRecord | null> {
     const match = keyPattern.exec(key);
     if (!match) return null;
-    const row = this.#db.prepare("SELECT * FROM api_keys WHERE id = ?").get(match[1]) as KeyRow | undefined;
+    const row = this.#byId.get(match[1]) as KeyRow | undefined;
     if (!row || row.revoked_at !== null) return null;
     return keyMatches(row.hash, key) ? toRecord(row) : null;
   }

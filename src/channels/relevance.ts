@@ -31,11 +31,17 @@ export function termCoverage(terms: readonly string[], text: string): number | n
 }
 
 const cjkRun = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3005\u3007\u30fc\uff70]+/u;
+/** Splits a run into its CJK and other parts, keeping both; compiled once (it ran for every word of every candidate). */
+const cjkSplit = new RegExp(`(${cjkRun.source})`, "u");
 
 function documentWords(text: string): Set<string> {
   const words = new Set<string>();
   for (const run of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-    for (const part of run.split(new RegExp(`(${cjkRun.source})`, "u"))) {
+    if (!cjkRun.test(run)) {
+      words.add(reduce(run));
+      continue;
+    }
+    for (const part of run.split(cjkSplit)) {
       if (!part) continue;
       if (cjkRun.test(part)) {
         for (const character of part) words.add(character);

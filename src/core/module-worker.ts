@@ -13,3 +13,11 @@ export function spawnModuleWorker(entry: string, workerData: unknown): Worker {
   const bootstrap = `import(${tsx}).then((tsx) => tsx.tsImport(${url}, ${url}));`;
   return new Worker(bootstrap, { eval: true, workerData });
 }
+
+/**
+ * The URL of the module `name` (no extension) beside `from` (the caller's `import.meta.url`), with the
+ * caller's own extension: `.ts` when running from sources, `.js` when compiled.
+ */
+export function siblingModule(name: string, from: string): string {
+  return new URL(`./${name}${from.endsWith(".ts") ? ".ts" : ".js"}`, from).href;
+}

@@ -9,10 +9,11 @@
  * Nothing is loaded until a model is first used. Images are decoded with sharp, whose work runs on
  * libuv's thread pool, so the main thread only moves bytes around.
  */
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { Sharp } from "sharp";
 import type { Page, Worker as TesseractWorker, Word } from "tesseract.js";
 import { ProviderError } from "../core/errors.ts";
+import { siblingModule, spawnModuleWorker } from "../core/module-worker.ts";
 import { loadLocalModels } from "./local-models-addon.ts";
 import type { RequestBody, WorkerInit, WorkerResponse } from "./local-worker.ts";
 import { checkBatchSize } from "./model-calls.ts";
@@ -216,7 +217,7 @@ class ModelWorker {
 
   #started(): Worker {
     if (this.#worker) return this.#worker;
-    const worker = spawnWorker(this.#init);
+    const worker = spawnModuleWorker(siblingModule("local-worker", import.meta.url), this.#init);
     worker.unref();
     worker.on("message", (response: WorkerResponse) => this.#settle(worker, response));
     worker.on("messageerror", (error) => this.#failAll(this.#error("unreadable worker message", error)));
@@ -248,23 +249,6 @@ class ModelWorker {
   #error(message: string, cause?: unknown): ProviderError {
     return new ProviderError(PROVIDER, this.#model, message, { cause });
   }
-}
-
-/**
- * Starts local-worker. Run from TypeScript sources, the worker must compile TypeScript too, and on
- * Node 20 a worker's `--import tsx` does not apply to its own entry module (it fails with "Unknown
- * file extension .ts"); so a small evaluated bootstrap loads the worker through tsx's `tsImport`.
- * Both paths are absolute URLs, which works whatever the current directory is, under
- * `node --import tsx` and under the `tsx` CLI alike.
- */
-function spawnWorker(init: WorkerInit): Worker {
-  if (!import.meta.url.endsWith(".ts")) {
-    return new Worker(new URL("./local-worker.js", import.meta.url), { workerData: init });
-  }
-  const entry = JSON.stringify(new URL("./local-worker.ts", import.meta.url).href);
-  const tsx = JSON.stringify(import.meta.resolve("tsx/esm/api"));
-  const bootstrap = `import(${tsx}).then((tsx) => tsx.tsImport(${entry}, ${entry}));`;
-  return new Worker(bootstrap, { eval: true, workerData: init });
 }
 
 // ---------------------------------------------------------------------------------------------

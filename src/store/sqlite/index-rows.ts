@@ -116,10 +116,11 @@ export function readLinked(
           "SELECT * FROM index_entries WHERE scope_key = ? AND host IN (SELECT value FROM json_each(?)) AND status != 'merged'",
         ).all(key, hosts)
   ) as EntryRow[];
-  const named = db
-    // `+scope_key` keeps the planner on the id index (it would rather scan the scope's entries).
-    .prepare("SELECT * FROM index_entries WHERE id IN (SELECT value FROM json_each(?)) AND +scope_key = ?")
-    .all(JSON.stringify(options.ids), key) as EntryRow[];
+  // `+scope_key` keeps the planner on the id index (it would rather scan the scope's entries).
+  const named = statement(
+    db,
+    "SELECT * FROM index_entries WHERE id IN (SELECT value FROM json_each(?)) AND +scope_key = ?",
+  ).all(JSON.stringify(options.ids), key) as EntryRow[];
   const rows = [...new Map([...hosted, ...named].map((row) => [row.rowid, row])).values()].sort(
     (a, b) => a.rowid - b.rowid,
   );

@@ -1,6 +1,6 @@
 import type { Worker } from "node:worker_threads";
 import { StoreError } from "../../core/errors.ts";
-import { spawnModuleWorker } from "../../core/module-worker.ts";
+import { siblingModule, spawnModuleWorker } from "../../core/module-worker.ts";
 import type { Scope } from "../../core/scope.ts";
 import type { VectorIndexOptions } from "../vector-index-options.ts";
 import {
@@ -116,7 +116,7 @@ export class ReadPool {
       vectorIndex: this.#options.vectorIndex,
       externalWrites: this.#options.indexes.externalWrites(),
     };
-    const worker = spawnModuleWorker(new URL(`./read-worker${extension()}`, import.meta.url).href, data);
+    const worker = spawnModuleWorker(siblingModule("read-worker", import.meta.url), data);
     const slot: Slot = { worker, pending: new Map() };
     this.#slots.push(slot);
     let started = false;
@@ -177,6 +177,3 @@ export class ReadPool {
 }
 
 /** The worker module's extension: `.ts` from sources, `.js` once compiled. */
-function extension(): string {
-  return import.meta.url.endsWith(".ts") ? ".ts" : ".js";
-}

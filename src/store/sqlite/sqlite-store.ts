@@ -250,7 +250,7 @@ export class SqliteStore implements Store, StoreServices {
   }
 
   spaces(): SpaceRow[] {
-    return this.db.prepare("SELECT * FROM vector_spaces").all() as SpaceRow[];
+    return statement(this.db, "SELECT * FROM vector_spaces").all() as SpaceRow[];
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { ProviderError } from "../../core/errors.ts";
+import { siblingModule, spawnModuleWorker } from "../../core/module-worker.ts";
 import { loadLocalModels } from "../../models/local-models-addon.ts";
 import type { Frame } from "../gateway.ts";
 import type { Detector, FrameDetections } from "./detector.ts";
@@ -26,7 +27,7 @@ export function createLocalDetector(): Detector {
   };
   const started = (): Worker => {
     if (worker) return worker;
-    const spawned = spawnWorker();
+    const spawned = spawnModuleWorker(siblingModule("human-worker", import.meta.url), undefined);
     spawned.unref();
     spawned.on("message", (response: HumanResponse) => {
       const request = pending.get(response.id);
@@ -69,12 +70,4 @@ export function createLocalDetector(): Detector {
       await current?.terminate();
     },
   };
-}
-
-/** As in models/local-provider.ts: under tsx the worker's TypeScript entry loads through tsImport. */
-function spawnWorker(): Worker {
-  if (!import.meta.url.endsWith(".ts")) return new Worker(new URL("./human-worker.js", import.meta.url));
-  const entry = JSON.stringify(new URL("./human-worker.ts", import.meta.url).href);
-  const tsx = JSON.stringify(import.meta.resolve("tsx/esm/api"));
-  return new Worker(`import(${tsx}).then((tsx) => tsx.tsImport(${entry}, ${entry}));`, { eval: true });
 }
