@@ -6,6 +6,10 @@
  *   npm run bench:perf -- --large                       # adds 1,000,000 raw nodes
  *   npm run bench:perf -- --store postgres --profile hash --sizes 10000,100000
  *
+ * Ingest is timed twice on SQLite: `Memory.addSession` one session a call (the ingest column, which the
+ * Postgres comparison uses), and the same corpus into a second store through `Memory.addSessions`,
+ * `--bulk-batch` sessions a call (default 32 at sizes up to 100,000 and none above; 0 skips it).
+ *
  * `--store postgres` (same as `--store sqlite,postgres`) runs every configuration on SQLite and then on
  * Postgres in the same run (a database on CAIRN_BENCH_POSTGRES_URL or a throwaway local cluster), and
  * writes the pair with its ratios to `<out>/postgres-perf-vs-sqlite-<profile>-<size>.json` and the
@@ -41,6 +45,11 @@ const { values } = parseArgs({
     keep: { type: "boolean", default: false },
     /** sqlite (default), or postgres / sqlite,postgres: both stores, side by side. */
     store: { type: "string", default: "sqlite" },
+    /**
+     * Sessions per `Memory.addSessions` call for the bulk ingest row (SQLite only); 0 leaves the row out.
+     * Unset: 32, at sizes up to 100,000 (a second 1M ingest would double the longest run and its disk).
+     */
+    "bulk-batch": { type: "string" },
     child: { type: "boolean", default: false },
   },
 });
@@ -51,6 +60,10 @@ const profiles = values.profile.split(",").map((name) => parseProfile(name.trim(
 const sizes = [...values.sizes.split(",").map(Number), ...(values.large ? [1_000_000] : [])];
 if (sizes.some((size) => !Number.isInteger(size) || size <= 0)) fail(`--sizes must be positive integers`);
 const stores = parseStores(values.store);
+const bulkBatch = Number(values["bulk-batch"] ?? 0);
+if (!Number.isInteger(bulkBatch) || bulkBatch < 0) {
+  fail("--bulk-batch must be a whole number of sessions (0: no bulk ingest row)");
+}
 
 if (values.child) await runChild(profiles[0] as ProfileName, sizes[0] as number, stores[0] as StoreName);
 else runAll();
@@ -66,6 +79,7 @@ async function runChild(profile: ProfileName, size: number, store: StoreName): P
     exactQueries: Number(values["exact-queries"]),
     workDir: join(out, "tmp", `${profile}-${size}`),
     keepStore: values.keep,
+    bulkBatch: values["bulk-batch"] === undefined ? (size <= 100_000 ? 32 : 0) : Number(values["bulk-batch"]),
   };
   const command = process.env.CAIRN_BENCH_COMMAND ?? "npm run bench:perf";
   try {
@@ -86,6 +100,7 @@ function runAll(): void {
   const command = `npm run bench:perf${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`;
   const passOn = ["--out", out, "--queries", values.queries, "--image-share", values["image-share"]];
   passOn.push("--embed-sample", values["embed-sample"], "--exact-queries", values["exact-queries"]);
+  if (values["bulk-batch"] !== undefined) passOn.push("--bulk-batch", values["bulk-batch"]);
   if (values.keep) passOn.push("--keep");
   let failed = false;
   eachProfile: for (const profile of profiles) {

@@ -16,9 +16,14 @@ import type { EvidencePack } from "./evidence/evidence-pack.ts";
 import type { IntakeOptions } from "./ingest/image-intake.ts";
 import { defaultIndexTextConfig, type IndexTextConfig, storedIndexTexts } from "./ingest/index-text.ts";
 import { defaultIngestLimits, type IngestLimits } from "./ingest/limits.ts";
-import { type PreparedSession, prepareSession, validateSession } from "./ingest/prepare-session.ts";
+import { type PreparedSession, prepareSession, prepareSessions, validateSession } from "./ingest/prepare-session.ts";
 import { type RememberOptions, type RememberResult, remember } from "./ingest/remember.ts";
-import { ActiveIndexCache, type CommitContext, commitWithMaintenance } from "./maintain/commit-session.ts";
+import {
+  ActiveIndexCache,
+  type CommitContext,
+  commitBatchWithMaintenance,
+  commitWithMaintenance,
+} from "./maintain/commit-session.ts";
 import { defaultMaintenanceConfig, type MaintenanceConfig } from "./maintain/config.ts";
 import { forgetWithRepair } from "./maintain/forget.ts";
 import { resolveJudge } from "./maintain/judge.ts";
@@ -45,11 +50,12 @@ import {
 } from "./route/search.ts";
 import { defaultSearchConfig, type SearchConfig } from "./route/search-config.ts";
 import type { BankProgram } from "./store/bank-records.ts";
-import type { IndexState } from "./store/index-records.ts";
+import type { IndexState, MaintenancePlan } from "./store/index-records.ts";
 import { openStore } from "./store/open-store.ts";
 import type {
   AuditEvent,
   BlobRecord,
+  CommitResult,
   Entry,
   ForgetResult,
   ForgetTarget,
@@ -248,6 +254,49 @@ export class Memory {
     return this.#commit(scoped, prepared.write, prepared.warnings);
   }
 
+  /**
+   * Adds several sessions of one scope in one transaction: each is validated and embedded first (a few at once)
+   * (any bad one is a typed error naming its position, and nothing is written), then maintenance
+   * plans them in order exactly as one `addSession` after another would, and all of them are
+   * committed together, so the store's durable commit (SQLite: one fsync) is paid once for the
+   * lot. All land or none does; when the promise resolves every one is committed. Results follow
+   * the inputs' order; a session already stored (or given twice) is a duplicate, as in `addSession`.
+   * Every prepared session is held in memory until the commit: the caller picks the batch size
+   * (`cairn ingest --batch`).
+   * @example await memory.addSessions(scope, [{ session: "s1", turns: [{ text: "hi" }] }, { session: "s2", turns: [{ text: "again" }] }]);
+   */
+  async addSessions(
+    scope: Scope,
+    inputs: readonly unknown[],
+    options: AddSessionOptions = {},
+  ): Promise<AddSessionResult[]> {
+    if (!Array.isArray(inputs)) throw new InputError("sessions", "give an array of sessions");
+    const scoped = this.#scoped(scope);
+    const prepared = await prepareSessions(scoped, inputs, {
+      models: this.models,
+      spaces: this.spaces,
+      intake: this.#intake(options),
+      readImages: options.readImages,
+      indexText: this.indexText,
+    });
+    if (prepared.length === 0) return [];
+    const mismatch = await this.#checkModels(scoped);
+    await this.#ensureIndex(scoped);
+    const landed = await this.#writeLocks.run(scopeKey(scoped.scope), () =>
+      commitBatchWithMaintenance(
+        scoped,
+        prepared.map((session) => session.write),
+        this.#maintainer,
+      ),
+    );
+    const results: AddSessionResult[] = [];
+    for (const [index, { result, plan }] of landed.entries()) {
+      const warnings = [...(prepared[index]?.warnings ?? []), ...(mismatch ? [mismatch] : [])];
+      results.push(await this.#acknowledge(scoped, result, plan, warnings));
+    }
+    return results;
+  }
+
   async #commit(
     scoped: ScopedStore,
     write: PreparedSession["write"],
@@ -262,6 +311,16 @@ export class Memory {
     const { result, plan } = await this.#writeLocks.run(scopeKey(scoped.scope), () =>
       commitWithMaintenance(scoped, write, this.#maintainer),
     );
+    return this.#acknowledge(scoped, result, plan, warnings);
+  }
+
+  /** A committed session's answer, after compiling it into the bank when `compile.onCommit` is on. */
+  async #acknowledge(
+    scoped: ScopedStore,
+    result: CommitResult,
+    plan: MaintenancePlan,
+    warnings: readonly string[],
+  ): Promise<AddSessionResult> {
     const compileWarnings: string[] = [];
     if (this.compileConfig.onCommit && !result.duplicate) {
       // By name, so a session that grew by an append is compiled again rather than twice.

@@ -29,6 +29,8 @@ export interface PerfConfig {
   /** Folder for the store; removed afterwards unless `keepStore`. */
   readonly workDir: string;
   readonly keepStore: boolean;
+  /** Sessions per `Memory.addSessions` call in the bulk ingest row (0: no bulk row). */
+  readonly bulkBatch?: number;
 }
 
 export interface PerfResult {
@@ -39,7 +41,17 @@ export interface PerfResult {
   readonly command: string;
   readonly machine: { readonly cpu: string; readonly cores: number; readonly node: string; readonly os: string };
   readonly date: string;
+  /** `Memory.addSession`, one session per call (what issue 11 compares across stores). */
   readonly ingest: { readonly seconds: number; readonly rawNodesPerSecond: number };
+  /**
+   * The same corpus into a second fresh store through `Memory.addSessions`, `sessionsPerCall` sessions
+   * a call (one transaction each, maintenance on); absent in results from before it or with `--bulk-batch 0`.
+   */
+  readonly bulkIngest?: {
+    readonly seconds: number;
+    readonly rawNodesPerSecond: number;
+    readonly sessionsPerCall: number;
+  };
   /** The text embedder alone, batched at its maxBatchSize, on the same texts; `ratio` = ingest ÷ this. */
   readonly embedder: {
     readonly texts: number;
@@ -84,6 +96,8 @@ export async function runConfig(config: PerfConfig, command: string): Promise<Pe
     const ingested = await ingest(memory, config);
     const embedder = await measureEmbedder(models, config);
     const indexes = await buildIndexes(store, memory);
+    // After the first store's index builds, which run on another thread and would take its CPU.
+    const bulkIngest = config.bulkBatch ? await ingestBulk(models, config, config.bulkBatch) : undefined;
     const queries = generateQueries(config.queries);
     // Cairn's default search: route through the active index + select under the budget (with the direct channels).
     const search = await measureSearch(memory, queries, "cairn");
@@ -107,6 +121,7 @@ export async function runConfig(config: PerfConfig, command: string): Promise<Pe
       },
       date: new Date().toISOString(),
       ingest: { seconds: ingested.seconds, rawNodesPerSecond: config.size / ingested.seconds },
+      ...(bulkIngest ? { bulkIngest } : {}),
       embedder: { ...embedder, ingestRatio: config.size / ingested.seconds / embedder.textsPerSecond },
       indexes,
       annOptions: store.vectorIndexes.options,
@@ -160,21 +175,53 @@ export function progress(label: string, total: number): cliProgress.SingleBar {
   return bar;
 }
 
-export async function ingest(memory: Memory, config: PerfConfig) {
+/** The generated corpus through `addSession` (`batch` 1) or `addSessions`, `batch` sessions a call. */
+export async function ingest(memory: Memory, config: PerfConfig, batch = 1) {
   const images = await makeImagePool(48);
-  const bar = progress(`${config.profile} ingest`, config.size);
+  const bar = progress(`${config.profile} ingest${batch > 1 ? ` ×${batch}` : ""}`, config.size);
   let sessions = 0;
   let imageCount = 0;
+  let pending: ReturnType<typeof generateSessions> extends Iterable<infer T> ? T[] : never = [];
+  const flush = async () => {
+    if (pending.length === 0) return;
+    await memory.addSessions(scope, pending);
+    bar.increment(pending.reduce((sum, session) => sum + session.turns.length, 0));
+    pending = [];
+  };
   const started = performance.now();
   for (const session of generateSessions({ rawNodes: config.size, imageShare: config.imageShare }, images)) {
-    await memory.addSession(scope, session);
     sessions++;
     imageCount += session.turns.filter((turn) => turn.images?.length).length;
+    if (batch > 1) {
+      pending.push(session);
+      if (pending.length >= batch) await flush();
+      continue;
+    }
+    await memory.addSession(scope, session);
     bar.increment(session.turns.length);
   }
+  await flush();
   const seconds = (performance.now() - started) / 1000;
   bar.stop();
   return { seconds, sessions, images: imageCount };
+}
+
+/**
+ * `addSessions` ingest: the same sessions, `batch` a call, into a fresh store beside the main one
+ * (removed after), with the same models and maintenance on.
+ */
+export async function ingestBulk(models: Models, config: PerfConfig, batch: number) {
+  const path = `${config.workDir}-bulk`;
+  rmSync(path, { recursive: true, force: true });
+  const store = await SqliteStore.open({ path });
+  const memory = await Memory.open({ store, models });
+  try {
+    const ingested = await ingest(memory, config, batch);
+    return { seconds: ingested.seconds, rawNodesPerSecond: config.size / ingested.seconds, sessionsPerCall: batch };
+  } finally {
+    await memory.close();
+    rmSync(path, { recursive: true, force: true });
+  }
 }
 
 export async function measureEmbedder(models: Models, config: PerfConfig) {

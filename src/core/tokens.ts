@@ -18,8 +18,29 @@ const minStepChars = 4;
 /** A cut moves back to a word boundary only when that keeps at least this share of the text. */
 const wordBoundaryKeeps = 0.8;
 
+/**
+ * Recent cuts, by limit and text: maintenance renders the same routing text more than once (the
+ * judge's view of an incoming entry, then the entry it becomes), and a cut counts tokens up to a
+ * dozen times. Only short texts are kept (routing texts are a few hundred characters).
+ */
+const fitted = new Map<string, Readonly<{ text: string; tokens: number }>>();
+const fittedCapacity = 256;
+const fittedMaxChars = 4096;
+
 /** Cuts text to at most `maxTokens` tokens, on a word boundary where possible. */
-export function fitTokens(text: string, maxTokens: number): { text: string; tokens: number } {
+export function fitTokens(text: string, maxTokens: number): Readonly<{ text: string; tokens: number }> {
+  if (text.length > fittedMaxChars) return fit(text, maxTokens);
+  const key = `${maxTokens}:${text}`;
+  const kept = fitted.get(key);
+  if (kept) return kept;
+  const result = Object.freeze(fit(text, maxTokens));
+  fitted.set(key, result);
+  const oldest = fitted.keys().next();
+  if (fitted.size > fittedCapacity && !oldest.done) fitted.delete(oldest.value);
+  return result;
+}
+
+function fit(text: string, maxTokens: number): { text: string; tokens: number } {
   let tokens = countTokens(text);
   if (tokens <= maxTokens) return { text, tokens };
   // Tokens are roughly proportional to characters: shrink proportionally, then step down.
@@ -32,6 +53,7 @@ export function fitTokens(text: string, maxTokens: number): { text: string; toke
     tokens = countTokens(candidate);
   }
   const space = candidate.lastIndexOf(" ");
-  if (space > candidate.length * wordBoundaryKeeps) candidate = candidate.slice(0, space);
+  if (space <= candidate.length * wordBoundaryKeeps) return { text: candidate, tokens };
+  candidate = candidate.slice(0, space);
   return { text: candidate, tokens: countTokens(candidate) };
 }

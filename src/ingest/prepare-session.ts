@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { InvariantError } from "../core/errors.ts";
+import { InputError, InvariantError } from "../core/errors.ts";
 import { parseRfc3339 } from "../core/time.ts";
 import { embedImages as embedImagesInBatches, embedTexts } from "../models/model-calls.ts";
 import type { Models } from "../models/provider.ts";
@@ -27,6 +27,47 @@ export interface PrepareContext {
   readonly readImages?: boolean;
   /** What each raw node is searchable by besides its own text (default `defaultIndexTextConfig`). */
   readonly indexText?: IndexTextConfig;
+}
+
+/** Sessions of one `addSessions` call prepared at once: image decoding (off the main thread) overlaps embedding. */
+const batchPreparations = 4;
+
+/**
+ * `prepareSession` for each of a batch, a few at a time, results in input order. Nothing is written
+ * either way; a batch with bad input fails with the first bad session's error (by position, not by
+ * which check finished first), its `InputError` field prefixed with `sessions[i].`.
+ */
+export async function prepareSessions(
+  scoped: ScopedStore,
+  inputs: readonly unknown[],
+  context: PrepareContext,
+): Promise<PreparedSession[]> {
+  const outcomes: ({ ok: true; value: PreparedSession } | { ok: false; error: unknown })[] = [];
+  const queue = inputs.entries();
+  const worker = async (): Promise<void> => {
+    // The iterator is shared, so each input is taken by exactly one worker.
+    for (const [index, input] of queue) {
+      try {
+        outcomes[index] = { ok: true, value: await prepareSession(scoped, input, context) };
+      } catch (error) {
+        outcomes[index] = { ok: false, error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(batchPreparations, inputs.length) }, worker));
+  const prepared: PreparedSession[] = [];
+  for (const [index, outcome] of outcomes.entries()) {
+    if (outcome.ok) {
+      prepared.push(outcome.value);
+      continue;
+    }
+    const { error } = outcome;
+    if (error instanceof InputError) {
+      throw new InputError(`sessions[${index}].${error.field}`, error.reason, { cause: error });
+    }
+    throw error;
+  }
+  return prepared;
 }
 
 /**

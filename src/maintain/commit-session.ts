@@ -80,6 +80,17 @@ export class ActiveIndexCache {
     this.#keep(scopeKey(scoped.scope), { version: base.version + 1, entries: active });
   }
 
+  /**
+   * Keeps `state`, the active index a batch's plans were made up to and have all landed with, its
+   * batch pointers (`@n` of the batch) named by `resolve`.
+   */
+  keepPlanned(scoped: ScopedStore, state: IndexState, resolve: (pointer: string) => string): void {
+    const entries = new Map(
+      [...state.entries].map(([id, entry]) => [id, { ...entry, pointers: entry.pointers.map(resolve) }]),
+    );
+    this.#keep(scopeKey(scoped.scope), { version: state.version, entries });
+  }
+
   /** Forgets the scope's copy (after a failed or conflicting commit). */
   drop(scoped: ScopedStore): void {
     this.#states.delete(scopeKey(scoped.scope));
@@ -131,6 +142,87 @@ export async function commitWithMaintenance(
   }
 }
 
+/**
+ * `commitWithMaintenance` for several sessions of one scope in one transaction (`commitSessions`):
+ * each session is planned in order against the index as the sessions before it leave it
+ * (query-blind, exactly the plans one-by-one commits would make), then all land together or none
+ * does. A session already stored, or named twice in the batch, gets no plan (the store answers it as
+ * a duplicate, or refuses the whole batch if its content differs). A batch that loses to another
+ * writer is planned again, as a single session is.
+ */
+export async function commitBatchWithMaintenance(
+  scoped: ScopedStore,
+  writes: readonly Omit<SessionWrite, "index">[],
+  context: CommitContext,
+): Promise<MaintainedCommit[]> {
+  const { spaces } = context;
+  const indexSpaces = { text: spaces.text.name, image: spaces.image?.name ?? null };
+  const cache = context.activeIndex;
+  const offsets: number[] = [];
+  let total = 0;
+  for (const write of writes) {
+    offsets.push(total);
+    total += write.rawNodes.length;
+  }
+  const incoming = writes.map((write, index) =>
+    incomingEntriesOf(write, spaces, context.config.segmentMaxNodes, offsets[index]),
+  );
+  for (let attempt = 1; ; attempt++) {
+    const stored = new Set(
+      (await scoped.readSessions({ keys: writes.map((write) => write.key) })).map((session) => session.key),
+    );
+    const base = cache ? await cache.read(scoped) : await scoped.readIndex({ activeOnly: true });
+    let state = base;
+    const plans: MaintenancePlan[] = [];
+    for (const [index, write] of writes.entries()) {
+      // A stored session gets no plan, being a duplicate or a conflict; so does a key met earlier in the batch.
+      if ((!write.append && stored.has(write.key)) || writes.findIndex((other) => other.key === write.key) < index) {
+        plans.push(emptyPlan());
+        continue;
+      }
+      const plan = await planMaintenance(state, incoming[index] ?? [], context.policy, {
+        bounds: context.config.bounds,
+        newId: context.newId,
+        nowMs: context.now(),
+      });
+      plans.push(plan);
+      state = activeOf(applyOps(state, plan.ops));
+    }
+    try {
+      const results = await scoped.commitSessions(
+        writes.map((write, index) => ({ ...write, index: { plan: plans[index] ?? emptyPlan(), spaces: indexSpaces } })),
+      );
+      const landed = results.map((result, index) => {
+        const plan = plans[index] ?? emptyPlan();
+        return { result, plan: result.duplicate ? emptyPlan() : plan, planned: plan.baseVersion !== null };
+      });
+      // A plan the store did not apply (a session another writer stored meanwhile) leaves the copy behind.
+      if (cache && landed.every(({ result, planned }) => !(planned && result.duplicate))) {
+        const ids = results.flatMap((result, index) =>
+          Array.from({ length: writes[index]?.rawNodes.length ?? 0 }, (_, turn) => result.rawNodeIds[turn] ?? ""),
+        );
+        cache.keepPlanned(scoped, state, (pointer) =>
+          pointer.startsWith("@") ? (ids[Number(pointer.slice(1))] ?? pointer) : pointer,
+        );
+      } else {
+        cache?.drop(scoped);
+      }
+      return landed.map(({ result, plan }) => ({ result, plan }));
+    } catch (error) {
+      cache?.drop(scoped);
+      if (!(error instanceof IndexVersionConflict) || attempt >= maxPlanAttempts) throw error;
+      await replanBackoff(attempt);
+    }
+  }
+}
+
+function activeOf(state: IndexState): IndexState {
+  return {
+    version: state.version,
+    entries: new Map([...state.entries].filter(([, entry]) => entry.status === "active")),
+  };
+}
+
 /** The wait before try `attempt + 1` of a plan that lost to another writer (see `retryBaseMs`). */
 export function replanBackoff(attempt: number): Promise<void> {
   return sleep(Math.random() * Math.min(retryCapMs, retryBaseMs * 2 ** (attempt - 1)));
@@ -141,11 +233,13 @@ export function incomingEntriesOf(
   write: Omit<SessionWrite, "index">,
   spaces: VectorSpaces,
   segmentMaxNodes: number,
+  /** Where the write's raw nodes start in a batch's numbering (`commitSessions`); 0 for one session. */
+  offset = 0,
 ): IncomingEntry[] {
   return buildIncomingEntries(
     write.key,
     write.rawNodes.map((node, index) => ({
-      ref: `@${index}`,
+      ref: `@${offset + index}`,
       speaker: node.speaker,
       text: node.text,
       imageText: node.images.flatMap((image) =>

@@ -257,13 +257,18 @@ function parseRelationAnswer(value: unknown): { relation: Relation; confidence: 
 }
 
 function weightedJaccard(a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): number {
+  // a's keys, then b's others, in that order (as a set of both would visit them), without building the set.
   let min = 0;
   let max = 0;
-  for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+  for (const key in a) {
     const x = a[key] ?? 0;
     const y = b[key] ?? 0;
     min += Math.min(x, y);
     max += Math.max(x, y);
+  }
+  for (const key in b) {
+    if (Object.hasOwn(a, key)) continue;
+    max += b[key] ?? 0;
   }
   return max === 0 ? 0 : min / max;
 }

@@ -109,6 +109,15 @@ export interface ScopedStore {
    * (against the plan's base version: a stale plan is an `IndexVersionConflict`) and audit events.
    */
   commitSession(write: SessionWrite): Promise<CommitResult>;
+  /**
+   * Several sessions in one transaction, in order, each as `commitSession` would write it: every
+   * write lands or none does (a conflict or stale plan anywhere rolls back the lot), and a backend
+   * with one durable commit per transaction pays it once. Each plan is checked against the index
+   * version the writes before it left. In a batch `@n` names the n-th raw node of the whole batch
+   * (the writes' raw nodes counted in order), so a plan may point at an earlier write's raw nodes,
+   * never a later one's (`batch-writes.ts`). Returns each write's result in order.
+   */
+  commitSessions(writes: readonly SessionWrite[]): Promise<CommitResult[]>;
   readSessions(query: SessionQuery): Promise<SessionRecord[]>;
   readRawNodes(query: RawNodeQuery): Promise<RawNode[]>;
   /** An image's original bytes, or its 256 px WebP thumbnail; visible only while a raw node of the scope uses it. */

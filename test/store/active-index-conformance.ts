@@ -359,6 +359,106 @@ export const activeIndexConformance = defineGroup("active index", (test) => {
     );
   });
 
+  test("commitSessions applies each plan in order, pointing across the batch, as applyOps does; a stale or forward plan lands nothing", async (store) => {
+    const a = store.forScope(scopeA);
+    await a.commitSession(await buildSessionWrite({ key: "0", turns: [{ speaker: "Ana", text: "Ana keeps bees" }] }));
+    const writes = await Promise.all(
+      [
+        ["1", ["Ana keeps bees in Lisbon", "the hive has 3 boxes"]],
+        ["2", ["Bo sold his kayak", "Bo bought a violin"]],
+        ["3", ["Ana keeps bees in Lisbon", "Chen plays the violin"]],
+      ].map(([key, texts], position) =>
+        buildSessionWrite({
+          key: key as string,
+          timeMs: base + position * hour,
+          turns: (texts as string[]).map((text) => ({ speaker: text.split(" ")[0], text })),
+        }),
+      ),
+    );
+    // Planned one after another against the index the writes before leave, as `addSessions` plans.
+    const policy = ramu(smallBounds);
+    const newId = idMaker("batch");
+    let offset = 0;
+    let state = await a.readIndex({ activeOnly: true });
+    const plans: MaintenancePlan[] = [];
+    for (const write of writes) {
+      const plan = await planMaintenance(state, incomingEntriesOf(write, spaces, 2, offset), policy, {
+        bounds: smallBounds,
+        newId,
+        nowMs: base + 24 * hour,
+      });
+      plans.push(plan);
+      state = activeOf(applyOps(state, plan.ops));
+      offset += write.rawNodes.length;
+    }
+    // And one link that only a batch can make: the last write's entry gains the first write's first raw node.
+    const lastPut = [...(plans[2]?.ops ?? [])].reverse().find((op) => op.op === "put");
+    assert.ok(lastPut?.op === "put");
+    const third = plans[2] as MaintenancePlan;
+    plans[2] = { ...third, ops: [...third.ops, { op: "link", entryId: lastPut.entry.id, pointers: ["@0"] }] };
+    const batch = writes.map((write, index) => ({
+      ...write,
+      index: { plan: plans[index] as MaintenancePlan, spaces: indexSpaces },
+    }));
+
+    const before = await snapshot(a);
+    const forward = batch.map((write, index) =>
+      index === 0
+        ? {
+            ...write,
+            index: {
+              ...write.index,
+              plan: {
+                ...write.index.plan,
+                ops: [...write.index.plan.ops, { op: "link" as const, entryId: lastPut.entry.id, pointers: ["@2"] }],
+              },
+            },
+          }
+        : write,
+    );
+    await assert.rejects(a.commitSessions(forward), "a plan may not point at a later write's raw nodes");
+    assert.deepEqual(await snapshot(a), before, "a refused batch changes nothing");
+
+    const results = await a.commitSessions(batch);
+    const batchIds = results.flatMap((result) => result.rawNodeIds);
+    assert.equal(batchIds.length, 6);
+    const resolve = (pointer: string) =>
+      pointer.startsWith("@") ? (batchIds[Number(pointer.slice(1))] ?? pointer) : pointer;
+    let expected = before.index;
+    for (const plan of plans) expected = applyOps(expected, plan.ops, resolve);
+    assertSameIndex(await a.readIndex({ activeOnly: false }), expected, "after the batch");
+    assert.equal((await a.indexStatus()).version, before.status.version + 3, "one version per plan");
+    const last = (await a.readIndex({ activeOnly: false })).entries.get(lastPut.entry.id);
+    assert.ok(
+      last?.pointers.includes(batchIds[0] as string),
+      "the cross-write pointer names the first write's raw node",
+    );
+
+    // A batch planned against the index before another commit landed: refused whole.
+    const late = await Promise.all(
+      ["4", "5"].map((key) => buildSessionWrite({ key, turns: [{ text: `note ${key} about bees` }] })),
+    );
+    const stateNow = await a.readIndex({ activeOnly: true });
+    const latePlans = [
+      await planMaintenance(stateNow, incomingEntriesOf(late[0] as SessionWrite, spaces, 2, 0), policy, {
+        bounds: smallBounds,
+        newId,
+        nowMs: base + 48 * hour,
+      }),
+    ];
+    await a.commitSession(await buildSessionWrite({ key: "between", turns: [{ text: "another writer" }] }));
+    const beforeLate = await snapshot(a);
+    await assert.rejects(
+      a.commitSessions([
+        { ...(late[1] as SessionWrite) },
+        { ...(late[0] as SessionWrite), index: { plan: latePlans[0] as MaintenancePlan, spaces: indexSpaces } },
+      ]),
+      (error) => error instanceof IndexVersionConflict,
+      "a stale plan anywhere in the batch is a conflict",
+    );
+    assert.deepEqual(await snapshot(a), beforeLate, "and the batch's earlier write is rolled back too");
+  });
+
   test("forget refuses a plan that unlinks surviving evidence or removes an entry still pointing at it, and changes nothing", async (store) => {
     const a = store.forScope(scopeA);
     const session = await a.commitSession(

@@ -8,6 +8,7 @@ import { IndexVersionConflict } from "../../src/store/index-records.ts";
 import type { RawNode, RawNodeWrite, ScopeStats, SessionWrite } from "../../src/store/records.ts";
 import type { ForgetRequest } from "../../src/store/store.ts";
 import {
+  asBatch,
   assertClose,
   assertNoRawText,
   auditActions,
@@ -207,6 +208,61 @@ export const coldStoreConformance = defineGroup("cold store", (test) => {
     assert.deepEqual(await observe(a), before);
     await expectNotFound(a.readBlob(sha256(blue)), "the conflicting write's new image was not stored");
     assert.deepEqual(await a.searchLexical("text", "zeppelin", { limit: 10 }), []);
+  });
+
+  test("commitSessions writes a batch in order in one transaction; a conflict anywhere leaves nothing of it", async (store) => {
+    const { red, blue } = await images();
+    const a = store.forScope(scopeA);
+    const stored = await buildSessionWrite({ key: "stored", turns: [{ text: "already here" }] });
+    const first = await a.commitSession(stored);
+    const one = await buildSessionWrite({
+      key: "one",
+      timeMs: base,
+      turns: [{ text: "a walrus at the pier", images: [{ data: red, caption: "walrus" }] }, { text: "it barked" }],
+    });
+    const two = await buildSessionWrite({ key: "two", timeMs: base + hour, turns: [{ text: "a heron in the reeds" }] });
+    const results = await a.commitSessions(asBatch([one, stored, two, one]));
+    assert.deepEqual(
+      results.map((result) => [result.session.key, result.duplicate, result.rawNodeIds.length]),
+      [
+        ["one", false, 2],
+        ["stored", true, 1],
+        ["two", false, 1],
+        ["one", true, 2],
+      ],
+    );
+    assert.deepEqual(results[1]?.rawNodeIds, first.rawNodeIds, "a duplicate answers with the stored raw nodes");
+    assert.deepEqual(results[3]?.rawNodeIds, results[0]?.rawNodeIds, "a key given twice is one session");
+    const nodes = await a.readRawNodes({ sessionId: results[0]?.session.id as string });
+    assert.deepEqual(
+      nodes.map((node) => node.text),
+      ["a walrus at the pier", "it barked"],
+    );
+    assert.deepEqual(ids(await a.searchLexical("text", "heron", { limit: 5 })), results[2]?.rawNodeIds);
+    assert.deepEqual(ids(await a.searchLexical("imageText", "walrus", { limit: 5 })), [nodes[0]?.id]);
+    const entries = await listEntries(a);
+    const pointed = new Set(entries.flatMap((entry) => entry.pointers));
+    for (const id of [...(results[0]?.rawNodeIds ?? []), ...(results[2]?.rawNodeIds ?? [])]) {
+      assert.ok(pointed.has(id), `raw node ${id} is reached from the index`);
+    }
+    assert.deepEqual(
+      (await a.readAudit()).filter((event) => event.action === "session.add").length,
+      3,
+      "one session.add per new session",
+    );
+
+    const before = await observe(a);
+    const three = await buildSessionWrite({
+      key: "three",
+      turns: [{ text: "a narwhal surfaced", images: [{ data: blue, caption: "narwhal" }] }],
+    });
+    const rival = await buildSessionWrite({ key: "two", turns: [{ text: "not the heron at all" }] });
+    await expectConflict(a.commitSessions(asBatch([three, rival])), "a later write's conflict refuses the batch");
+    assert.deepEqual(await observe(a), before, "nothing of the refused batch is stored");
+    await expectNotFound(a.readBlob(sha256(blue)), "the refused batch's new image was not stored");
+    assert.deepEqual(await a.searchLexical("text", "narwhal", { limit: 5 }), []);
+    assert.deepEqual(await a.commitSessions([]), [], "an empty batch writes nothing");
+    assert.deepEqual(await observe(a), before);
   });
 
   test("a commit that fails inside the backend writes nothing and the key stays free", async (store) => {

@@ -143,6 +143,29 @@ export async function buildSessionWrite(spec: SessionSpec): Promise<SessionWrite
   };
 }
 
+/**
+ * Single-session writes as one `commitSessions` batch: each plan's `@n` (its own raw nodes) moved to
+ * the batch's numbering, where `@n` counts the raw nodes of every write before it too.
+ */
+export function asBatch(writes: readonly SessionWrite[]): SessionWrite[] {
+  let offset = 0;
+  return writes.map((write) => {
+    const shift = offset;
+    offset += write.rawNodes.length;
+    const ops = write.index.plan.ops.map((op) =>
+      op.op === "link"
+        ? {
+            ...op,
+            pointers: op.pointers.map((pointer) =>
+              pointer.startsWith("@") ? `@${Number(pointer.slice(1)) + shift}` : pointer,
+            ),
+          }
+        : op,
+    );
+    return { ...write, index: { ...write.index, plan: { ...write.index.plan, ops } } };
+  });
+}
+
 /** One new entry over all the session's raw nodes: a plan that does not depend on the index's state. */
 export async function addOnlyPlan(
   key: string,
@@ -324,6 +347,7 @@ export function defineGroup(
  */
 export const seamMethods = {
   commitSession: "cold store",
+  commitSessions: "cold store",
   readSessions: "cold store",
   readRawNodes: "cold store",
   readBlob: "cold store",

@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { Ranked } from "../../core/ranked.ts";
 import type { Scope } from "../../core/scope.ts";
 import type { BankAudit, BankProgram } from "../bank-records.ts";
+import { BatchPlans } from "../batch-writes.ts";
 import type { IndexEntry, IndexState, MaintenancePlan } from "../index-records.ts";
 import type {
   AuditEvent,
@@ -73,6 +74,20 @@ export class PostgresScopedStore implements ScopedStore {
   // ── Cold store ──────────────────────────────────────────────────────────────────────────────
   async commitSession(write: SessionWrite): Promise<CommitResult> {
     return this.#write("commitSession", (sql) => commitSession(this.#context, sql, write));
+  }
+
+  /** One transaction for the lot: each write as `commitSession` writes it, in order (`BatchPlans`). */
+  async commitSessions(writes: readonly SessionWrite[]): Promise<CommitResult[]> {
+    const batch = new BatchPlans(writes);
+    return this.#write("commitSessions", async (sql) => {
+      const results: CommitResult[] = [];
+      for (const index of writes.keys()) {
+        const result = await commitSession(this.#context, sql, batch.write(index));
+        batch.committed(index, result.rawNodeIds);
+        results.push(result);
+      }
+      return results;
+    });
   }
 
   async readSessions(query: SessionQuery): Promise<SessionRecord[]> {

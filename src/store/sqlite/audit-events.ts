@@ -2,6 +2,7 @@ import { redactEvent } from "../audit-redaction.ts";
 import { type AuditRow, toAuditEvent } from "../record-rows.ts";
 import type { AuditEvent } from "../records.ts";
 import type { ScopeContext } from "./scope-context.ts";
+import { statement } from "./statements.ts";
 
 /** Appends an audit event of this scope; callers run it inside the transaction it describes. */
 export function writeAudit(
@@ -11,9 +12,10 @@ export function writeAudit(
   details: Record<string, unknown>,
 ): string {
   const id = context.store.newId("aud");
-  context.db
-    .prepare("INSERT INTO audit_events (id, scope_key, time_ms, action, subject, details) VALUES (?, ?, ?, ?, ?, ?)")
-    .run(id, context.key, context.store.now(), action, subject, JSON.stringify(details));
+  statement(
+    context.db,
+    "INSERT INTO audit_events (id, scope_key, time_ms, action, subject, details) VALUES (?, ?, ?, ?, ?, ?)",
+  ).run(id, context.key, context.store.now(), action, subject, JSON.stringify(details));
   return id;
 }
 

@@ -1,6 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import { ConflictError, StoreError } from "../../core/errors.ts";
 import { vectorBytes } from "../../core/vectors.ts";
+import { BatchPlans } from "../batch-writes.ts";
 import { IndexVersionConflict } from "../index-records.ts";
 import { lexicalDocument } from "../lexical-text.ts";
 import { type SessionRow, toSession } from "../record-rows.ts";
@@ -13,6 +14,7 @@ import { rawNodeRowid } from "./read-raw-nodes.ts";
 import { sessionById, sessionRowByKey } from "./read-sessions.ts";
 import { strings } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
+import { statement } from "./statements.ts";
 import { ensureTenant, type TenantStorage } from "./tenants.ts";
 import { imageSlots, plainTableOf, type VectorRow } from "./vector-rows.ts";
 
@@ -27,7 +29,23 @@ interface SpaceTable {
  * and audit events. Blob files land first, journalled, so a failed commit leaves none behind.
  */
 export function commitSession(context: ScopeContext, write: SessionWrite): CommitResult {
-  return writeSession(context, write, null);
+  return inTransaction(context, [write], "commitSession", (vectors) => writeSession(context, write, null, vectors));
+}
+
+/**
+ * Several sessions in one transaction, in order, each as `commitSession` would write it: all of them
+ * or none, and one WAL commit (one fsync) for the lot. Plans point across the batch as `BatchPlans`
+ * says; each is checked against the index version the writes before it left.
+ */
+export function commitSessions(context: ScopeContext, writes: readonly SessionWrite[]): CommitResult[] {
+  const batch = new BatchPlans(writes);
+  return inTransaction(context, writes, "commitSessions", (vectors) =>
+    writes.map((_, index) => {
+      const result = writeSession(context, batch.write(index), null, vectors);
+      batch.committed(index, result.rawNodeIds);
+      return result;
+    }),
+  );
 }
 
 /**
@@ -44,19 +62,32 @@ export function importSession(context: ScopeContext, write: SessionWrite, identi
       `${identity.rawNodeIds.length} raw-node ids for ${write.rawNodes.length} raw nodes`,
     );
   }
-  return !writeSession(context, write, identity).duplicate;
+  const result = inTransaction(context, [write], "importSession", (vectors) =>
+    writeSession(context, write, identity, vectors),
+  );
+  return !result.duplicate;
 }
 
-function writeSession(context: ScopeContext, write: SessionWrite, identity: SessionIdentity | null): CommitResult {
+/**
+ * Runs `work` in one IMMEDIATE transaction with the writes' blob files in place: written before the
+ * lock (fsync is slow), journalled so a failed commit leaves none behind, and checked again under
+ * the lock. `work` collects the vec0 rows it writes for the ANN indexes, fed once it has committed.
+ */
+function inTransaction<Result>(
+  context: ScopeContext,
+  writes: readonly SessionWrite[],
+  operation: string,
+  work: (vectors: VectorRow[]) => Result,
+): Result {
   const { store } = context;
   const files = store.files;
   // Files go in the tenant's folder now; its tables are created inside the transaction if new.
-  const tenant = context.tenantStorage;
-  const keyOf = (hash: string) => blobKey(tenant.token, hash);
-  const newBlobs = write.blobs.filter((blob) => !store.hasBlob(keyOf(blob.hash)));
+  const keyOf = (hash: string) => blobKey(context.tenantStorage.token, hash);
+  const blobs = [...new Map(writes.flatMap((write) => write.blobs).map((blob) => [blob.hash, blob])).values()];
+  const newBlobs = blobs.filter((blob) => !store.hasBlob(keyOf(blob.hash)));
   // Every blob is journalled, new or not: one that a forget releases before the lock is written
   // again inside the transaction, and a rollback must take that file away too.
-  const journal = files.begin(write.blobs.map((blob) => keyOf(blob.hash)));
+  const journal = files.begin(blobs.map((blob) => keyOf(blob.hash)));
   try {
     // Written before the lock (fsync is slow); checked again under it, below.
     for (const blob of newBlobs) files.put(keyOf(blob.hash), blob.data, blob.thumbnail);
@@ -69,34 +100,46 @@ function writeSession(context: ScopeContext, write: SessionWrite, identity: Sess
         // Files are deleted only under this lock (BlobFiles): what exists now stays until this
         // commits, and a file deleted since the check above (another process's forget released the
         // blob) is written again, so no committed image lacks its bytes.
-        for (const blob of write.blobs) files.put(keyOf(blob.hash), blob.data, blob.thumbnail);
-        const existing = sessionRowByKey(context, write.key);
-        if (existing) {
-          if (identity && existing.id !== identity.sessionId) {
-            throw new ConflictError(`session ${write.key} already exists in this scope under another id`);
-          }
-          if (write.append && !identity) {
-            const tables = write.spaces.map((space) => ({ space, table: store.ensureSpace(space) }));
-            return appendToSession(context, tenant, existing, write, tables, vectors);
-          }
-          return duplicateOf(context, toSession(existing), write);
-        }
-        if (identity && context.db.prepare("SELECT 1 FROM sessions WHERE id = ?").get(identity.sessionId)) {
-          throw new ConflictError(`a session with id ${identity.sessionId} already exists in this store`);
-        }
-        ensureTenant(context.db, context.tenant);
-        const tables = write.spaces.map((space) => ({ space, table: store.ensureSpace(space) }));
-        return insertSession(context, tenant, write, tables, vectors, identity);
+        for (const blob of blobs) files.put(keyOf(blob.hash), blob.data, blob.thumbnail);
+        return work(vectors);
       })
       .immediate();
     store.vectorIndexes.afterCommit(context.key, vectors);
     return result;
   } catch (error) {
     if (error instanceof ConflictError || error instanceof IndexVersionConflict) throw error;
-    throw new StoreError(identity ? "importSession" : "commitSession", error);
+    throw new StoreError(operation, error);
   } finally {
     files.settle(journal, (key) => store.hasBlob(key));
   }
+}
+
+/** One session's rows, inside the caller's transaction. */
+function writeSession(
+  context: ScopeContext,
+  write: SessionWrite,
+  identity: SessionIdentity | null,
+  vectors: VectorRow[],
+): CommitResult {
+  const { store } = context;
+  const tenant = context.tenantStorage;
+  const existing = sessionRowByKey(context, write.key);
+  if (existing) {
+    if (identity && existing.id !== identity.sessionId) {
+      throw new ConflictError(`session ${write.key} already exists in this scope under another id`);
+    }
+    if (write.append && !identity) {
+      const tables = write.spaces.map((space) => ({ space, table: store.ensureSpace(space) }));
+      return appendToSession(context, tenant, existing, write, tables, vectors);
+    }
+    return duplicateOf(context, toSession(existing), write);
+  }
+  if (identity && statement(context.db, "SELECT 1 FROM sessions WHERE id = ?").get(identity.sessionId)) {
+    throw new ConflictError(`a session with id ${identity.sessionId} already exists in this store`);
+  }
+  ensureTenant(context.db, context.tenant);
+  const tables = write.spaces.map((space) => ({ space, table: store.ensureSpace(space) }));
+  return insertSession(context, tenant, write, tables, vectors, identity);
 }
 
 /** The same session written twice is acknowledged again; the same key with other content is a conflict. */
@@ -105,12 +148,11 @@ function duplicateOf(context: ScopeContext, existing: SessionRecord, write: Sess
     throw new ConflictError(`session ${write.key} already exists in this scope with different content`);
   }
   const rawNodeIds = strings(
-    context.db
-      .prepare(
-        "SELECT r.id FROM raw_nodes r JOIN sessions s ON s.rowid = r.session_rowid WHERE s.id = ? ORDER BY r.turn",
-      )
-      .pluck()
-      .all(existing.id),
+    statement(
+      context.db,
+      "SELECT r.id FROM raw_nodes r JOIN sessions s ON s.rowid = r.session_rowid WHERE s.id = ? ORDER BY r.turn",
+      "pluck",
+    ).all(existing.id),
   );
   return { session: existing, rawNodeIds, entryIds: [], duplicate: true };
 }
@@ -128,24 +170,24 @@ function insertSession(
   const sessionId = identity?.sessionId ?? context.store.newId("ses");
   const imageCount = write.rawNodes.reduce((sum, node) => sum + node.images.length, 0);
   const sessionRowid = Number(
-    context.db
-      .prepare(
-        `INSERT INTO sessions (id, scope_key, session_key, time_ms, source, content_hash, turn_count, image_count, created_ms)
+    statement(
+      context.db,
+      `INSERT INTO sessions (id, scope_key, session_key, time_ms, source, content_hash, turn_count, image_count, created_ms)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        sessionId,
-        context.key,
-        write.key,
-        write.timeMs,
-        write.source,
-        write.contentHash,
-        write.rawNodes.length,
-        imageCount,
-        now,
-      ).lastInsertRowid,
+    ).run(
+      sessionId,
+      context.key,
+      write.key,
+      write.timeMs,
+      write.source,
+      write.contentHash,
+      write.rawNodes.length,
+      imageCount,
+      now,
+    ).lastInsertRowid,
   );
-  const insertBlob = context.db.prepare(
+  const insertBlob = statement(
+    context.db,
     "INSERT OR IGNORE INTO blobs (tenant, hash, media_type, bytes, width, height) VALUES (?, ?, ?, ?, ?, ?)",
   );
   for (const blob of write.blobs) {
@@ -190,30 +232,32 @@ function appendToSession(
   vectors: VectorRow[],
 ): CommitResult {
   const partKey = write.append?.partKey ?? "";
-  const part = context.db
-    .prepare("SELECT first_turn, turn_count FROM session_parts WHERE session_rowid = ? AND part_key = ?")
-    .get(existing.rowid, partKey) as { first_turn: number; turn_count: number } | undefined;
+  const part = statement(
+    context.db,
+    "SELECT first_turn, turn_count FROM session_parts WHERE session_rowid = ? AND part_key = ?",
+  ).get(existing.rowid, partKey) as { first_turn: number; turn_count: number } | undefined;
   if (part) {
     const rawNodeIds = strings(
-      context.db
-        .prepare("SELECT id FROM raw_nodes WHERE session_rowid = ? AND turn >= ? AND turn < ? ORDER BY turn")
-        .pluck()
-        .all(existing.rowid, part.first_turn, part.first_turn + part.turn_count),
+      statement(
+        context.db,
+        "SELECT id FROM raw_nodes WHERE session_rowid = ? AND turn >= ? AND turn < ? ORDER BY turn",
+        "pluck",
+      ).all(existing.rowid, part.first_turn, part.first_turn + part.turn_count),
     );
     return { session: toSession(existing), rawNodeIds, entryIds: [], duplicate: true };
   }
   // After the highest turn the session ever had: a forgotten last turn leaves its number unused.
   const firstTurn = Number(
-    context.db
-      .prepare(
-        `SELECT max(coalesce((SELECT max(turn) + 1 FROM raw_nodes WHERE session_rowid = @session), 0),
+    statement(
+      context.db,
+      `SELECT max(coalesce((SELECT max(turn) + 1 FROM raw_nodes WHERE session_rowid = @session), 0),
                     coalesce((SELECT max(first_turn + turn_count) FROM session_parts WHERE session_rowid = @session), 0),
                     @count)`,
-      )
-      .pluck()
-      .get({ session: existing.rowid, count: existing.turn_count }),
+      "pluck",
+    ).get({ session: existing.rowid, count: existing.turn_count }),
   );
-  const insertBlob = context.db.prepare(
+  const insertBlob = statement(
+    context.db,
     "INSERT OR IGNORE INTO blobs (tenant, hash, media_type, bytes, width, height) VALUES (?, ?, ?, ?, ?, ?)",
   );
   for (const blob of write.blobs) {
@@ -232,9 +276,10 @@ function appendToSession(
   const now = context.store.now();
   recordPart(context, existing.rowid, partKey, firstTurn, rawNodeIds.length, now);
   const imageCount = write.rawNodes.reduce((sum, node) => sum + node.images.length, 0);
-  context.db
-    .prepare("UPDATE sessions SET turn_count = turn_count + ?, image_count = image_count + ? WHERE rowid = ?")
-    .run(rawNodeIds.length, imageCount, existing.rowid);
+  statement(
+    context.db,
+    "UPDATE sessions SET turn_count = turn_count + ?, image_count = image_count + ? WHERE rowid = ?",
+  ).run(rawNodeIds.length, imageCount, existing.rowid);
   const entryIds = applyIndexPlan(context, write, rowids);
   writeAudit(context, "session.append", existing.id, {
     sessionKey: write.key,
@@ -257,11 +302,10 @@ function recordPart(
   turnCount: number,
   now: number,
 ): void {
-  context.db
-    .prepare(
-      "INSERT INTO session_parts (session_rowid, part_key, first_turn, turn_count, created_ms) VALUES (?, ?, ?, ?, ?)",
-    )
-    .run(sessionRowid, partKey, firstTurn, turnCount, now);
+  statement(
+    context.db,
+    "INSERT INTO session_parts (session_rowid, part_key, first_turn, turn_count, created_ms) VALUES (?, ?, ?, ?, ?)",
+  ).run(sessionRowid, partKey, firstTurn, turnCount, now);
 }
 
 /** Raw nodes with their FTS rows, images and vectors; returns their ids and rowids in write order. */
@@ -276,16 +320,19 @@ function insertRawNodes(
   firstTurn: number,
 ): { rawNodeIds: string[]; rowids: number[] } {
   const { db, key, scopeToken } = context;
-  const insertNode = db.prepare(
+  const insertNode = statement(
+    db,
     `INSERT INTO raw_nodes (id, scope_key, session_rowid, turn, speaker, role, text, time_ms, source, uri, metadata)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const insertImage = db.prepare(
+  const insertImage = statement(
+    db,
     "INSERT INTO raw_node_images (raw_node_rowid, ordinal, blob_hash, caption, derived_text, origin) VALUES (?, ?, ?, ?, ?, ?)",
   );
-  const insertText = db.prepare(`INSERT INTO ${tenant.textTable} (rowid, body) VALUES (?, ?)`);
-  const insertImageText = db.prepare(`INSERT INTO ${tenant.imageTextTable} (rowid, body) VALUES (?, ?)`);
-  const cacheVector = db.prepare(
+  const insertText = statement(db, `INSERT INTO ${tenant.textTable} (rowid, body) VALUES (?, ?)`);
+  const insertImageText = statement(db, `INSERT INTO ${tenant.imageTextTable} (rowid, body) VALUES (?, ?)`);
+  const cacheVector = statement(
+    db,
     "INSERT OR IGNORE INTO blob_vectors (tenant, blob_hash, space, vector) VALUES (?, ?, ?, ?)",
   );
   const insertVector = vectorInserter(context, tables, vectors);
@@ -340,10 +387,11 @@ function vectorInserter(
       space.name,
       {
         table,
-        insert: context.db.prepare(
+        insert: statement(
+          context.db,
           `INSERT INTO ${table} (rowid, scope_key, session_rowid, time_ms, speaker, embedding) VALUES (?, ?, ?, ?, ?, ?)`,
         ),
-        plain: context.db.prepare(`INSERT INTO ${plainTableOf(table)} (rowid, embedding) VALUES (?, ?)`),
+        plain: statement(context.db, `INSERT INTO ${plainTableOf(table)} (rowid, embedding) VALUES (?, ?)`),
       },
     ]),
   );

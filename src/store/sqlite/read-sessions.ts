@@ -2,10 +2,11 @@ import { type SessionRow, toSession } from "../record-rows.ts";
 import type { SessionRecord } from "../records.ts";
 import type { SessionPart, SessionQuery } from "../store.ts";
 import type { ScopeContext } from "./scope-context.ts";
+import { statement } from "./statements.ts";
 
 /** Sessions of one scope: a foreign id reads exactly like a missing one. */
 export function sessionById(context: ScopeContext, id: string): SessionRecord | null {
-  const row = context.db.prepare("SELECT * FROM sessions WHERE scope_key = ? AND id = ?").get(context.key, id) as
+  const row = statement(context.db, "SELECT * FROM sessions WHERE scope_key = ? AND id = ?").get(context.key, id) as
     | SessionRow
     | undefined;
   return row ? toSession(row) : null;
@@ -17,9 +18,10 @@ export function findSessionByKey(context: ScopeContext, key: string): SessionRec
 }
 
 export function sessionRowByKey(context: ScopeContext, key: string): SessionRow | undefined {
-  return context.db.prepare("SELECT * FROM sessions WHERE scope_key = ? AND session_key = ?").get(context.key, key) as
-    | SessionRow
-    | undefined;
+  return statement(context.db, "SELECT * FROM sessions WHERE scope_key = ? AND session_key = ?").get(
+    context.key,
+    key,
+  ) as SessionRow | undefined;
 }
 
 /** Oldest first; no limit unless one is given. */

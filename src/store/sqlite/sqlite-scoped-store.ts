@@ -27,7 +27,7 @@ import type {
 } from "../store.ts";
 import type { NotifierRuleState, VideoItem, VideoItemQuery, VideoWrite } from "../video-records.ts";
 import { readAudit } from "./audit-events.ts";
-import { commitSession, importSession } from "./commit-session.ts";
+import { commitSession, commitSessions, importSession } from "./commit-session.ts";
 import { linkedEntries, textVectors } from "./derived-lookups.ts";
 import { forget } from "./forget.ts";
 import { readIndex } from "./index-rows.ts";
@@ -69,6 +69,10 @@ export class SqliteScopedStore implements ScopedStore {
   // ── Cold store ──────────────────────────────────────────────────────────────────────────────
   async commitSession(write: SessionWrite): Promise<CommitResult> {
     return commitSession(this.#context, write);
+  }
+
+  async commitSessions(writes: readonly SessionWrite[]): Promise<CommitResult[]> {
+    return commitSessions(this.#context, writes);
   }
 
   async readSessions(query: SessionQuery): Promise<SessionRecord[]> {

@@ -170,7 +170,7 @@ export class SqliteStore implements Store, StoreServices {
 
   hasBlob(key: string): boolean {
     const { owner, hash } = splitBlobKey(key);
-    return this.db.prepare("SELECT 1 FROM blobs WHERE tenant = ? AND hash = ?").get(owner, hash) !== undefined;
+    return statement(this.db, "SELECT 1 FROM blobs WHERE tenant = ? AND hash = ?").get(owner, hash) !== undefined;
   }
 
   /** The vec0 table of a space, created on first use. Dimensions of an existing space must match. */

@@ -40,7 +40,8 @@ export async function ingest(options: CommonOptions, file: string | undefined): 
 
 /**
  * Validates every line first (schema, scope, images, and key conflicts within the file and with
- * the store), then commits session by session: a file with one bad line writes nothing.
+ * the store), then commits runs of consecutive lines of one scope, up to `sessionsPerCommit` a
+ * transaction (`Memory.addSessions`): a file with one bad line writes nothing.
  */
 export async function ingestFile(
   memory: Memory,
@@ -78,10 +79,20 @@ export async function ingestFile(
 
   const results: (AddSessionResult & { line: number })[] = [];
   const writing = startProgress("ingesting", sessions.length, { quiet: !display.progress });
-  for (const { line, scope, body } of sessions) {
-    const result = await atLineAsync(line, () => memory.addSession(scope, body, { baseDir }));
-    results.push({ line, ...result });
-    writing.tick(String(body.session));
+  for (const group of consecutiveGroups(sessions)) {
+    const first = group[0]?.line ?? 0;
+    const added = await atLineAsync(first, () =>
+      memory.addSessions(
+        group[0]?.scope as Scope,
+        group.map(({ body }) => body),
+        { baseDir },
+      ),
+    );
+    for (const [index, result] of added.entries()) {
+      const { line, body } = group[index] as (typeof group)[number];
+      results.push({ line, ...result });
+      writing.tick(String(body.session));
+    }
   }
   writing.stop();
   return {
@@ -93,6 +104,25 @@ export async function ingestFile(
     warnings: results.flatMap((result) => result.warnings.map((warning) => `line ${result.line}: ${warning}`)),
     results,
   };
+}
+
+/**
+ * Sessions a transaction when the CLI writes a file: one fsync for the lot (`Memory.addSessions`),
+ * at most this many sessions' vectors and images held at once.
+ */
+const sessionsPerCommit = 32;
+
+/** Runs of consecutive lines with one scope, each at most `sessionsPerCommit` long, in file order. */
+function consecutiveGroups<T extends { readonly scope: Scope }>(sessions: readonly T[]): T[][] {
+  const groups: T[][] = [];
+  for (const session of sessions) {
+    const last = groups.at(-1);
+    const head = last?.[0];
+    if (last && head && scopeKey(head.scope) === scopeKey(session.scope) && last.length < sessionsPerCommit) {
+      last.push(session);
+    } else groups.push([session]);
+  }
+  return groups;
 }
 
 /**
