@@ -50,21 +50,24 @@ const original = pg.Client.prototype.query as unknown as Query;
   return result;
 };
 
-/** CPU milliseconds so far of this process and of the Postgres server (every child of its postmaster). */
+/**
+ * CPU milliseconds so far of this process and, per process, of the Postgres server (every child of
+ * its postmaster: backends, WAL writer, autovacuum). Compared per process id, so a backend that
+ * exits in between (an idle pooled connection closed) takes nothing off the sum.
+ */
 const ticksPerMs = 100 / 1000;
 let postmaster: number | null = null;
-function cpuMs(): { client: number; server: number } {
+function cpuMs(): { client: number; server: Map<number, number> } {
   const usage = process.cpuUsage();
-  let server = 0;
+  const server = new Map<number, number>();
   if (postmaster !== null) {
     for (const name of readdirSync("/proc")) {
       if (!/^\d+$/.test(name)) continue;
       try {
         const stat = readFileSync(`/proc/${name}/stat`, "utf8");
         const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        const parent = Number(fields[1]);
-        if (parent !== postmaster && Number(name) !== postmaster) continue;
-        server += (Number(fields[11]) + Number(fields[12])) / ticksPerMs;
+        if (Number(fields[1]) !== postmaster && Number(name) !== postmaster) continue;
+        server.set(Number(name), (Number(fields[11]) + Number(fields[12])) / ticksPerMs);
       } catch {
         // The process ended meanwhile.
       }
@@ -74,12 +77,18 @@ function cpuMs(): { client: number; server: number } {
 }
 let cpuStart = cpuMs();
 
+function serverDelta(from: Map<number, number>, to: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, ms] of to) total += ms - (from.get(pid) ?? 0);
+  return total;
+}
+
 function report(title: string, units: number, elapsedMs: number): void {
   const cpu = cpuMs();
   const cpuNote =
     postmaster === null
       ? ""
-      : `; CPU per ${title.split(" ")[0]}: client ${((cpu.client - cpuStart.client) / units).toFixed(1)} ms, server ${((cpu.server - cpuStart.server) / units).toFixed(1)} ms`;
+      : `; CPU per ${title.split(" ")[0]}: client ${((cpu.client - cpuStart.client) / units).toFixed(1)} ms, server ${(serverDelta(cpuStart.server, cpu.server) / units).toFixed(1)} ms`;
   console.log(
     `\n${title}: ${units} × ${(elapsedMs / units).toFixed(1)} ms, ${(sent / units).toFixed(1)} statements each${cpuNote}`,
   );

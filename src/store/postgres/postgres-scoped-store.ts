@@ -32,7 +32,7 @@ import { commitSession, importSession } from "./commit-session.ts";
 import { forget } from "./forget.ts";
 import { lockIndexStatement, readIndex, readLinked } from "./index-rows.ts";
 import { admitPrograms, readBank, refreshPrograms, retirePrograms } from "./question-bank.ts";
-import { knownImages, readBlob } from "./read-blobs.ts";
+import { type KnownImageRow, knownImagesFrom, knownImagesStatement, readBlob } from "./read-blobs.ts";
 import { readRawNodes } from "./read-raw-nodes.ts";
 import { readSessionParts, sessionsFrom, sessionsStatement } from "./read-sessions.ts";
 import { readVectors } from "./read-vectors.ts";
@@ -117,7 +117,11 @@ export class PostgresScopedStore implements ScopedStore {
     imageSpace: string | null,
   ): Promise<Map<string, { vector: Float32Array | null; derivedText: string | null }>> {
     if (hashes.length === 0) return new Map(); // no transaction for nothing to read
-    return this.#read("knownImages", (sql) => knownImages(this.#context, sql, hashes, imageSpace));
+    // One round trip: read before every commit of a session with images.
+    const statement = knownImagesStatement(this.#context, hashes, imageSpace);
+    return knownImagesFrom(
+      await readInOneTrip<KnownImageRow>(this.#pool, this.#context.tenant, "knownImages", statement),
+    );
   }
 
   async forget(request: ForgetRequest): Promise<ForgetResult> {
