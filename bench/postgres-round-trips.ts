@@ -9,6 +9,7 @@
  *
  * Needs PostgreSQL 15 + pgvector installed (a throwaway cluster is started) or CAIRN_BENCH_POSTGRES_URL.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import pg from "pg";
@@ -49,9 +50,47 @@ const original = pg.Client.prototype.query as unknown as Query;
   return result;
 };
 
+/**
+ * CPU milliseconds so far of this process and, per process, of the Postgres server (every child of
+ * its postmaster: backends, WAL writer, autovacuum). Compared per process id, so a backend that
+ * exits in between (an idle pooled connection closed) takes nothing off the sum.
+ */
+const ticksPerMs = 100 / 1000;
+let postmaster: number | null = null;
+function cpuMs(): { client: number; server: Map<number, number> } {
+  const usage = process.cpuUsage();
+  const server = new Map<number, number>();
+  if (postmaster !== null) {
+    for (const name of readdirSync("/proc")) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        if (Number(fields[1]) !== postmaster && Number(name) !== postmaster) continue;
+        server.set(Number(name), (Number(fields[11]) + Number(fields[12])) / ticksPerMs);
+      } catch {
+        // The process ended meanwhile.
+      }
+    }
+  }
+  return { client: (usage.user + usage.system) / 1000, server };
+}
+let cpuStart = cpuMs();
+
+function serverDelta(from: Map<number, number>, to: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, ms] of to) total += ms - (from.get(pid) ?? 0);
+  return total;
+}
+
 function report(title: string, units: number, elapsedMs: number): void {
+  const cpu = cpuMs();
+  const cpuNote =
+    postmaster === null
+      ? ""
+      : `; CPU per ${title.split(" ")[0]}: client ${((cpu.client - cpuStart.client) / units).toFixed(1)} ms, server ${(serverDelta(cpuStart.server, cpu.server) / units).toFixed(1)} ms`;
   console.log(
-    `\n${title}: ${units} × ${(elapsedMs / units).toFixed(1)} ms, ${(sent / units).toFixed(1)} statements each`,
+    `\n${title}: ${units} × ${(elapsedMs / units).toFixed(1)} ms, ${(sent / units).toFixed(1)} statements each${cpuNote}`,
   );
   const rows = [...statements].sort((left, right) => right[1].ms - left[1].ms);
   for (const [label, seen] of rows) {
@@ -61,12 +100,25 @@ function report(title: string, units: number, elapsedMs: number): void {
   }
   statements.clear();
   sent = 0;
+  cpuStart = cpuMs();
 }
 
 const models = await loadModels("hash");
 const postgres = await openBenchPostgres();
 try {
-  const store = await openPostgresStore({ url: await postgres.freshDatabase() });
+  const url = await postgres.freshDatabase();
+  const probe = new pg.Client({ connectionString: url });
+  await probe.connect();
+  const [backend] = (await probe.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows;
+  // The server's CPU can be read only when it runs on this machine (a throwaway cluster or a local server).
+  try {
+    const status = readFileSync(`/proc/${backend?.pid}/status`, "utf8");
+    postmaster = Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]);
+  } catch {
+    postmaster = null;
+  }
+  await probe.end();
+  const store = await openPostgresStore({ url });
   const memory = await Memory.open({ store, models });
   try {
     const sessions = [...generateSessions({ rawNodes: size, imageShare: 0.05 }, await makeImagePool(48))];
@@ -75,6 +127,7 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 100));
     statements.clear();
     sent = 0;
+    cpuStart = cpuMs();
     let started = performance.now();
     for (const session of measured) await memory.addSession(scope, session);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -85,6 +138,7 @@ try {
       await new Promise((resolve) => setTimeout(resolve, 100));
       statements.clear();
       sent = 0;
+      cpuStart = cpuMs();
       started = performance.now();
       for (const query of queries) await memory.search(scope, query, { mode });
       await new Promise((resolve) => setTimeout(resolve, 100));

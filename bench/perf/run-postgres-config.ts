@@ -35,7 +35,7 @@ export interface PostgresPerfResult
     readonly bm25DeepMs?: Latency;
     /** The same dense search forced to an exact scan of the scope (the first `exactQueries` queries). */
     readonly exactScanMs: Latency;
-    /** A seam call that runs no statement (`readSessions({ ids: [] })`): pool, BEGIN + tenant wall, COMMIT — every call's floor. */
+    /** A seam call reading nothing (`readAudit({ limit: 0 })`): pool, BEGIN + tenant wall, a statement returning no row, COMMIT — a call's floor. */
     readonly transactionFloorMs?: Latency;
   };
   /** Dense top 10 (the in-process ANN index where used) against the store's own exact scan on the same queries (no tie handling). */
@@ -78,7 +78,8 @@ export async function runPostgresConfig(config: PerfConfig, command: string): Pr
       const floor: number[] = [];
       for (let index = 0; index < config.queries; index++) {
         const started = performance.now();
-        await store.forScope(scope).readSessions({ ids: [] });
+        // Not readSessions({ ids: [] }): since decision 026 that answers without opening a transaction.
+        await store.forScope(scope).readAudit({ limit: 0 });
         floor.push(performance.now() - started);
       }
       const exact = await measureExactScan(url, memory, config, vectors, channels.dense, channels.denseScores);

@@ -126,7 +126,7 @@ export function writeStoreMarkdown(folder: string): string {
       const exactScan = comparison.postgres.channels.exactScanMs;
       return [
         `- ${comparison.profile} ${whole(comparison.size)}, the direct passes of a routed (\`cairn\`) search: SQLite ${deep(comparison.sqlite)}; Postgres ${deep(comparison.postgres)}`,
-        `- ${comparison.profile} ${whole(comparison.size)}: Postgres per-call floor (a seam call running no statement: pool, BEGIN + tenant wall, COMMIT) ${floor ? `p50 ${ms(floor.p50)} / p95 ${ms(floor.p95)} ms` : "not measured"}; exact scan of the scope p50 ${ms(exactScan.p50)} / p95 ${ms(exactScan.p95)} ms; dense recall@10 with ties counted ${comparison.postgres.recallAt10Ties === undefined ? "not measured" : comparison.postgres.recallAt10Ties.toFixed(3)}${comparison.postgres.indexBuildSeconds === undefined ? "" : `; in-process ANN index built in ${comparison.postgres.indexBuildSeconds.toFixed(1)} s after the ingest (SQLite's: see its run)`}`,
+        `- ${comparison.profile} ${whole(comparison.size)}: Postgres per-call floor (a seam call reading nothing: pool, BEGIN + tenant wall, a statement returning no row, COMMIT) ${floor ? `p50 ${ms(floor.p50)} / p95 ${ms(floor.p95)} ms` : "not measured"}; exact scan of the scope p50 ${ms(exactScan.p50)} / p95 ${ms(exactScan.p95)} ms; dense recall@10 with ties counted ${comparison.postgres.recallAt10Ties === undefined ? "not measured" : comparison.postgres.recallAt10Ties.toFixed(3)}${comparison.postgres.indexBuildSeconds === undefined ? "" : `; in-process ANN index built in ${comparison.postgres.indexBuildSeconds.toFixed(1)} s after the ingest (SQLite's: see its run)`}`,
       ];
     }),
     "",

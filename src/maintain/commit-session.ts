@@ -120,9 +120,17 @@ export async function commitWithMaintenance(
   const indexSpaces = { text: spaces.text.name, image: spaces.image?.name ?? null };
   const cache = context.activeIndex;
   for (let attempt = 1; ; attempt++) {
-    // A stored session gets no plan, being a duplicate or a conflict; an append to it does.
-    const stored = !write.append && (await scoped.readSessions({ keys: [write.key] })).length > 0;
-    const base = stored ? null : cache ? await cache.read(scoped) : await scoped.readIndex({ activeOnly: true });
+    // A stored session gets no plan, being a duplicate or a conflict; an append to it does. With
+    // the index cache, both reads start at once (one row each): on a store that waits on a server
+    // their round trips overlap.
+    const isStored = async () => !write.append && (await scoped.readSessions({ keys: [write.key] })).length > 0;
+    let base: IndexState | null;
+    if (cache) {
+      const [stored, index] = await Promise.all([isStored(), cache.read(scoped)]);
+      base = stored ? null : index;
+    } else {
+      base = (await isStored()) ? null : await scoped.readIndex({ activeOnly: true });
+    }
     const plan = base
       ? await planMaintenance(base, incoming, context.policy, {
           bounds: context.config.bounds,

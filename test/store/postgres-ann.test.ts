@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { defaultAnnOptions, estimatedBytes } from "../../src/store/postgres/ann-indexes.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { postgresSkipReason, usePostgresCluster } from "../support/postgres-cluster.ts";
-import { embedText, scopeA, textSpace } from "./conformance-support.ts";
+import { embedText, scopeA, scopeB, textSpace } from "./conformance-support.ts";
 import { forget } from "./scoped-reads.ts";
 import { buildSessionWrite, spaces } from "./store-conformance.ts";
 
@@ -116,6 +117,42 @@ describe("Postgres store: the in-process ANN index (decision 025)", { skip }, ()
       );
     } finally {
       await migrated.close();
+    }
+  });
+
+  it("past maxBytes the least recently searched scope's graph is dropped; its searches still answer and build it again", async () => {
+    const url = await cluster.freshDatabase();
+    // Room for one graph of 8 vectors, not two.
+    const oneGraph = estimatedBytes(8, textSpace.dimensions, defaultAnnOptions.hnsw);
+    const store = await PostgresStore.open({
+      url,
+      vectorSearch: { exactBelow: 4 },
+      vectorIndex: { maxBytes: Math.floor(oneGraph * 1.5) },
+    });
+    try {
+      for (const scope of [scopeA, scopeB]) {
+        await store.forScope(scope).commitSession(await buildSessionWrite({ key: "river", turns: turnsOf(words) }));
+      }
+      const otter = await embedText("the otter by the river");
+      await store.vectorIndexReady(textSpace.name, scopeA);
+      assert.equal(await store.vectorIndexSize(textSpace.name, scopeA), 8);
+      const throughGraph = await store.forScope(scopeA).searchVectors(textSpace.name, otter, { limit: 3 });
+
+      await store.vectorIndexReady(textSpace.name, scopeB);
+      assert.equal(await store.vectorIndexSize(textSpace.name, scopeB), 8, "the graph just built stays");
+      assert.equal(await store.vectorIndexSize(textSpace.name, scopeA), 0, "the one searched least recently went");
+
+      const exact = await store.forScope(scopeA).searchVectors(textSpace.name, otter, { limit: 3 });
+      assert.deepEqual(
+        exact.map((hit) => hit.id),
+        throughGraph.map((hit) => hit.id),
+        "an evicted scope is scanned exactly, with the same answer",
+      );
+      await store.vectorIndexReady(textSpace.name, scopeA);
+      assert.equal(await store.vectorIndexSize(textSpace.name, scopeA), 8, "built again");
+      assert.equal(await store.vectorIndexSize(textSpace.name, scopeB), 0, "and now the other one went");
+    } finally {
+      await store.close();
     }
   });
 });

@@ -32,6 +32,12 @@ export interface AnnOptions {
   readonly maxCatchUp: number;
   /** Rows a build reads per statement. */
   readonly buildPage: number;
+  /**
+   * Most bytes (estimated, see `estimatedBytes`) this process's graphs may hold together. Past it,
+   * the graphs of the scopes searched least recently are dropped (their scopes are scanned exactly
+   * and the graph is built again at their next search), never the one just searched.
+   */
+  readonly maxBytes: number;
 }
 
 /** The SQLite store's graph settings (M 32, ef_construction 128, ef_search 512, f32): the same recall on both. */
@@ -40,7 +46,21 @@ export const defaultAnnOptions: AnnOptions = Object.freeze({
   filterOverFetch: defaultVectorIndexOptions.filterOverFetch,
   maxCatchUp: defaultVectorIndexOptions.maxCatchUp,
   buildPage: 8_192,
+  // 1 GiB: about 650,000 256-dimension vectors (1.6 KiB each) across every scope this process searches.
+  maxBytes: 1024 ** 3,
 });
+
+/** Bytes a scalar takes in the graph, per quantization. */
+const scalarBytes = { f32: 4, f16: 2, bf16: 2, i8: 1 } as const;
+
+/**
+ * What a graph of `size` vectors of `dimensions` holds in memory, estimated: the vectors at the
+ * graph's quantization, up to `2 × connectivity` level-0 links of 4 bytes each, and ~96 bytes of
+ * key maps and level bookkeeping per vector. An estimate for the bound, not a measurement.
+ */
+export function estimatedBytes(size: number, dimensions: number, hnsw: HnswOptions): number {
+  return size * (dimensions * scalarBytes[hnsw.quantization] + 2 * hnsw.connectivity * 4 + 96);
+}
 
 /** Vectors handed to usearch per step of a build: each step blocks the event loop for tens of milliseconds. */
 const buildChunk = 1_024;
@@ -94,6 +114,7 @@ export class AnnIndexes {
       this.#build(partition);
       return null;
     }
+    this.#touch(partition);
     const rows = await readRows(sql, partition, this.options.maxCatchUp + 1);
     if (partition.epoch !== epoch) return null;
     const generation = generationOf(rows);
@@ -105,7 +126,9 @@ export class AnnIndexes {
       this.#build(partition);
       return null;
     }
+    const before = index.size;
     add(partition, index, rows.slice(1));
+    if (index.size > before) this.#bound(partition);
     return index.search(vector, k);
   }
 
@@ -115,7 +138,7 @@ export class AnnIndexes {
    */
   async ready(space: SpaceRow, scope: { key: string; tenant: string }): Promise<void> {
     const partition = this.#partition(space, scope);
-    if (partition.index) return;
+    if (partition.index) return this.#touch(partition);
     this.#build(partition);
     await partition.building;
     if (partition.error) throw new StoreError("vectorIndexReady", partition.error);
@@ -124,6 +147,13 @@ export class AnnIndexes {
         "vectorIndexReady",
         "the vector index was dropped while building (a forget, or the store closed)",
       );
+  }
+
+  /** Estimated bytes of every graph this process holds (`estimatedBytes`): for tests and reports. */
+  heldBytes(): number {
+    let total = 0;
+    for (const partition of this.#partitions.values()) total += this.#bytesOf(partition);
+    return total;
   }
 
   /** Rows in the scope's index (0 when it has none): for tests and reports. */
@@ -154,6 +184,32 @@ export class AnnIndexes {
       this.#partitions.set(key, partition);
     }
     return partition;
+  }
+
+  /** Marks the partition searched just now: the last one `#bound` would drop. */
+  #touch(partition: Partition): void {
+    const key = `${partition.table}\u0000${partition.scopeKey}`;
+    this.#partitions.delete(key);
+    this.#partitions.set(key, partition);
+  }
+
+  #bytesOf(partition: Partition): number {
+    return partition.index ? estimatedBytes(partition.index.size, partition.dimensions, this.options.hnsw) : 0;
+  }
+
+  /**
+   * Drops the graphs of the scopes searched least recently until all of them together fit in
+   * `maxBytes`, keeping `current` (the one just searched or built) whatever its size.
+   */
+  #bound(current: Partition): void {
+    let total = this.heldBytes();
+    for (const [key, partition] of this.#partitions) {
+      if (total <= this.options.maxBytes) return;
+      if (partition === current || !partition.index) continue;
+      total -= this.#bytesOf(partition);
+      this.#drop(partition);
+      if (!partition.building) this.#partitions.delete(key);
+    }
   }
 
   #drop(partition: Partition): void {
@@ -195,6 +251,8 @@ export class AnnIndexes {
         partition.index = index;
         partition.seq = built.seq;
         partition.generation = generation;
+        this.#touch(partition);
+        this.#bound(partition);
       },
       { readOnly: true },
     )

@@ -63,15 +63,21 @@ export async function indexVersion(context: ScopeContext, sql: Sql): Promise<num
  * what the previous one committed, like SQLite's `BEGIN IMMEDIATE`, while other scopes write on.
  */
 export async function lockIndex(context: ScopeContext, sql: Sql): Promise<number> {
-  // One round trip: an upsert that changes nothing still locks the row it meets (as FOR UPDATE
-  // would), and waits for a writer holding it, then returns the version that writer left.
-  const [row] = await sql.query<{ version: number }>(
-    `INSERT INTO index_state (scope_key, tenant, version) VALUES ($1, $2, 0)
-     ON CONFLICT (scope_key) DO UPDATE SET version = index_state.version RETURNING version`,
-    [context.key, context.tenant],
-  );
+  const [row] = await sql.query<{ version: number }>(lockIndexStatement.text, lockIndexStatement.values(context));
   return row?.version ?? 0;
 }
+
+/**
+ * The lock as a statement of its own (values: the scope's key and tenant), for a transaction that
+ * takes it on the round trip that opens it (`inTenant`'s `opening`). One statement: an upsert that
+ * changes nothing still locks the row it meets (as FOR UPDATE would), and waits for a writer
+ * holding it, then returns the version that writer left.
+ */
+export const lockIndexStatement = {
+  text: `INSERT INTO index_state (scope_key, tenant, version) VALUES ($1, $2, 0)
+     ON CONFLICT (scope_key) DO UPDATE SET version = index_state.version RETURNING version`,
+  values: (context: ScopeContext): [string, string] => [context.key, context.tenant],
+} as const;
 
 /**
  * Inside a write that deletes or replaces vectors of the scope (forget, replaceVectors), under its
@@ -151,6 +157,7 @@ export async function applyPlan(
   plan: MaintenancePlan,
   spaces: { readonly text: string; readonly image: string | null },
   resolve: (pointers: readonly string[]) => Promise<number[]>,
+  options: { readonly bumpVersion: boolean } = { bumpVersion: true },
 ): Promise<void> {
   if (plan.baseVersion === null) await checkIndependent(context, sql, plan);
   else if (version !== plan.baseVersion) throw new IndexVersionConflict(plan.baseVersion, version);
@@ -159,7 +166,8 @@ export async function applyPlan(
     if (run.kind === "put") await putEntries(context, sql, run.ops, spaces);
     else await linkPointers(context, sql, run.ops, resolve);
   }
-  await bumpVersion(context, sql);
+  // A commit bumps the version in its last statement, with its audit events (commit-session.ts).
+  if (options.bumpVersion) await bumpVersion(context, sql);
 }
 
 type PlanOp = MaintenancePlan["ops"][number];
@@ -307,11 +315,13 @@ async function linkPointers(
 }
 
 async function bumpVersion(context: ScopeContext, sql: Sql): Promise<void> {
-  await sql.query(
-    `INSERT INTO index_state (scope_key, tenant, version) VALUES ($1, $2, 1)
-     ON CONFLICT (scope_key) DO UPDATE SET version = index_state.version + 1`,
-    [context.key, context.tenant],
-  );
+  await sql.query(`${bumpVersionStatement("$1", "$2")}`, [context.key, context.tenant]);
+}
+
+/** The upsert that moves a scope's index version on by one, its key and tenant given as these SQL expressions. */
+export function bumpVersionStatement(key: string, tenant: string): string {
+  return `INSERT INTO index_state (scope_key, tenant, version) VALUES (${key}, ${tenant}, 1)
+     ON CONFLICT (scope_key) DO UPDATE SET version = index_state.version + 1`;
 }
 
 /**

@@ -19,22 +19,34 @@ export async function insertLexicalDocuments(
   },
 ): Promise<void> {
   await sql.query(
-    `WITH terms AS (
-       SELECT x.rowid, x.field, to_tsvector('${textSearchConfig}', x.body) AS terms
-       FROM unnest($3::bigint[], $4::text[], $5::text[]) AS x (rowid, field, body)
-     ), documents AS (
-       SELECT rowid, field, terms,
-         coalesce((SELECT sum(array_length(u.positions, 1)) FROM unnest(terms) u), 0)::int AS length
-       FROM terms
-     ), inserted AS (
-       INSERT INTO lexical_docs (raw_node_rowid, field, tenant, scope_key, length)
-       SELECT rowid, field, $1, $2, length FROM documents
-     )
-     INSERT INTO lexical_postings (scope_key, field, lexeme, raw_node_rowid, tenant, tf, length)
-     SELECT $2, d.field, u.lexeme, d.rowid, $1, array_length(u.positions, 1), d.length
-     FROM documents d, unnest(d.terms) u`,
+    `WITH ${lexicalDocumentsParts("unnest($3::bigint[], $4::text[], $5::text[]) AS x (rowid, field, body)", "$1", "$2")}
+     SELECT 1`,
     [scope.tenant, scope.key, documents.rowids, documents.fields, documents.bodies],
   );
+}
+
+/**
+ * The parts of a statement (`WITH` items, the first named `lexical_terms_of`) that insert lexical
+ * documents and their postings: `source` is a FROM item with columns `rowid`, `field` and `body`
+ * named `x`; `tenant` and `scope` are SQL expressions. Each insert runs to completion whether or
+ * not the statement reads it.
+ */
+export function lexicalDocumentsParts(source: string, tenant: string, scope: string): string {
+  return `lexical_terms_of AS (
+       SELECT x.rowid, x.field, to_tsvector('${textSearchConfig}', x.body) AS terms
+       FROM ${source}
+     ), lexical_documents AS (
+       SELECT rowid, field, terms,
+         coalesce((SELECT sum(array_length(u.positions, 1)) FROM unnest(terms) u), 0)::int AS length
+       FROM lexical_terms_of
+     ), lexical_docs_rows AS (
+       INSERT INTO lexical_docs (raw_node_rowid, field, tenant, scope_key, length)
+       SELECT rowid, field, ${tenant}, ${scope}, length FROM lexical_documents
+     ), lexical_postings_rows AS (
+       INSERT INTO lexical_postings (scope_key, field, lexeme, raw_node_rowid, tenant, tf, length)
+       SELECT ${scope}, d.field, u.lexeme, d.rowid, ${tenant}, array_length(u.positions, 1), d.length
+       FROM lexical_documents d, unnest(d.terms) u
+     )`;
 }
 
 /**

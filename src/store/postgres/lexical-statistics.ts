@@ -19,21 +19,25 @@ export async function addLexicalStatistics(
   rowids: readonly number[],
 ): Promise<void> {
   if (rowids.length === 0) return;
-  await sql.query(
-    `INSERT INTO lexical_terms (tenant, field, lexeme, df)
-     SELECT $1, field, lexeme, count(*) FROM lexical_postings
-     WHERE raw_node_rowid = ANY($2::bigint[]) GROUP BY field, lexeme ORDER BY field, lexeme
-     ON CONFLICT (tenant, field, lexeme) DO UPDATE SET df = lexical_terms.df + excluded.df`,
-    [context.tenant, rowids],
-  );
-  await sql.query(
-    `INSERT INTO lexical_stats (tenant, field, docs, total_length)
-     SELECT $1, field, count(*), sum(length) FROM lexical_docs
-     WHERE raw_node_rowid = ANY($2::bigint[]) GROUP BY field ORDER BY field
+  await sql.query(addLexicalTermsStatement("$1", "$2"), [context.tenant, rowids]);
+  await sql.query(addLexicalTotalsStatement("$1", "$2"), [context.tenant, rowids]);
+}
+
+/** The upsert adding the documents of raw nodes `rowids` (a bigint[] parameter) to the tenant's term counts. */
+export function addLexicalTermsStatement(tenant: string, rowids: string): string {
+  return `INSERT INTO lexical_terms (tenant, field, lexeme, df)
+     SELECT ${tenant}, field, lexeme, count(*) FROM lexical_postings
+     WHERE raw_node_rowid = ANY(${rowids}::bigint[]) GROUP BY field, lexeme ORDER BY field, lexeme
+     ON CONFLICT (tenant, field, lexeme) DO UPDATE SET df = lexical_terms.df + excluded.df`;
+}
+
+/** The upsert adding the documents of raw nodes `rowids` to the tenant's per-field totals; after the terms. */
+export function addLexicalTotalsStatement(tenant: string, rowids: string): string {
+  return `INSERT INTO lexical_stats (tenant, field, docs, total_length)
+     SELECT ${tenant}, field, count(*), sum(length) FROM lexical_docs
+     WHERE raw_node_rowid = ANY(${rowids}::bigint[]) GROUP BY field ORDER BY field
      ON CONFLICT (tenant, field) DO UPDATE SET docs = lexical_stats.docs + excluded.docs,
-       total_length = lexical_stats.total_length + excluded.total_length`,
-    [context.tenant, rowids],
-  );
+       total_length = lexical_stats.total_length + excluded.total_length`;
 }
 
 /** Takes the documents of these raw nodes (still present) out of the tenant's statistics. */

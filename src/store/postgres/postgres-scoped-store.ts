@@ -4,6 +4,7 @@ import type { Scope } from "../../core/scope.ts";
 import type { BankAudit, BankProgram } from "../bank-records.ts";
 import { BatchPlans } from "../batch-writes.ts";
 import type { IndexEntry, IndexState, MaintenancePlan } from "../index-records.ts";
+import type { SessionRow } from "../record-rows.ts";
 import type {
   AuditEvent,
   BlobRecord,
@@ -30,19 +31,25 @@ import type { NotifierRuleState, VideoItem, VideoItemQuery, VideoWrite } from ".
 import { readAudit } from "./audit-events.ts";
 import { commitSession, importSession } from "./commit-session.ts";
 import { forget } from "./forget.ts";
-import { readIndex, readLinked } from "./index-rows.ts";
+import { lockIndexStatement, readIndex, readLinked } from "./index-rows.ts";
 import { admitPrograms, readBank, refreshPrograms, retirePrograms } from "./question-bank.ts";
-import { knownImages, readBlob } from "./read-blobs.ts";
+import { type KnownImageRow, knownImagesFrom, knownImagesStatement, readBlob } from "./read-blobs.ts";
 import { readRawNodes } from "./read-raw-nodes.ts";
-import { readSessionParts, readSessions } from "./read-sessions.ts";
+import { readSessionParts, sessionsFrom, sessionsStatement } from "./read-sessions.ts";
 import { readVectors } from "./read-vectors.ts";
 import { replaceVectors } from "./replace-vectors.ts";
 import type { ScopeContext, StoreServices } from "./scope-context.ts";
-import { applyIndexPlan, indexStatus, restoreIndexAndAudit } from "./scope-index.ts";
+import {
+  applyIndexPlan,
+  type IndexStatusRow,
+  indexStatusFrom,
+  indexStatusStatement,
+  restoreIndexAndAudit,
+} from "./scope-index.ts";
 import { scopeStats } from "./scope-stats.ts";
 import { searchLexical } from "./search-lexical.ts";
 import { searchVectors } from "./search-vectors.ts";
-import { inTenant, type Sql } from "./tenant-transaction.ts";
+import { inTenant, readInOneTrip, type Sql } from "./tenant-transaction.ts";
 import { commitVideo, readNotifierState, readNotifierStreams, readVideoItems } from "./video-items.ts";
 
 /**
@@ -73,7 +80,16 @@ export class PostgresScopedStore implements ScopedStore {
 
   // ── Cold store ──────────────────────────────────────────────────────────────────────────────
   async commitSession(write: SessionWrite): Promise<CommitResult> {
-    return this.#write("commitSession", (sql) => commitSession(this.#context, sql, write));
+    // The scope's lock rides on the round trip that opens the transaction.
+    return this.#context.store.writers.run(this.#context.key, () =>
+      inTenant(
+        this.#pool,
+        this.#context.tenant,
+        "commitSession",
+        (sql, opened) => commitSession(this.#context, sql, write, Number(opened[0]?.version ?? 0)),
+        { opening: { text: lockIndexStatement.text, values: lockIndexStatement.values(this.#context) } },
+      ),
+    );
   }
 
   /** One transaction for the lot: each write as `commitSession` writes it, in order (`BatchPlans`). */
@@ -91,7 +107,11 @@ export class PostgresScopedStore implements ScopedStore {
   }
 
   async readSessions(query: SessionQuery): Promise<SessionRecord[]> {
-    return this.#read("readSessions", (sql) => readSessions(this.#context, sql, query));
+    // One statement: one round trip (a commit asks whether its key is stored before planning).
+    const statement = sessionsStatement(this.#context, query);
+    if (!statement) return [];
+    const rows = await readInOneTrip<SessionRow>(this.#pool, this.#context.tenant, "readSessions", statement);
+    return sessionsFrom(rows, query);
   }
 
   async readRawNodes(query: RawNodeQuery): Promise<RawNode[]> {
@@ -111,7 +131,12 @@ export class PostgresScopedStore implements ScopedStore {
     hashes: readonly string[],
     imageSpace: string | null,
   ): Promise<Map<string, { vector: Float32Array | null; derivedText: string | null }>> {
-    return this.#read("knownImages", (sql) => knownImages(this.#context, sql, hashes, imageSpace));
+    if (hashes.length === 0) return new Map(); // no transaction for nothing to read
+    // One round trip: read before every commit of a session with images.
+    const statement = knownImagesStatement(this.#context, hashes, imageSpace);
+    return knownImagesFrom(
+      await readInOneTrip<KnownImageRow>(this.#pool, this.#context.tenant, "knownImages", statement),
+    );
   }
 
   async forget(request: ForgetRequest): Promise<ForgetResult> {
@@ -178,7 +203,15 @@ export class PostgresScopedStore implements ScopedStore {
   }
 
   async indexStatus(): Promise<{ version: number; needsRebuild: boolean }> {
-    return this.#read("indexStatus", (sql) => indexStatus(this.#context, sql));
+    // One round trip: read before every commit's plan.
+    return indexStatusFrom(
+      await readInOneTrip<IndexStatusRow>(
+        this.#pool,
+        this.#context.tenant,
+        "indexStatus",
+        indexStatusStatement(this.#context),
+      ),
+    );
   }
 
   async readLinkedEntries(options: {

@@ -39,15 +39,36 @@ export async function knownImages(
   imageSpace: string | null,
 ): Promise<Map<string, { vector: Float32Array | null; derivedText: string | null }>> {
   if (hashes.length === 0) return new Map();
-  const rows = await sql.query<{ hash: string; vector: Buffer | null; derived_text: string | null }>(
-    `SELECT h.hash,
+  const statement = knownImagesStatement(context, hashes, imageSpace);
+  return knownImagesFrom(await sql.query<KnownImageRow>(statement.text, statement.values));
+}
+
+/** The statement `knownImages` runs (for at least one hash); `knownImagesFrom` reads its rows. */
+export function knownImagesStatement(
+  context: ScopeContext,
+  hashes: readonly string[],
+  imageSpace: string | null,
+): { text: string; values: [string, string[], string, string | null] } {
+  return {
+    text: `SELECT h.hash,
        (SELECT v.vector FROM blob_vectors v WHERE v.tenant = $1 AND v.blob_hash = h.hash AND v.space = $4) AS vector,
        (SELECT i.derived_text FROM raw_node_images i
         WHERE i.scope_key = $3 AND i.blob_hash = h.hash AND i.derived_text IS NOT NULL LIMIT 1) AS derived_text
      FROM unnest($2::text[]) AS h (hash)
      WHERE EXISTS (SELECT 1 FROM raw_node_images i WHERE i.tenant = $1 AND i.blob_hash = h.hash AND i.scope_key = $3)`,
-    [context.tenant, [...new Set(hashes)], context.key, imageSpace],
-  );
+    values: [context.tenant, [...new Set(hashes)], context.key, imageSpace],
+  };
+}
+
+export interface KnownImageRow {
+  readonly hash: string;
+  readonly vector: Buffer | null;
+  readonly derived_text: string | null;
+}
+
+export function knownImagesFrom(
+  rows: readonly KnownImageRow[],
+): Map<string, { vector: Float32Array | null; derivedText: string | null }> {
   return new Map(
     rows.map((row) => [
       row.hash,

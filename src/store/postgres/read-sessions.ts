@@ -6,21 +6,37 @@ import type { Sql } from "./tenant-transaction.ts";
 
 /** Sessions of one scope: a foreign id reads exactly like a missing one. */
 export async function readSessions(context: ScopeContext, sql: Sql, query: SessionQuery): Promise<SessionRecord[]> {
+  const statement = sessionsStatement(context, query);
+  return statement ? sessionsFrom(await sql.query<SessionRow>(statement.text, statement.values), query) : [];
+}
+
+/** The statement `readSessions` runs for `query` (null: nothing to read); `sessionsFrom` makes its rows the answer. */
+export function sessionsStatement(
+  context: ScopeContext,
+  query: SessionQuery,
+): { text: string; values: [string, readonly string[]] | [string, number | null, number] } | null {
   if ("ids" in query || "keys" in query) {
     const column = "ids" in query ? "id" : "session_key";
     const wanted = "ids" in query ? query.ids : query.keys;
-    if (wanted.length === 0) return [];
-    const rows = await sql.query<SessionRow>(
-      `SELECT * FROM sessions WHERE scope_key = $1 AND ${column} = ANY($2::text[])`,
-      [context.key, wanted],
-    );
+    if (wanted.length === 0) return null;
+    return {
+      text: `SELECT * FROM sessions WHERE scope_key = $1 AND ${column} = ANY($2::text[])`,
+      values: [context.key, wanted],
+    };
+  }
+  return {
+    text: "SELECT * FROM sessions WHERE scope_key = $1 ORDER BY time_ms, rowid LIMIT $2 OFFSET $3",
+    values: [context.key, query.limit ?? null, query.offset ?? 0],
+  };
+}
+
+/** The sessions `query` asked for, from the rows of its statement: by id or key in the order asked, else as read. */
+export function sessionsFrom(rows: readonly SessionRow[], query: SessionQuery): SessionRecord[] {
+  if ("ids" in query || "keys" in query) {
+    const wanted = "ids" in query ? query.ids : query.keys;
     const byValue = new Map(rows.map((row) => ["ids" in query ? row.id : row.session_key, toSession(row)]));
     return wanted.flatMap((value) => byValue.get(value) ?? []);
   }
-  const rows = await sql.query<SessionRow>(
-    "SELECT * FROM sessions WHERE scope_key = $1 ORDER BY time_ms, rowid LIMIT $2 OFFSET $3",
-    [context.key, query.limit ?? null, query.offset ?? 0],
-  );
   return rows.map(toSession);
 }
 

@@ -13,11 +13,23 @@ export async function indexStatus(
   context: ScopeContext,
   sql: Sql,
 ): Promise<{ version: number; needsRebuild: boolean }> {
-  const [row] = await sql.query<{ version: number; needs_rebuild: boolean }>(
-    "SELECT version, needs_rebuild FROM index_state WHERE scope_key = $1",
-    [context.key],
-  );
-  return { version: row?.version ?? 0, needsRebuild: row?.needs_rebuild ?? false };
+  const statement = indexStatusStatement(context);
+  return indexStatusFrom(await sql.query<IndexStatusRow>(statement.text, statement.values));
+}
+
+/** The statement `indexStatus` runs; `indexStatusFrom` reads its row. */
+export function indexStatusStatement(context: ScopeContext): { text: string; values: [string] } {
+  return { text: "SELECT version, needs_rebuild FROM index_state WHERE scope_key = $1", values: [context.key] };
+}
+
+export interface IndexStatusRow {
+  readonly version: number;
+  readonly needs_rebuild: boolean;
+}
+
+export function indexStatusFrom(rows: readonly IndexStatusRow[]): { version: number; needsRebuild: boolean } {
+  const [row] = rows;
+  return { version: Number(row?.version ?? 0), needsRebuild: row?.needs_rebuild ?? false };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import pg from "pg";
 import { CairnError, StoreError } from "../../core/errors.ts";
 
@@ -11,7 +12,35 @@ import { CairnError, StoreError } from "../../core/errors.ts";
 
 /** What the parts of the store need from a connection: parameterised queries returning typed rows. */
 export interface Sql {
-  query<Row extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: readonly unknown[]): Promise<Row[]>;
+  query<Row extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string | Prepared,
+    values?: readonly unknown[],
+  ): Promise<Row[]>;
+}
+
+/**
+ * A statement the server parses once per connection and then only binds (`prepared`): for the
+ * statements every commit runs, whose text is one of a few shapes.
+ */
+export interface Prepared {
+  readonly name: string;
+  readonly text: string;
+}
+
+const preparedNames = new Map<string, Prepared>();
+
+/**
+ * The statement `text` as a named prepared statement, its name derived from the text (so one text
+ * is one server-side statement per connection). Only for texts drawn from a small fixed set — each
+ * distinct text stays prepared on every pooled connection that ran it.
+ */
+export function prepared(text: string): Prepared {
+  let known = preparedNames.get(text);
+  if (!known) {
+    known = Object.freeze({ name: `cairn_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`, text });
+    preparedNames.set(text, known);
+  }
+  return known;
 }
 
 /** Tenant ids are validated (`validateScope`: letters, digits, `.`, `_`, `@`, `-`), so quoting is all it needs. */
@@ -41,8 +70,16 @@ export async function inTenant<T>(
   pool: pg.Pool,
   tenant: string,
   operation: string,
-  work: (sql: Sql) => Promise<T>,
-  options: { readonly readOnly?: boolean; readonly settings?: TransactionSettings } = {},
+  work: (sql: Sql, opened: pg.QueryResultRow[]) => Promise<T>,
+  options: {
+    readonly readOnly?: boolean;
+    readonly settings?: TransactionSettings;
+    /**
+     * A first statement that rides on the round trip opening the transaction, its values inlined
+     * as literals (escaped by the client): its rows are `work`'s `opened`.
+     */
+    readonly opening?: { readonly text: string; readonly values: readonly Inlinable[] };
+  } = {},
 ): Promise<T> {
   let client: pg.PoolClient;
   try {
@@ -58,14 +95,19 @@ export async function inTenant<T>(
     // could be made against a version its entries predate. A write runs in READ COMMITTED after
     // taking its scope's lock, so each of its statements sees what the writer before it committed.
     // Settings (statement timeouts, for instance) ride on the same round trip.
-    await client.query(
-      `BEGIN ${options.readOnly ? "ISOLATION LEVEL REPEATABLE READ READ ONLY" : "ISOLATION LEVEL READ COMMITTED"}; SET LOCAL cairn.tenant = ${literal(tenant)}${settingsSql(options.settings)}`,
-    );
+    const opening = options.opening ? `; ${inlined(client, options.opening.text, options.opening.values)}` : "";
+    const begun = (await client.query(
+      `BEGIN ${options.readOnly ? "ISOLATION LEVEL REPEATABLE READ READ ONLY" : "ISOLATION LEVEL READ COMMITTED"}; SET LOCAL cairn.tenant = ${literal(tenant)}${settingsSql(options.settings)}${opening}`,
+    )) as unknown as pg.QueryResult | pg.QueryResult[];
+    const opened = options.opening && Array.isArray(begun) ? (begun.at(-1)?.rows ?? []) : [];
     const sql: Sql = {
-      query: async <Row extends pg.QueryResultRow>(text: string, values?: readonly unknown[]) =>
-        (await client.query<Row>(text, values as unknown[] | undefined)).rows,
+      query: async <Row extends pg.QueryResultRow>(text: string | Prepared, values?: readonly unknown[]) =>
+        (typeof text === "string"
+          ? await client.query<Row>(text, values as unknown[] | undefined)
+          : await client.query<Row>({ name: text.name, text: text.text, values: values as unknown[] | undefined })
+        ).rows,
     };
-    const result = await work(sql);
+    const result = await work(sql, opened);
     if (options.readOnly) {
       // A read-only transaction's result is final once its statements returned: the caller has it a
       // round trip sooner, and the connection goes back to the pool once the COMMIT is done.
@@ -90,6 +132,69 @@ export async function inTenant<T>(
     throw new StoreError(operation, error);
   } finally {
     if (!released) client.release(broken instanceof Error ? broken : undefined);
+  }
+}
+
+/** A value `inlined` can write as a literal. */
+export type Inlinable = string | number | null | readonly string[];
+
+/**
+ * `text` with its `$n` placeholders replaced by the values as literals: strings escaped by the
+ * client (`escapeLiteral`, which handles quotes and backslashes under any setting), finite numbers,
+ * NULL, and arrays of strings as `ARRAY[…]` (the statement casts them, `$2::text[]`).
+ */
+function inlined(client: pg.PoolClient, text: string, values: readonly Inlinable[]): string {
+  return text.replace(/\$(\d+)/g, (_, index: string) => {
+    const value = values[Number(index) - 1];
+    if (value === null) return "NULL";
+    if (typeof value === "number" && Number.isFinite(value)) return String(value);
+    if (typeof value === "string") return client.escapeLiteral(value);
+    if (Array.isArray(value) && value.every((item) => typeof item === "string")) {
+      return `ARRAY[${value.map((item: string) => client.escapeLiteral(item)).join(", ")}]`;
+    }
+    throw new StoreError("transaction", `no literal for placeholder $${index}`);
+  });
+}
+
+/**
+ * A read of one statement in one round trip: the transaction's opening, the tenant wall, the
+ * statement (its values inlined, see `inlined`) and the COMMIT go as one simple query, where a read
+ * through `inTenant` takes two round trips and a COMMIT. For the small reads a commit makes before
+ * it writes (index version, is the key stored). Returns the statement's rows.
+ */
+export async function readInOneTrip<Row extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  tenant: string,
+  operation: string,
+  statement: { readonly text: string; readonly values: readonly Inlinable[] },
+): Promise<Row[]> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw new StoreError(operation, error);
+  }
+  let broken: Error | undefined;
+  try {
+    const results = (await client.query(
+      `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL cairn.tenant = ${literal(tenant)}; ${inlined(client, statement.text, statement.values)}; COMMIT`,
+    )) as unknown as pg.QueryResult<Row>[];
+    const rows = results[2]?.rows;
+    if (!Array.isArray(results) || results.length !== 4 || !rows) {
+      throw new StoreError(operation, "a one-statement read returned an unexpected number of results");
+    }
+    return rows;
+  } catch (error) {
+    // An error inside the simple query leaves its transaction open and aborted.
+    try {
+      await client.query("ROLLBACK");
+    } catch (rollbackError) {
+      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+    }
+    if (CairnError.is(error)) throw error;
+    throw new StoreError(operation, error);
+  } finally {
+    client.release(broken);
   }
 }
 
