@@ -404,33 +404,11 @@ async function insertDerivedRows(
   nodes: readonly { rowid: number }[],
   spaces: ReadonlyMap<string, SpaceRow>,
 ): Promise<void> {
-  const images = new Columns(6);
-  const documents = new Columns(3);
-  const cached = new Columns(3);
-  const vectors = new Map<string, Columns>();
-  const addVector = (space: string, rowid: number, ordinal: number, node: RawNodeWrite, vector: Float32Array) => {
-    if (!spaces.has(space)) throw new StoreError("commitSession", `vector for undeclared space ${space}`);
-    const columns = vectors.get(space) ?? new Columns(5);
-    columns.add(rowid, ordinal, node.timeMs, node.speaker, vectorLiteral(vector));
-    vectors.set(space, columns);
-  };
-  write.rawNodes.forEach((node, position) => {
-    const rowid = nodes[position]?.rowid;
-    if (rowid === undefined) throw new StoreError("commitSession", "raw node rows out of step with the write");
-    documents.add(rowid, "text", lexicalDocument(node.indexText ?? node.text));
-    const imageText = node.images
-      .map((image) => [image.caption, image.derivedText].filter(Boolean).join(" "))
-      .join(" ");
-    if (imageText.trim()) documents.add(rowid, "imageText", lexicalDocument(imageText));
-    for (const [space, vector] of Object.entries(node.textVectors)) addVector(space, rowid, textOrdinal, node, vector);
-    node.images.forEach((image, ordinal) => {
-      images.add(rowid, ordinal, image.hash, image.caption, image.derivedText, image.origin);
-      for (const [space, vector] of Object.entries(node.imageVectors[ordinal] ?? {})) {
-        addVector(space, rowid, ordinal, node, vector);
-        if (image.hash) cached.add(image.hash, space, Buffer.from(vectorBytes(vector)));
-      }
-    });
-  });
+  const { images, cached, documents, vectors } = derivedColumns(
+    write,
+    nodes.map((node) => node.rowid),
+    spaces,
+  );
   const { tenant, key } = context;
   if (images.size > 0) {
     await sql.query(
@@ -627,17 +605,20 @@ const newSessionStatement = `WITH registered AS (
        "$2",
      )}`;
 
-/** A new session's image references, cached image vectors, lexical documents and vectors, by raw node id. */
+/**
+ * A session's image references, cached image vectors, lexical documents and vectors as columns, each
+ * row keyed by its raw node's key in `ids` (its id for a new session's one statement, its rowid otherwise).
+ */
 function derivedColumns(
   write: SessionWrite,
-  ids: readonly string[],
+  ids: readonly (string | number)[],
   spaces: ReadonlyMap<string, SpaceRow>,
 ): { images: Columns; cached: Columns; documents: Columns; vectors: Map<string, Columns> } {
   const images = new Columns(6);
   const documents = new Columns(3);
   const cached = new Columns(3);
   const vectors = new Map<string, Columns>();
-  const addVector = (space: string, id: string, ordinal: number, node: RawNodeWrite, vector: Float32Array) => {
+  const addVector = (space: string, id: string | number, ordinal: number, node: RawNodeWrite, vector: Float32Array) => {
     if (!spaces.has(space)) throw new StoreError("commitSession", `vector for undeclared space ${space}`);
     const columns = vectors.get(space) ?? new Columns(5);
     columns.add(id, ordinal, node.timeMs, node.speaker, vectorLiteral(vector));
