@@ -5,7 +5,7 @@ import { maxCoverTerms, refreshCovers, trimCover } from "../../src/maintain/gues
 import { Memory, type MemoryOptions, scopedStore } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import type { IndexEntry } from "../../src/store/index-records.ts";
-import { tempDir } from "../support/fixtures.ts";
+import { daySession, distinctTopics, tempDir } from "../support/fixtures.ts";
 
 const scope = { tenant: "acme", user: "ana" };
 
@@ -15,25 +15,7 @@ async function open(t: { after: (fn: () => void) => void }, options: Partial<Mem
   return memory;
 }
 
-function session(key: string, day: number, texts: readonly string[]) {
-  return {
-    session: key,
-    time: new Date(Date.UTC(2024, 0, 1 + day)).toISOString(),
-    turns: texts.map((text) => ({ speaker: "Ana", text })),
-  };
-}
-
-// Eight unrelated topics, each with a word no other topic uses.
-const topics = [
-  ["We rented a kayak on Lake Bled.", "The kayak was orange."],
-  ["My sister's wedding is in Porto in October.", "The reception is at a vineyard."],
-  ["I started learning the cello this spring.", "My teacher is called Mr Varga."],
-  ["Our corgi Biscuit hates the vacuum cleaner.", "Biscuit sleeps under the desk."],
-  ["The quarterly report is due on Friday.", "Finance wants the tables in euros."],
-  ["I planted tomatoes and basil on the balcony.", "The basil died in the heat."],
-  ["The plumber fixed the boiler on Tuesday.", "The boiler had a cracked valve."],
-  ["We watched a lunar eclipse from the dunes.", "The eclipse turned the moon copper."],
-] as const;
+const topics = distinctTopics;
 
 /** Two active entries on one page: six of the eight topics sit behind them as overflow fallbacks. */
 const tight = { maintenance: { bounds: { entries: 2, pages: 1, tokens: 6_144, bytes: 393_216 } } };
@@ -49,7 +31,8 @@ function coverWords(entries: readonly IndexEntry[]): Set<string> {
 describe("guest covers: overflowed entries are reachable through a host that describes them", () => {
   it("routing one entry deep still reaches each overflowed topic, through the host whose cover names it", async (t) => {
     const memory = await open(t, tight);
-    for (const [index, texts] of topics.entries()) await memory.addSession(scope, session(`s${index}`, index, texts));
+    for (const [index, texts] of topics.entries())
+      await memory.addSession(scope, daySession(`s${index}`, index, texts));
     const entries = await indexOf(memory);
     const active = entries.filter((entry) => entry.status === "active");
     assert.equal(active.length, 2);
@@ -77,7 +60,8 @@ describe("guest covers: overflowed entries are reachable through a host that des
 
   it("a forget takes the forgotten turns' words out of every cover", async (t) => {
     const memory = await open(t, tight);
-    for (const [index, texts] of topics.entries()) await memory.addSession(scope, session(`s${index}`, index, texts));
+    for (const [index, texts] of topics.entries())
+      await memory.addSession(scope, daySession(`s${index}`, index, texts));
     assert.ok(coverWords(await indexOf(memory)).has("kayak"), "the first topic overflowed into a cover");
     await memory.forget(scope, { session: "s0" });
     const after = await indexOf(memory);

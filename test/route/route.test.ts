@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import type { Judgement, JudgeView, RelationJudge } from "../../src/maintain/judge.ts";
 import { Memory, type MemoryOptions } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
-import { tempDir } from "../support/fixtures.ts";
+import { daySession, distinctTopics, tempDir } from "../support/fixtures.ts";
 
 const scope = { tenant: "acme", user: "ana" };
 
@@ -14,27 +14,13 @@ async function open(t: { after: (fn: () => void) => void }, options: Partial<Mem
   return memory;
 }
 
-function session(key: string, day: number, texts: string[]) {
-  return {
-    session: key,
-    time: new Date(Date.UTC(2024, 0, 1 + day)).toISOString(),
-    turns: texts.map((text) => ({ speaker: "Ana", text })),
-  };
-}
-
-const topics = [
-  ["We rented a kayak on Lake Bled.", "The kayak was orange."],
-  ["My sister's wedding is in Porto in October.", "The reception is at a vineyard."],
-  ["I started learning the cello this spring.", "My teacher is called Mr Varga."],
-  ["Our corgi Biscuit hates the vacuum cleaner.", "Biscuit sleeps under the desk."],
-  ["The quarterly report is due on Friday.", "Finance wants the tables in euros."],
-  ["I planted tomatoes and basil on the balcony.", "The basil died in the heat."],
-];
+const topics = distinctTopics.slice(0, 6);
 
 describe("budgeted routing through the active index", () => {
   it("ranks by route order with BM25 off or silent, instead of failing", async (t) => {
     const memory = await open(t);
-    for (const [index, texts] of topics.entries()) await memory.addSession(scope, session(`s${index}`, index, texts));
+    for (const [index, texts] of topics.entries())
+      await memory.addSession(scope, daySession(`s${index}`, index, texts));
     const dense = await memory.search(scope, "corgi", { channels: ["dense", "route"] });
     assert.ok(dense.items.length > 0, "dense and route order still find evidence");
     assert.ok(dense.channelsUsed.includes("route"));
@@ -44,7 +30,8 @@ describe("budgeted routing through the active index", () => {
 
   it("reads at most the page budget and reports pages read, pages cut and the route trace", async (t) => {
     const memory = await open(t, { maintenance: { bounds: { entries: 6, pages: 3, tokens: 6_144, bytes: 393_216 } } });
-    for (const [index, texts] of topics.entries()) await memory.addSession(scope, session(`s${index}`, index, texts));
+    for (const [index, texts] of topics.entries())
+      await memory.addSession(scope, daySession(`s${index}`, index, texts));
     const pack = await memory.search(scope, "what colour was the kayak", { mode: "route", budget: { pages: 1 } });
     assert.equal(pack.mode, "route");
     assert.ok(pack.route, "a routed pack carries its trace");
@@ -58,7 +45,8 @@ describe("budgeted routing through the active index", () => {
 
   it("reaches raw nodes that the capacity fallback moved out of the active bounds", async (t) => {
     const memory = await open(t, { maintenance: { bounds: { entries: 2, pages: 1, tokens: 6_144, bytes: 393_216 } } });
-    for (const [index, texts] of topics.entries()) await memory.addSession(scope, session(`s${index}`, index, texts));
+    for (const [index, texts] of topics.entries())
+      await memory.addSession(scope, daySession(`s${index}`, index, texts));
     const entries = await memory.listEntries(scope);
     assert.equal(entries.filter((entry) => entry.status === "active").length, 2);
     assert.ok(
@@ -91,9 +79,9 @@ describe("budgeted routing through the active index", () => {
       },
     };
     const memory = await open(t, { judge });
-    await memory.addSession(scope, session("old", 0, ["Ana lives in Lisbon near the river."]));
-    await memory.addSession(scope, session("noise", 1, ["The quarterly report is due on Friday."]));
-    const update = await memory.addSession(scope, session("new", 40, ["Ana lives in Porto now, near the sea."]));
+    await memory.addSession(scope, daySession("old", 0, ["Ana lives in Lisbon near the river."]));
+    await memory.addSession(scope, daySession("noise", 1, ["The quarterly report is due on Friday."]));
+    const update = await memory.addSession(scope, daySession("new", 40, ["Ana lives in Porto now, near the sea."]));
     assert.deepEqual(update.maintenance.actions, ["index.update"]);
     const entries = await memory.listEntries(scope);
     const latest = entries.find((entry) => entry.sessions.includes("new"));
@@ -117,7 +105,7 @@ describe("budgeted routing through the active index", () => {
   it("adds the neighbour window around what a chosen entry points at, across segment boundaries", async (t) => {
     const memory = await open(t, { maintenance: { segmentMaxNodes: 3 } });
     const texts = topics.flat().slice(0, 9);
-    await memory.addSession(scope, session("long", 0, texts));
+    await memory.addSession(scope, daySession("long", 0, texts));
     const segments = await memory.listEntries(scope);
     assert.ok(segments.length >= 3, "nine turns in several segments");
     assert.ok(

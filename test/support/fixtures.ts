@@ -52,3 +52,24 @@ export function distinctSentence(index: number): string {
   const pick = <T>(items: readonly T[], salt: number) => items[(index * salt + salt) % items.length] as T;
   return `${pick(people, 7)} ${pick(verbs, 3)} the ${pick(things, 11)} near ${pick(places, 5)} on day ${index}`;
 }
+
+/** A one-speaker session (Ana) on day `day` of 2024: the shape the routing tests write their topics in. */
+export function daySession(key: string, day: number, texts: readonly string[]) {
+  return {
+    session: key,
+    time: new Date(Date.UTC(2024, 0, 1 + day)).toISOString(),
+    turns: texts.map((text) => ({ speaker: "Ana", text })),
+  };
+}
+
+/** Eight unrelated two-turn topics, each with a word no other topic uses. */
+export const distinctTopics = [
+  ["We rented a kayak on Lake Bled.", "The kayak was orange."],
+  ["My sister's wedding is in Porto in October.", "The reception is at a vineyard."],
+  ["I started learning the cello this spring.", "My teacher is called Mr Varga."],
+  ["Our corgi Biscuit hates the vacuum cleaner.", "Biscuit sleeps under the desk."],
+  ["The quarterly report is due on Friday.", "Finance wants the tables in euros."],
+  ["I planted tomatoes and basil on the balcony.", "The basil died in the heat."],
+  ["The plumber fixed the boiler on Tuesday.", "The boiler had a cracked valve."],
+  ["We watched a lunar eclipse from the dunes.", "The eclipse turned the moon copper."],
+] as const;
