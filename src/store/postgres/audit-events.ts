@@ -33,16 +33,27 @@ export async function writeAudits(
      SELECT a.id, $1, $2, $3, a.action, a.subject, a.details
      FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY AS a (id, action, subject, details, position)
      ORDER BY a.position`,
-    [
-      context.tenant,
-      context.key,
-      context.store.now(),
-      events.map(() => context.store.newId("aud")),
-      events.map((event) => event.action),
-      events.map((event) => event.subject),
-      events.map((event) => JSON.stringify(event.details)),
-    ],
+    auditParameters(context, events),
   );
+}
+
+/**
+ * `$1`–`$7` of a statement that inserts `events` as `writeAudits` does (tenant, scope key, time, then
+ * ids, actions, subjects and details as arrays): shared with statements that write audits beside other rows.
+ */
+export function auditParameters(
+  context: ScopeContext,
+  events: readonly { readonly action: string; readonly subject: string; readonly details: Record<string, unknown> }[],
+): unknown[] {
+  return [
+    context.tenant,
+    context.key,
+    context.store.now(),
+    events.map(() => context.store.newId("aud")),
+    events.map((event) => event.action),
+    events.map((event) => event.subject),
+    events.map((event) => JSON.stringify(event.details)),
+  ];
 }
 
 /** Newest first; no limit means all. */

@@ -5,6 +5,7 @@ import { lexicalDocument } from "../lexical-text.ts";
 import { type SessionRow, toSession } from "../record-rows.ts";
 import type { CommitResult, RawNodeWrite, SessionRecord, SessionWrite } from "../records.ts";
 import type { SessionIdentity } from "../store.ts";
+import { auditParameters } from "./audit-events.ts";
 import { applyPlan, bumpVersionStatement, lockIndex } from "./index-rows.ts";
 import { insertLexicalDocuments, lexicalDocumentsParts } from "./lexical-documents.ts";
 import { addLexicalStatistics, addLexicalTermsStatement, addLexicalTotalsStatement } from "./lexical-statistics.ts";
@@ -296,16 +297,7 @@ async function applyCommitPlan(
       },
     },
   ];
-  await sql.query(finishCommitStatement, [
-    context.tenant,
-    context.key,
-    context.store.now(),
-    events.map(() => context.store.newId("aud")),
-    events.map((event) => event.action),
-    events.map((event) => event.subject),
-    events.map((event) => JSON.stringify(event.details)),
-    rowids.map((node) => node.rowid),
-  ]);
+  await sql.query(finishCommitStatement, [...auditParameters(context, events), rowids.map((node) => node.rowid)]);
   return entryIds;
 }
 
