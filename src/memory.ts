@@ -4,7 +4,7 @@ import { ChatRoles } from "./compile/chat-roles.ts";
 import { type BankedReport, type CompilerContext, compileIntoBank, compilePrograms } from "./compile/compile-bank.ts";
 import { type CompileConfig, defaultCompileConfig } from "./compile/compile-config.ts";
 import type { CompileReport } from "./compile/compile-session.ts";
-import { compiledSearch, textEmbedder } from "./compile/compiled-search.ts";
+import { compiledSearch, PreparedBanks, textEmbedder } from "./compile/compiled-search.ts";
 import { type ReverifyReport, reverifyBank } from "./compile/reverify.ts";
 import type { CompileRoles } from "./compile/roles.ts";
 import { ruleRoles } from "./compile/rule-roles.ts";
@@ -149,6 +149,8 @@ export class Memory {
   readonly #maintainer: CommitContext;
   readonly #options: MemoryOptions;
   readonly #writeLocks = new KeyedQueue();
+  /** Question banks made ready for matching, kept while a scope's bank holds the same programs. */
+  readonly #preparedBanks = new PreparedBanks();
   /** Scopes whose stored vectors these models made (see `#checkModels`). */
   readonly #modelsChecked = new Set<string>();
   /** The clock that stamps appended turns and notes given no time, and maintenance's decisions. */
@@ -416,6 +418,7 @@ export class Memory {
         reader: this.#reader,
         config: { ...this.compileConfig, ...config },
         fallback: (fallbackOptions) => search(scoped, query, fallbackOptions, this.#reader),
+        prepared: this.#preparedBanks,
       },
       bank,
     );

@@ -11,6 +11,34 @@ export interface BankCandidate {
   readonly imageVector: Float32Array | null;
 }
 
+/**
+ * A bank made ready for matching: each entry's match words and every word's document frequency,
+ * computed once per bank state instead of once per query (`prepareBank`).
+ */
+export interface PreparedBank {
+  readonly entries: readonly BankCandidate[];
+  readonly documents: readonly ReadonlySet<string>[];
+  /** Each word's IDF over the bank's entries (a word no entry holds: `unseenIdf`). */
+  readonly idf: ReadonlyMap<string, number>;
+  readonly unseenIdf: number;
+  /** Each entry's IDF mass, in `entries` order. */
+  readonly documentMass: readonly number[];
+}
+
+export function prepareBank(bank: readonly BankCandidate[]): PreparedBank {
+  const documents = bank.map((entry) => entryTerms(entry));
+  const containing = new Map<string, number>();
+  for (const words of documents) for (const word of words) containing.set(word, (containing.get(word) ?? 0) + 1);
+  const idfOf = (count: number) => Math.log(1 + (bank.length - count + 0.5) / (count + 0.5));
+  const idf = new Map([...containing].map(([word, count]) => [word, idfOf(count)]));
+  const documentMass = documents.map((words) => {
+    let sum = 0;
+    for (const word of words) sum += idf.get(word) ?? 0;
+    return sum;
+  });
+  return { entries: bank, documents, idf, unseenIdf: idfOf(0), documentMass };
+}
+
 export interface BankQuery {
   readonly text: string;
   readonly vector: Float32Array | undefined;
@@ -54,15 +82,17 @@ export interface BankMatch {
  */
 export function matchBank(
   query: BankQuery,
-  bank: readonly BankCandidate[],
+  candidates: readonly BankCandidate[] | PreparedBank,
   rrfK: number,
   calibration: MatchCalibration = {},
   /** What a paraphrase at a channel's calibrated ceiling reads (α_route: the gate means "a typical paraphrase"). */
   gateLevel = 1,
 ): BankMatch[] {
+  const prepared = "documents" in candidates ? candidates : prepareBank(candidates);
+  const bank = prepared.entries;
   const lists: [MatchChannel, { id: string; similarity: number }[]][] = [];
   const terms = [...new Set(contentWords(query.text))];
-  if (terms.length > 0) lists.push(["bm25", lexical(terms, bank)]);
+  if (terms.length > 0) lists.push(["bm25", lexical(terms, prepared)]);
   if (query.vector) {
     const vector = query.vector;
     lists.push([
@@ -134,25 +164,18 @@ function calibrate(similarity: number, floor: number, ceiling: number, level: nu
  * templates' own wording, plus its program's search words): the shared IDF mass over the smaller side's
  * mass. A long, chatty query is not penalised for its extra words, nor a short question for its few.
  */
-function lexical(terms: readonly string[], bank: readonly BankCandidate[]): { id: string; similarity: number }[] {
-  const documents = bank.map((entry) => entryTerms(entry));
-  const containing = new Map<string, number>();
-  for (const words of documents) for (const word of words) containing.set(word, (containing.get(word) ?? 0) + 1);
-  const idf = new Map<string, number>();
-  for (const term of new Set([...terms, ...containing.keys()])) {
-    const count = containing.get(term) ?? 0;
-    idf.set(term, Math.log(1 + (bank.length - count + 0.5) / (count + 0.5)));
-  }
+function lexical(terms: readonly string[], prepared: PreparedBank): { id: string; similarity: number }[] {
+  const { entries: bank, documents, idf, unseenIdf, documentMass } = prepared;
   const mass = (words: Iterable<string>) => {
     let sum = 0;
-    for (const word of words) sum += idf.get(word) ?? 0;
+    for (const word of words) sum += idf.get(word) ?? unseenIdf;
     return sum;
   };
   const queryMass = mass(terms);
   return bank.map((entry, index) => {
     const words: ReadonlySet<string> = documents[index] ?? new Set<string>();
     const covered = mass(terms.filter((term) => words.has(term)));
-    const smaller = Math.min(queryMass, mass(words));
+    const smaller = Math.min(queryMass, documentMass[index] ?? 0);
     return { id: entry.id, similarity: smaller > 0 ? Math.min(1, covered / smaller) : 0 };
   });
 }

@@ -1,5 +1,6 @@
 import type { ChannelName } from "../channels/rrf.ts";
 import { InputError } from "../core/errors.ts";
+import { scopeKey } from "../core/scope.ts";
 import { assemblePack } from "../evidence/assemble-pack.ts";
 import type { CompiledTrace, EvidencePack } from "../evidence/evidence-pack.ts";
 import { intakeImage } from "../ingest/image-intake.ts";
@@ -8,7 +9,7 @@ import { type SearchContext, type SearchOptions, type SearchQuery, validateBudge
 import type { BankProgram } from "../store/bank-records.ts";
 import type { ScopedStore } from "../store/store.ts";
 import { calibrationFor } from "./bank-calibration.ts";
-import { matchBank, programTerms, runnerUp } from "./bank-match.ts";
+import { type BankCandidate, matchBank, type PreparedBank, prepareBank, programTerms, runnerUp } from "./bank-match.ts";
 import { executionContext } from "./compile-bank.ts";
 import type { CompileConfig } from "./compile-config.ts";
 import { executeProgram } from "./execute-program.ts";
@@ -25,6 +26,33 @@ export interface CompiledSearchContext {
   readonly config: CompileConfig;
   /** The default search (`cairn`) with these options: what answers when no program passes the gate. */
   readonly fallback: (options: SearchOptions) => Promise<EvidencePack>;
+  /** Banks already made ready for matching, kept across searches (the Memory's own). */
+  readonly prepared?: PreparedBanks;
+}
+
+/**
+ * The last banks made ready for matching (`prepareBank`), by scope, each kept while the bank holds
+ * the same programs. A program's question, program and vectors never change once banked (a refresh
+ * changes only its evidence and verification), so the ids and vector spaces identify what matching
+ * reads; a retirement or admission changes the ids and the bank is prepared again.
+ */
+export class PreparedBanks {
+  readonly #banks = new Map<string, { readonly signature: string; readonly prepared: PreparedBank }>();
+  readonly #capacity: number;
+
+  constructor(capacity = 16) {
+    this.#capacity = capacity;
+  }
+
+  get(scope: string, bank: readonly BankProgram[], candidates: () => BankCandidate[], spaces: string): PreparedBank {
+    const signature = `${spaces}\n${bank.map((entry) => entry.id).join(" ")}`;
+    const kept = this.#banks.get(scope);
+    this.#banks.delete(scope);
+    const prepared = kept?.signature === signature ? kept.prepared : prepareBank(candidates());
+    this.#banks.set(scope, { signature, prepared });
+    if (this.#banks.size > this.#capacity) this.#banks.delete(this.#banks.keys().next().value as string);
+    return prepared;
+  }
 }
 
 /**
@@ -68,8 +96,7 @@ export async function compiledSearch(
   const queryImage = image ? await queryImageVector(scoped.scope.tenant, image, reader) : undefined;
   const imageVector = queryImage?.vector;
   const embedMs = performance.now() - embedStarted;
-  const matches = matchBank(
-    { text: queryText, vector: textVector, imageVector },
+  const bankCandidates = () =>
     bank.map((entry) => ({
       id: entry.id,
       question: entry.question,
@@ -77,7 +104,14 @@ export async function compiledSearch(
       vector: entry.space === reader.spaces.text.name ? entry.vector : null,
       imageVector:
         entry.imageSpace !== null && entry.imageSpace === reader.spaces.image?.name ? entry.imageVector : null,
-    })),
+    }));
+  const spaces = `${reader.spaces.text.name} ${reader.spaces.image?.name ?? ""}`;
+  // A bank the harness holds in memory is matched as given; the stored one is prepared once per state.
+  const matches = matchBank(
+    { text: queryText, vector: textVector, imageVector },
+    given || !context.prepared
+      ? bankCandidates()
+      : context.prepared.get(scopeKey(scoped.scope), bank, bankCandidates, spaces),
     reader.config.rrfK,
     calibrationFor(reader.spaces, config),
     config.paraphraseLevel,

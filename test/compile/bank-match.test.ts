@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { matchBank } from "../../src/compile/bank-match.ts";
+import { matchBank, prepareBank } from "../../src/compile/bank-match.ts";
+import { PreparedBanks } from "../../src/compile/compiled-search.ts";
 import { normalise } from "../../src/core/vectors.ts";
+import type { BankProgram } from "../../src/store/bank-records.ts";
 
 const vector = (...values: number[]) => normalise(Float32Array.from(values));
 const bank = [
@@ -47,5 +49,34 @@ describe("bank matching (similarity-weighted, normalised RRF)", () => {
 
   it("returns nothing for a query with no words and no vectors", () => {
     assert.deepEqual(matchBank({ text: "the and of", vector: undefined, imageVector: undefined }, bank, 60), []);
+  });
+
+  it("matches a prepared bank exactly as the bank itself, and prepares a scope's bank again only when its programs change", () => {
+    const queries = [
+      { text: "what colour was Rocket the bike", vector: vector(0.9, 0.1, 0), imageVector: vector(1, 0) },
+      { text: "corgi food", vector: undefined, imageVector: undefined },
+      { text: "hiking trip in May with Ana", vector: vector(0, 0.2, 1), imageVector: undefined },
+    ];
+    for (const query of queries) assert.deepEqual(matchBank(query, prepareBank(bank), 60), matchBank(query, bank, 60));
+
+    const banks = new PreparedBanks(2);
+    const programs = (ids: string[]) => ids.map((id) => ({ id }) as BankProgram);
+    let prepared = 0;
+    const candidates = (ids: string[]) => () => {
+      prepared++;
+      return bank.filter((entry) => ids.includes(entry.id));
+    };
+    const first = banks.get("acme/ana", programs(["bike", "dog"]), candidates(["bike", "dog"]), "text");
+    assert.equal(banks.get("acme/ana", programs(["bike", "dog"]), candidates(["bike", "dog"]), "text"), first);
+    assert.equal(prepared, 1, "the same programs: prepared once");
+    const retired = banks.get("acme/ana", programs(["bike"]), candidates(["bike"]), "text");
+    assert.notEqual(retired, first);
+    assert.deepEqual(
+      retired.entries.map((entry) => entry.id),
+      ["bike"],
+      "a retired program leaves the match",
+    );
+    banks.get("acme/ana", programs(["bike"]), candidates(["bike"]), "other-space");
+    assert.equal(prepared, 3, "another vector space prepares again");
   });
 });
