@@ -123,7 +123,11 @@ export async function repairScopeIndex(
   const plan = planReachabilityRepair(await scoped.readIndex({ activeOnly: false }), context.config.bounds);
   const spaces = { text: context.spaces.text.name, image: context.spaces.image?.name ?? null };
   if (plan.ops.length > 0) await scoped.applyIndexPlan(plan, { spaces, replace: false });
-  const hosted = plan.ops.map((op) => (op.op === "put" ? op.entry.id : op.entryId));
+  // The entries the repair hosted (its audit names them); the plan also puts hosts whose guest covers changed.
+  const hosted = plan.audits.flatMap((audit) => {
+    const named = audit.details.hosted;
+    return Array.isArray(named) ? named.filter((id): id is string => typeof id === "string") : [];
+  });
   const rehosted = await checkScopeIndex(scoped, context.config.bounds);
   if (rehosted.violations.length === 0) return { method: "rehost", before, after: rehosted, hosted };
   await rebuildScopeIndex(scoped, context);
