@@ -209,5 +209,7 @@ function renderTable(results: readonly BenchResult[], files: readonly string[]):
     const cells = columns.map(([, cell]) => cell(result.summary).padStart(6));
     lines.push(`${result.dataset.padEnd(12)} ${result.method.padEnd(13)} ${cells.join(" ")}`);
   }
-  return [...lines, "", `wrote ${files.length} files (results, plots, BENCHMARKS.md)`].join("\n");
+  // Name where the report went: with --limit or --out it is not ./BENCHMARKS.md.
+  const report = files.find((file) => file.endsWith(".md")) ?? "no report";
+  return [...lines, "", `wrote ${files.length} files (results, plots); the report: ${report}`].join("\n");
 }
