@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { scopeKey } from "../core/scope.ts";
 import type { VectorSpaces } from "../models/vector-spaces.ts";
 import { applyOps } from "../store/index-plan.ts";
-import { type IndexState, IndexVersionConflict, type MaintenancePlan } from "../store/index-records.ts";
+import { type IndexState, IndexVersionConflict, type MaintenancePlan, resolvePending } from "../store/index-records.ts";
 import type { CommitResult, SessionWrite } from "../store/records.ts";
 import type { ScopedStore } from "../store/store.ts";
 import type { MaintenanceConfig } from "./config.ts";
@@ -73,9 +73,7 @@ export class ActiveIndexCache {
    * that and the copy is never used.
    */
   committed(scoped: ScopedStore, base: IndexState, plan: MaintenancePlan, rawNodeIds: readonly string[]): void {
-    const next = applyOps(base, plan.ops, (pointer) =>
-      pointer.startsWith("@") ? (rawNodeIds[Number(pointer.slice(1))] ?? pointer) : pointer,
-    );
+    const next = applyOps(base, plan.ops, resolvePending(rawNodeIds));
     const active = new Map([...next.entries].filter(([, entry]) => entry.status === "active"));
     this.#keep(scopeKey(scoped.scope), { version: base.version + 1, entries: active });
   }
@@ -209,9 +207,7 @@ export async function commitBatchWithMaintenance(
         const ids = results.flatMap((result, index) =>
           Array.from({ length: writes[index]?.rawNodes.length ?? 0 }, (_, turn) => result.rawNodeIds[turn] ?? ""),
         );
-        cache.keepPlanned(scoped, state, (pointer) =>
-          pointer.startsWith("@") ? (ids[Number(pointer.slice(1))] ?? pointer) : pointer,
-        );
+        cache.keepPlanned(scoped, state, resolvePending(ids));
       } else {
         cache?.drop(scoped);
       }

@@ -1,5 +1,5 @@
 import { StoreError } from "../core/errors.ts";
-import type { IndexOp, MaintenancePlan } from "./index-records.ts";
+import { type IndexOp, type MaintenancePlan, pendingPosition } from "./index-records.ts";
 import type { SessionWrite } from "./records.ts";
 
 /**
@@ -65,8 +65,8 @@ export function sessionPlan(
   const end = offset + write.rawNodes.length;
   const resolve = (pointer: string): string => {
     if (!pointer.startsWith("@")) return pointer;
-    const position = Number(pointer.slice(1));
-    if (!Number.isInteger(position) || position < 0 || position >= end) {
+    const position = pendingPosition(pointer);
+    if (position === undefined || position >= end) {
       throw new StoreError(
         "commitSessions",
         `index pointer ${pointer} names no raw node of this write or an earlier one`,

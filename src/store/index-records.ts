@@ -1,4 +1,5 @@
 import { ConflictError } from "../core/errors.ts";
+import { vectorFromBytes } from "../core/vectors.ts";
 
 /**
  * The bounded active index (C3M): compact entries grouped into pages, each pointing back to the
@@ -94,6 +95,21 @@ export interface IndexState {
 /** Raw nodes of an incoming segment that are not stored yet are named `@<position in session>`. */
 export type PointerRef = string;
 
+/** The session position a pending pointer (`@n`) names; undefined for a stored raw node's id. */
+export function pendingPosition(pointer: PointerRef): number | undefined {
+  if (!pointer.startsWith("@")) return undefined;
+  const position = Number(pointer.slice(1));
+  return Number.isInteger(position) && position >= 0 ? position : undefined;
+}
+
+/** A pointer with a pending `@n` named by `ids[n]` (left as it is when `ids` has none); ids unchanged. */
+export function resolvePending(ids: readonly string[]): (pointer: PointerRef) => PointerRef {
+  return (pointer) => {
+    const position = pendingPosition(pointer);
+    return position === undefined ? pointer : (ids[position] ?? pointer);
+  };
+}
+
 /** Store-level changes. Maintenance can put entries and add pointers; nothing removes a pointer. */
 export type IndexOp =
   | { readonly op: "put"; readonly entry: IndexEntry }
@@ -162,4 +178,10 @@ export class IndexVersionConflict extends ConflictError {
   constructor(expected: number, actual: number) {
     super(`the active index changed under this write (version ${actual}, planned against ${expected}); retry it`);
   }
+}
+
+/** A cover's mean vector, decoded; null when it has none. */
+export function coverVector(cover: GuestCover | undefined): Float32Array | null {
+  if (!cover?.vector) return null;
+  return vectorFromBytes(Buffer.from(cover.vector, "base64"));
 }

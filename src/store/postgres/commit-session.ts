@@ -1,6 +1,6 @@
 import { ConflictError, StoreError } from "../../core/errors.ts";
 import { vectorBytes } from "../../core/vectors.ts";
-import { IndexVersionConflict } from "../index-records.ts";
+import { IndexVersionConflict, pendingPosition } from "../index-records.ts";
 import { lexicalDocument } from "../lexical-text.ts";
 import { type SessionRow, toSession } from "../record-rows.ts";
 import type { CommitResult, RawNodeWrite, SessionRecord, SessionWrite } from "../records.ts";
@@ -272,11 +272,11 @@ async function applyCommitPlan(
     const stored = await rawNodeRowids(
       context,
       sql,
-      pointers.filter((pointer) => !pointer.startsWith("@")),
+      pointers.filter((pointer) => pendingPosition(pointer) === undefined),
     );
     return pointers.map((pointer) => {
-      const position = pointer.startsWith("@") ? Number(pointer.slice(1)) : Number.NaN;
-      const rowid = Number.isInteger(position) ? rowids[position]?.rowid : stored.get(pointer);
+      const position = pendingPosition(pointer);
+      const rowid = position !== undefined ? rowids[position]?.rowid : stored.get(pointer);
       if (rowid === undefined) throw new StoreError("commitSession", `index pointer ${pointer} names no raw node`);
       return rowid;
     });

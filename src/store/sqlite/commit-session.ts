@@ -2,7 +2,7 @@ import type { Statement } from "better-sqlite3";
 import { ConflictError, StoreError } from "../../core/errors.ts";
 import { vectorBytes } from "../../core/vectors.ts";
 import { BatchPlans } from "../batch-writes.ts";
-import { IndexVersionConflict } from "../index-records.ts";
+import { IndexVersionConflict, pendingPosition } from "../index-records.ts";
 import { lexicalDocument } from "../lexical-text.ts";
 import { type SessionRow, toSession } from "../record-rows.ts";
 import type { CommitResult, SessionRecord, SessionWrite, VectorSpace } from "../records.ts";
@@ -408,8 +408,8 @@ function vectorInserter(
 function applyIndexPlan(context: ScopeContext, write: SessionWrite, rowids: readonly number[]): string[] {
   const { plan, spaces } = write.index;
   applyPlan(context.db, context.key, plan, spaces, (pointer) => {
-    const position = pointer.startsWith("@") ? Number(pointer.slice(1)) : Number.NaN;
-    const rowid = Number.isInteger(position) ? rowids[position] : rawNodeRowid(context, pointer);
+    const position = pendingPosition(pointer);
+    const rowid = position !== undefined ? rowids[position] : rawNodeRowid(context, pointer);
     if (rowid === undefined) throw new StoreError("commitSession", `index pointer ${pointer} names no raw node`);
     return rowid;
   });
