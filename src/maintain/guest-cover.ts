@@ -1,6 +1,6 @@
 import { contentWords } from "../core/text.ts";
-import { mergeMeans, vectorBytes, vectorFromBytes } from "../core/vectors.ts";
-import type { GuestCover, IndexEntry } from "../store/index-records.ts";
+import { mergeMeans, vectorBytes } from "../core/vectors.ts";
+import { coverVector, type GuestCover, type IndexEntry } from "../store/index-records.ts";
 
 /**
  * Guest covers (decision 029): an entry that reaches others through its links (overflow fallbacks it
@@ -157,12 +157,6 @@ export function refreshCovers(
     changed.push(id);
   }
   return changed;
-}
-
-/** A cover's mean vector, decoded; null when it has none. */
-export function coverVector(cover: GuestCover | undefined): Float32Array | null {
-  if (!cover?.vector) return null;
-  return vectorFromBytes(Buffer.from(cover.vector, "base64"));
 }
 
 /**

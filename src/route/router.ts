@@ -2,8 +2,7 @@ import { roundForRecord } from "../core/round.ts";
 import { contentWords } from "../core/text.ts";
 import { cosine } from "../core/vectors.ts";
 import type { RouteConfig, RouteTrace, RouteVia } from "../evidence/route-trace.ts";
-import { coverVector } from "../maintain/guest-cover.ts";
-import type { IndexEntry } from "../store/index-records.ts";
+import { coverVector, type IndexEntry } from "../store/index-records.ts";
 
 /**
  * γ favours pages that bring sessions and relation labels not yet read. λ defaults to 0: with the
