@@ -1,4 +1,5 @@
 import sharp from "sharp";
+import { monthNames } from "../../src/core/time.ts";
 import type { SessionInput, TurnInput } from "../../src/ingest/session-input.ts";
 import { Random } from "./random.ts";
 
@@ -164,20 +165,7 @@ const foods = [
   "curry",
 ];
 const weekdays = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
-const months = [
-  "January",
-  "February",
-  "March",
-  "April",
-  "May",
-  "June",
-  "July",
-  "August",
-  "September",
-  "October",
-  "November",
-  "December",
-];
+const months = monthNames;
 const feelings = ["excited", "exhausted", "nervous", "proud", "relieved", "frustrated", "happy", "surprised"];
 const reactions = [
   "That sounds lovely.",
