@@ -243,16 +243,21 @@ export class Memory {
     return checked;
   }
 
-  /** Validates, embeds and commits one session atomically; a rejected session changes nothing. */
-  async addSession(scope: Scope, input: unknown, options: AddSessionOptions = {}): Promise<AddSessionResult> {
-    const scoped = this.#scoped(scope);
-    const prepared = await prepareSession(scoped, input, {
+  /** What preparing a session (validation, image intake, index text, embedding) needs for these options. */
+  #preparation(options: AddSessionOptions) {
+    return {
       models: this.models,
       spaces: this.spaces,
       intake: this.#intake(options),
       readImages: options.readImages,
       indexText: this.indexText,
-    });
+    };
+  }
+
+  /** Validates, embeds and commits one session atomically; a rejected session changes nothing. */
+  async addSession(scope: Scope, input: unknown, options: AddSessionOptions = {}): Promise<AddSessionResult> {
+    const scoped = this.#scoped(scope);
+    const prepared = await prepareSession(scoped, input, this.#preparation(options));
     return this.#commit(scoped, prepared.write, prepared.warnings);
   }
 
@@ -274,13 +279,7 @@ export class Memory {
   ): Promise<AddSessionResult[]> {
     if (!Array.isArray(inputs)) throw new InputError("sessions", "give an array of sessions");
     const scoped = this.#scoped(scope);
-    const prepared = await prepareSessions(scoped, inputs, {
-      models: this.models,
-      spaces: this.spaces,
-      intake: this.#intake(options),
-      readImages: options.readImages,
-      indexText: this.indexText,
-    });
+    const prepared = await prepareSessions(scoped, inputs, this.#preparation(options));
     if (prepared.length === 0) return [];
     const mismatch = await this.#checkModels(scoped);
     await this.#ensureIndex(scoped);
@@ -371,12 +370,7 @@ export class Memory {
     }
     const session = { ...given, session: sessionKey, time: given.time ?? new Date(this.#now()).toISOString() };
     const scoped = this.#scoped(scope);
-    const prepared = await prepareSession(scoped, session, {
-      models: this.models,
-      spaces: this.spaces,
-      intake: this.#intake(options),
-      indexText: this.indexText,
-    });
+    const prepared = await prepareSession(scoped, session, this.#preparation(options));
     const write = { ...prepared.write, append: { partKey: options.partKey ?? `turns:${prepared.turnsHash}` } };
     return this.#commit(scoped, write, prepared.warnings);
   }
