@@ -1,11 +1,21 @@
 import { InvariantError } from "../core/errors.ts";
 import { meanVector } from "../core/vectors.ts";
-import type { ForgetOp, ForgetPlan, IndexEntry, IndexOp, IndexState, MaintenancePlan } from "../store/index-records.ts";
+import type {
+  ForgetOp,
+  ForgetPlan,
+  GuestCover,
+  IndexEntry,
+  IndexOp,
+  IndexState,
+  MaintenanceAudit,
+  MaintenancePlan,
+} from "../store/index-records.ts";
 import type { IndexBounds } from "./config.ts";
 import { buildDigest, renderRoutingText } from "./digest.ts";
 import { refreshCovers } from "./guest-cover.ts";
 import type { StoredNode } from "./incoming.ts";
-import { coverWithinShare } from "./working-index.ts";
+import { closestPairs, overflowAudit, overflowed, overflowRoles } from "./ramu.ts";
+import { coverWithinShare, measure, overBounds } from "./working-index.ts";
 
 /**
  * Forget's index repair as a pure function (DESIGN invariant 2): pointers to the forgotten raw
@@ -82,13 +92,15 @@ export function planForget(
 
   const removed = new Set(toRemove);
   // Guest covers follow (decision 029): no cover keeps the words of a forgotten or moved entry.
-  const recovered = refreshCovers(
-    entries,
-    [...rederived, ...links.changed, ...toRemove],
-    state.entries,
-    coverWithinShare(bounds),
+  const fit = coverWithinShare(bounds);
+  const recovered = refreshCovers(entries, [...rederived, ...links.changed, ...toRemove], state.entries, fit);
+  // A promoted heir or a re-derived entry may be larger than what it replaced: the index keeps its bounds.
+  const bounded = overflowWithinBounds(entries, bounds, fit);
+  const changed = new Set(
+    [...rederived, ...links.changed, ...recovered, ...bounded.overflowed, ...bounded.recovered].filter(
+      (id) => !removed.has(id),
+    ),
   );
-  const changed = new Set([...rederived, ...links.changed, ...recovered].filter((id) => !removed.has(id)));
   const puts: ForgetOp[] = [...changed].map((id) => ({ op: "put", entry: links.get(id) }));
   return {
     baseVersion: state.version,
@@ -100,8 +112,37 @@ export function planForget(
       promoted: links.promoted,
       relinked: [...links.changed].filter((id) => !removed.has(id) && !links.promoted.includes(id)),
       orphansHosted,
+      overflowed: bounded.overflowed,
     },
+    audits: bounded.audits,
   };
+}
+
+/**
+ * While the repaired index is over a bound, maintenance's fallback, without a judge: the older entry
+ * of the most similar active pair overflows under the newer, keeping every pointer (nothing is merged,
+ * so no distinction is lost). Changes `entries` in place, hosts' covers included.
+ */
+function overflowWithinBounds(
+  entries: Map<string, IndexEntry>,
+  bounds: IndexBounds,
+  fit: (entry: IndexEntry, cover: GuestCover) => GuestCover | undefined,
+): { overflowed: string[]; recovered: string[]; audits: MaintenanceAudit[] } {
+  const overflowedIds: string[] = [];
+  const recovered: string[] = [];
+  const audits: MaintenanceAudit[] = [];
+  for (let reason = overBounds(measure(entries, bounds)); reason; reason = overBounds(measure(entries, bounds))) {
+    const active = [...entries.values()].filter((entry) => entry.status === "active");
+    const [pair] = closestPairs(active, 1);
+    // A single entry over a bound has nothing to overflow under; the next write's maintenance warns of it.
+    if (!pair) break;
+    const { victim, host } = overflowRoles(pair);
+    entries.set(victim.id, overflowed(victim, host));
+    recovered.push(...refreshCovers(entries, [victim.id], undefined, fit));
+    overflowedIds.push(victim.id);
+    audits.push(overflowAudit(pair, reason));
+  }
+  return { overflowed: overflowedIds, recovered, audits };
 }
 
 /** Forgetting a whole scope: every entry goes, whatever it points at. */
@@ -120,7 +161,9 @@ export function planForgetAll(state: IndexState, rawNodeIds: readonly string[]):
       promoted: [],
       relinked: [],
       orphansHosted: [],
+      overflowed: [],
     },
+    audits: [],
   };
 }
 

@@ -1,6 +1,6 @@
 import { InvariantError } from "../core/errors.ts";
 import { roundForRecord } from "../core/round.ts";
-import type { IndexEntry, IndexState, MaintenancePlan } from "../store/index-records.ts";
+import type { IndexEntry, IndexState, MaintenanceAudit, MaintenancePlan } from "../store/index-records.ts";
 import type { IndexBounds, MaintenanceConfig } from "./config.ts";
 import { renderRoutingText } from "./digest.ts";
 import { ComparatorJudge, type Judgement, type JudgeView, type RelationJudge } from "./judge.ts";
@@ -200,7 +200,7 @@ interface Judged {
   readonly judgement: Judgement;
 }
 
-interface Pair {
+export interface Pair {
   readonly a: IndexEntry;
   readonly b: IndexEntry;
   readonly similarity: number;
@@ -211,18 +211,40 @@ interface Pair {
  * every pointer, reachable through its partner. No routing text is merged, so no distinction is erased.
  */
 export function overflow(index: WorkingIndex, pair: Pair, reason: string): void {
-  const [victim, host] = pair.a.timeEndMs <= pair.b.timeEndMs ? [pair.a, pair.b] : [pair.b, pair.a];
-  index.put({ ...victim, status: "overflow", host: host.id, page: null, lastAction: "overflow" });
+  const { victim, host } = overflowRoles(pair);
+  index.put(overflowed(victim, host));
   // The host now leads to the victim and all it led to: its cover says so (decision 029).
   index.coverReached(host.id, victim);
   index.overflowRepairs++;
-  index.audit("index.overflow", victim.id, {
-    reason,
-    host: host.id,
-    similarity: roundForRecord(pair.similarity),
-    pointers: victim.pointers.length,
-    result: { entry: victim.id, status: "overflow", reachableThrough: host.id },
-  });
+  const audit = overflowAudit(pair, reason);
+  index.audit(audit.action, audit.subject, audit.details);
+}
+
+/** Which entry of a pair leaves the active bounds (the older) and which hosts it. */
+export function overflowRoles(pair: Pair): { readonly victim: IndexEntry; readonly host: IndexEntry } {
+  const [victim, host] = pair.a.timeEndMs <= pair.b.timeEndMs ? [pair.a, pair.b] : [pair.b, pair.a];
+  return { victim, host };
+}
+
+/** The victim as an overflowed entry: off its page, reached through `host`. */
+export function overflowed(victim: IndexEntry, host: IndexEntry): IndexEntry {
+  return { ...victim, status: "overflow", host: host.id, page: null, lastAction: "overflow" };
+}
+
+/** The `index.overflow` event of one fallback, whoever takes it (maintenance or a forget's repair). */
+export function overflowAudit(pair: Pair, reason: string): MaintenanceAudit {
+  const { victim, host } = overflowRoles(pair);
+  return {
+    action: "index.overflow",
+    subject: victim.id,
+    details: {
+      reason,
+      host: host.id,
+      similarity: roundForRecord(pair.similarity),
+      pointers: victim.pointers.length,
+      result: { entry: victim.id, status: "overflow", reachableThrough: host.id },
+    },
+  };
 }
 
 /** Similarities between immutable entries, computed once per pair (the bounds loop asks again and again). */

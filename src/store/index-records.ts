@@ -138,6 +138,8 @@ export interface ForgetRepairs {
   readonly relinked: readonly string[];
   /** Entries found unreachable before the forget (a damaged index), hosted under an active entry. */
   readonly orphansHosted: readonly string[];
+  /** Active entries moved under a host (maintenance's overflow fallback) to keep the index within its bounds. */
+  readonly overflowed: readonly string[];
 }
 
 /**
@@ -149,6 +151,8 @@ export interface ForgetPlan {
   readonly rawNodeIds: readonly string[];
   readonly ops: readonly ForgetOp[];
   readonly repairs: ForgetRepairs;
+  /** Maintenance events the repair takes (an `index.overflow` per overflowed entry), written with the forget's. */
+  readonly audits: readonly MaintenanceAudit[];
 }
 
 export interface MaintenanceAudit {

@@ -46,7 +46,14 @@ import { forget } from "./scoped-reads.ts";
 
 const indexSpaces = { text: textSpace.name, image: imageSpace.name };
 const emptyIndex: IndexState = { version: 0, entries: new Map() };
-const noRepairs: ForgetPlan["repairs"] = { removed: [], rederived: [], promoted: [], relinked: [], orphansHosted: [] };
+const noRepairs: ForgetPlan["repairs"] = {
+  removed: [],
+  rederived: [],
+  promoted: [],
+  relinked: [],
+  orphansHosted: [],
+  overflowed: [],
+};
 
 /** Everything a scope shows, index included: to prove a refused plan changed nothing. */
 async function snapshot(scoped: ScopedStore) {
@@ -475,7 +482,13 @@ export const activeIndexConformance = defineGroup("active index", (test) => {
       [
         "unlinks a raw node that is not being forgotten",
         { rawNode: r0 },
-        { baseVersion, rawNodeIds: [r0], ops: [{ op: "unlink", entryId, pointers: [r0, r1] }], repairs: noRepairs },
+        {
+          baseVersion,
+          rawNodeIds: [r0],
+          ops: [{ op: "unlink", entryId, pointers: [r0, r1] }],
+          repairs: noRepairs,
+          audits: [],
+        },
       ],
       [
         "removes an entry that still points at surviving evidence",
@@ -488,6 +501,7 @@ export const activeIndexConformance = defineGroup("active index", (test) => {
             { op: "remove", entryId },
           ],
           repairs: { ...noRepairs, removed: [entryId] },
+          audits: [],
         },
       ],
       [
@@ -498,6 +512,7 @@ export const activeIndexConformance = defineGroup("active index", (test) => {
           rawNodeIds: session.rawNodeIds,
           ops: [{ op: "remove", entryId }],
           repairs: { ...noRepairs, removed: [entryId] },
+          audits: [],
         },
       ],
     ];
@@ -522,9 +537,49 @@ export const activeIndexConformance = defineGroup("active index", (test) => {
         { op: "remove", entryId },
       ],
       repairs: { ...noRepairs, removed: [entryId] },
+      audits: [],
     };
     await a.forget({ target: { session: session.session.id }, plan: allowed });
     assertSameIndex(await a.readIndex({ activeOnly: false }), applyForgetPlan(before.index, allowed), "allowed plan");
+  });
+
+  test("forget writes its repair's overflow events after its own, and applies the overflow as the reference does", async (store) => {
+    const a = store.forScope(scopeA);
+    const kept = await a.commitSession(
+      await buildSessionWrite({ key: "kept", turns: [{ text: "the kettle whistled" }] }),
+    );
+    const gone = await a.commitSession(
+      await buildSessionWrite({ key: "gone", turns: [{ text: "the heron waded" }, { text: "the heron flew off" }] }),
+    );
+    const before = await a.readIndex({ activeOnly: false });
+    const [goneEntry] = gone.entryIds as [string];
+    const [keptEntry] = kept.entryIds as [string];
+    const [r0] = gone.rawNodeIds as [string, string];
+    const victim = before.entries.get(keptEntry);
+    assert.ok(victim);
+    const overflowEvent = {
+      action: "index.overflow",
+      subject: keptEntry,
+      details: { reason: "tokens", host: goneEntry, result: { entry: keptEntry, status: "overflow" } },
+    };
+    const plan: ForgetPlan = {
+      baseVersion: before.version,
+      rawNodeIds: [r0],
+      ops: [
+        { op: "unlink", entryId: goneEntry, pointers: [r0] },
+        { op: "put", entry: { ...victim, status: "overflow", host: goneEntry, page: null, lastAction: "overflow" } },
+      ],
+      repairs: { ...noRepairs, rederived: [goneEntry], overflowed: [keptEntry] },
+      audits: [overflowEvent],
+    };
+    await a.forget({ target: { rawNode: r0 }, plan });
+    assertSameIndex(await a.readIndex({ activeOnly: false }), applyForgetPlan(before, plan), "overflowing plan");
+    const [last, previous] = await a.readAudit({ limit: 2 });
+    assert.equal(last?.action, "index.overflow", "the repair's event is the newest");
+    assert.equal(last?.subject, keptEntry);
+    assert.deepEqual(last?.details, overflowEvent.details);
+    assert.equal(previous?.action, "forget");
+    assert.equal(previous?.details.entriesOverflowed, 1, "the forget's own event counts the overflow");
   });
 
   test("readLinkedEntries returns entries hosted by the given hosts and those named, any status, with pointers", async (store) => {

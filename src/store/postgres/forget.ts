@@ -3,7 +3,7 @@ import { keyedHashScheme } from "../audit-redaction.ts";
 import { IndexVersionConflict } from "../index-records.ts";
 import type { ForgetResult, ForgetTarget } from "../records.ts";
 import type { ForgetRequest } from "../store.ts";
-import { clearAudit, keyedHasher, redactAudit, writeAudit } from "./audit-events.ts";
+import { clearAudit, keyedHasher, redactAudit, writeAudit, writeAudits } from "./audit-events.ts";
 import { applyForgetOps, lockIndex, renewVectorGeneration } from "./index-rows.ts";
 import { removeLexicalStatistics } from "./lexical-statistics.ts";
 import { retireProgramsOn } from "./question-bank.ts";
@@ -98,11 +98,14 @@ export async function forget(context: ScopeContext, sql: Sql, request: ForgetReq
     entriesPromoted: repairs.promoted.length,
     entriesRelinked: repairs.relinked.length,
     orphansHosted: repairs.orphansHosted.length,
+    entriesOverflowed: repairs.overflowed.length,
     blobsDeleted: unseen.length,
     rawNodesReindexed: reindex.length,
     programs,
     videoItems,
   });
+  // The repair's own maintenance events (an overflow that keeps the bounds) follow the forget's.
+  await writeAudits(context, sql, plan.audits);
   return {
     sessions: sessionRowids.length,
     rawNodes: nodeRowids.length,

@@ -123,11 +123,14 @@ function forgetRows(
     entriesPromoted: repairs.promoted.length,
     entriesRelinked: repairs.relinked.length,
     orphansHosted: repairs.orphansHosted.length,
+    entriesOverflowed: repairs.overflowed.length,
     blobsDeleted: removedBlobs.length,
     rawNodesReindexed: request.reindex?.length ?? 0,
     programs,
     videoItems,
   });
+  // The repair's own maintenance events (an overflow that keeps the bounds) follow the forget's.
+  for (const audit of plan.audits) writeAudit(context, audit.action, audit.subject, audit.details);
   return {
     sessions: sessionRowids.length,
     rawNodes: nodeRowids.length,
