@@ -45,3 +45,49 @@ it("an image already stored is neither read nor embedded again, and keeps its de
   assert.equal(pack.items.length, 2, "both raw nodes carry the image vector");
   for (const item of pack.items) assert.equal(item.images[0]?.derivedText, "EXIT sign");
 });
+
+it("readImages: false skips the image readers on every write path (addSession, addSessions, appendTurns)", async (t) => {
+  const dir = tempDir(t);
+  writeFile(dir, "sign.png", await drawPng({ shape: "square", label: "EXIT" }));
+  writeFile(dir, "map.png", await drawPng({ shape: "circle", label: "MAP" }));
+  writeFile(dir, "menu.png", await drawPng({ shape: "square", label: "MENU" }));
+  const base = createHashModels();
+  let reads = 0;
+  const models: Models = {
+    ...base,
+    imageReaders: [
+      {
+        id: "fake-ocr",
+        provider: "test",
+        produces: "ocr",
+        readImage: async () => {
+          reads += 1;
+          return "read text";
+        },
+      },
+    ],
+  };
+  const memory = await Memory.open({ path: join(dir, "store"), models });
+  t.after(() => memory.close());
+  const scope = { tenant: "t", user: "u" };
+  const session = (key: string, path: string) => ({
+    session: key,
+    time: "2024-01-01T00:00:00Z",
+    turns: [{ text: "look", images: [{ path }] }],
+  });
+  const quiet = { baseDir: dir, readImages: false };
+  await memory.addSession(scope, session("a", "sign.png"), quiet);
+  await memory.addSessions(scope, [session("b", "map.png")], quiet);
+  await memory.appendTurns(scope, "a", { turns: [{ text: "and this", images: [{ path: "menu.png" }] }] }, quiet);
+  assert.equal(reads, 0, "no reader ran");
+  const pack = await memory.search(scope, { text: "look" });
+  for (const item of pack.items) for (const image of item.images) assert.equal(image.derivedText ?? null, null);
+  // The same append with the readers on does read its new image.
+  await memory.appendTurns(
+    scope,
+    "b",
+    { turns: [{ text: "again", images: [{ path: "menu.png" }] }] },
+    { baseDir: dir },
+  );
+  assert.equal(reads, 1);
+});
