@@ -77,19 +77,51 @@ export async function startThrowawayCluster(
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
-  return {
-    adminUrl: `postgresql://postgres@127.0.0.1:${port}/postgres`,
-    external: false,
-    dataDirectory: data,
-    stop: () => {
-      try {
-        run(join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "-w", "stop"]);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    },
+  const stop = () => {
+    if (!runningClusters.delete(stop)) return;
+    try {
+      run(join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "-w", "stop"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   };
+  stopOnExit(stop);
+  return { adminUrl: `postgresql://postgres@127.0.0.1:${port}/postgres`, external: false, dataDirectory: data, stop };
 }
+
+/** Clusters this process started and has not stopped yet. */
+const runningClusters = new Set<() => void>();
+
+/**
+ * A cluster goes with its process, however that ends: a normal exit, an uncaught error (a bench
+ * piped into `head` dies of EPIPE), or SIGINT / SIGTERM / SIGHUP, which by default would end the
+ * process without its exit handlers and leave the server running.
+ */
+function stopOnExit(stop: () => void): void {
+  if (runningClusters.size === 0 && !exitHandlersInstalled) {
+    exitHandlersInstalled = true;
+    const stopAll = () => {
+      for (const running of [...runningClusters]) {
+        try {
+          running();
+        } catch {
+          // The process is ending: the next cluster still gets its stop.
+        }
+      }
+    };
+    process.on("exit", stopAll);
+    const signals = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const;
+    for (const [signal, number] of Object.entries(signals)) {
+      process.on(signal, () => {
+        stopAll();
+        // A listener replaces the signal's default: when no one else listens, end the process as it would have.
+        if (process.listenerCount(signal) === 1) process.exit(128 + number);
+      });
+    }
+  }
+  runningClusters.add(stop);
+}
+let exitHandlersInstalled = false;
 
 function postgresUser(): { uid: number; gid: number } | undefined {
   try {
