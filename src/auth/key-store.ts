@@ -109,6 +109,8 @@ export class SqliteKeyStore implements KeyStore {
     try {
       mkdirSync(options.path, { recursive: true });
       db = new BetterSqlite3(join(options.path, "keys.sqlite"));
+      // Before WAL: another server opening the same new key store waits for the lock instead of failing.
+      db.pragma("busy_timeout = 10000");
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = FULL");
       db.exec(`CREATE TABLE IF NOT EXISTS api_keys (

@@ -86,11 +86,13 @@ export class SqliteStore implements Store, StoreServices {
     try {
       mkdirSync(options.path, { recursive: true });
       db = new BetterSqlite3(join(options.path, "cairn.db"));
+      // The busy timeout comes first: switching a new database to WAL takes a lock, and a process
+      // opening the same new store at that moment must wait for it, not fail with "database is locked".
+      db.pragma("busy_timeout = 10000");
       db.pragma("journal_mode = WAL");
       // FULL: an acknowledged session survives power loss too, not only a killed process.
       db.pragma("synchronous = FULL");
       db.pragma("foreign_keys = ON");
-      db.pragma("busy_timeout = 10000");
       // Deleted rows are overwritten with zeros, in the database and in the WAL, so forgotten
       // content does not linger in free space (issue 18). Costs a write of each freed cell and page.
       db.pragma("secure_delete = ON");
