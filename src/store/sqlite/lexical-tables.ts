@@ -1,6 +1,12 @@
 import type { Database } from "better-sqlite3";
 import type { LexicalField } from "../store.ts";
-import type { TenantStorage } from "./tenants.ts";
+
+/** What the index needs of a tenant's storage (`tenants.ts`, which creates these tables with its FTS tables). */
+interface TenantTables {
+  readonly token: string;
+  readonly textTable: string;
+  readonly imageTextTable: string;
+}
 
 /**
  * Cairn's own inverted index beside each tenant FTS5 table (decision 030), so the BM25 pass can skip
@@ -28,7 +34,7 @@ export interface LexicalTables {
   readonly fts: string;
 }
 
-export function lexicalTables(storage: TenantStorage, field: LexicalField): LexicalTables {
+export function lexicalTables(storage: TenantTables, field: LexicalField): LexicalTables {
   const prefix = `lex_${field === "text" ? "text" : "image_text"}_${storage.token}`;
   return {
     terms: `${prefix}_terms`,
@@ -41,7 +47,7 @@ export function lexicalTables(storage: TenantStorage, field: LexicalField): Lexi
 export const lexicalFields: readonly LexicalField[] = ["text", "imageText"];
 
 /** The tenant's index tables, created if missing; inside the write transaction that needs them. */
-export function ensureLexicalTables(db: Database, storage: TenantStorage): void {
+export function ensureLexicalTables(db: Database, storage: TenantTables): void {
   for (const field of lexicalFields) {
     const tables = lexicalTables(storage, field);
     db.exec(`
