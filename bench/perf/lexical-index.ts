@@ -43,6 +43,7 @@ const fts5: number[] = [];
 const index: number[] = [];
 let same = 0;
 let sameIds = 0;
+let sameAboveCut = 0;
 let decoded = 0;
 let blocks = 0;
 let scored = 0;
@@ -62,6 +63,10 @@ for (const query of queries) {
       .sort()
       .join();
   if (ids(a.hits) === ids(b.hits)) sameIds++;
+  // Ids may differ only among equal scores: above the score at the cut, each score's ids must agree.
+  const cut = a.hits.at(-1)?.score ?? Number.NEGATIVE_INFINITY;
+  const above = (list: typeof a.hits) => ids(list.filter((hit) => hit.score > cut + 1e-9));
+  if (above(a.hits) === above(b.hits)) sameAboveCut++;
   passes[b.trace.pass ?? "none"] = (passes[b.trace.pass ?? "none"] ?? 0) + 1;
   decoded += b.trace.walk?.decoded ?? 0;
   blocks += b.trace.walk?.blocks ?? 0;
@@ -77,6 +82,7 @@ console.log(
     indexCpuMs: latency(index),
     sameScores: same,
     sameIdSets: sameIds,
+    sameIdSetsAboveTheCut: sameAboveCut,
     passes,
     perQuery: { blocks: blocks / queries.length, decoded: decoded / queries.length, scored: scored / queries.length },
   }),
