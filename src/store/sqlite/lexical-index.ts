@@ -46,16 +46,17 @@ function tokenize(db: Database, tables: LexicalTables, documents: readonly Lexic
     db,
     documents.map((document) => document.body),
   );
-  const scopeTokens = new Map<string, string | null>();
+  const scopes = new Map<string, { token: string | null; ordinal: number }>();
   return documents.map((document, index) => {
-    let scopeToken = scopeTokens.get(document.scopeKey);
-    if (scopeToken === undefined) {
-      scopeToken = queryTokens(db, [scopeTokenOf(document.scopeKey)])[0] ?? null;
-      scopeTokens.set(document.scopeKey, scopeToken);
+    let scope = scopes.get(document.scopeKey);
+    if (!scope) {
+      const token = queryTokens(db, [scopeTokenOf(document.scopeKey)])[0] ?? null;
+      scope = { token, ordinal: scopeOrdinal(db, tables, document.scopeKey) };
+      scopes.set(document.scopeKey, scope);
     }
     const { frequencies, length } = tokens[index] as { frequencies: Map<string, number>; length: number };
-    if (scopeToken !== null) frequencies.delete(scopeToken);
-    return { document, frequencies, length, scope: scopeOrdinal(db, tables, document.scopeKey) };
+    if (scope.token !== null) frequencies.delete(scope.token);
+    return { document, frequencies, length, scope: scope.ordinal };
   });
 }
 
@@ -70,11 +71,28 @@ function scopeOrdinal(db: Database, tables: LexicalTables, scopeKey: string): nu
   );
 }
 
-function addToStats(db: Database, tables: LexicalTables, scope: number, docs: number, tokens: number): void {
+/** Adds (or, with `sign` −1, takes away) the documents and their tokens to their scopes' counts and the table's. */
+function addToStats(
+  db: Database,
+  tables: LexicalTables,
+  entries: readonly { scope: number; length: number }[],
+  sign: 1 | -1,
+): void {
+  const perScope = new Map<number, { docs: number; tokens: number }>([[0, { docs: 0, tokens: 0 }]]);
+  for (const entry of entries) {
+    for (const ordinal of [0, entry.scope]) {
+      const counts = perScope.get(ordinal) ?? { docs: 0, tokens: 0 };
+      counts.docs += sign;
+      counts.tokens += sign * entry.length;
+      perScope.set(ordinal, counts);
+    }
+  }
   const update = statement(db, `UPDATE ${tables.scopes} SET docs = docs + ?, tokens = tokens + ? WHERE ord = ?`);
-  update.run(docs, tokens, scope);
-  update.run(docs, tokens, 0);
-  if (docs < 0) statement(db, `DELETE FROM ${tables.scopes} WHERE ord = ? AND ord <> 0 AND docs = 0`).run(scope);
+  for (const [ordinal, counts] of perScope) update.run(counts.docs, counts.tokens, ordinal);
+  if (sign < 0) {
+    const drop = statement(db, `DELETE FROM ${tables.scopes} WHERE ord = ? AND ord <> 0 AND docs = 0`);
+    for (const ordinal of perScope.keys()) drop.run(ordinal);
+  }
 }
 
 /** Postings grouped by term, each list ascending by rowid. */
@@ -95,7 +113,7 @@ function byTerm(entries: ReturnType<typeof tokenize>): Map<string, Posting[]> {
 export function indexDocuments(db: Database, tables: LexicalTables, documents: readonly LexicalDocument[]): void {
   if (documents.length === 0) return;
   const entries = tokenize(db, tables, documents);
-  for (const entry of entries) addToStats(db, tables, entry.scope, 1, entry.length);
+  addToStats(db, tables, entries, 1);
   const append = statement(
     db,
     `INSERT INTO ${tables.terms} (term, df, last_doc, tail, tail_n, tail_max_tf, tail_min_len)
@@ -128,7 +146,7 @@ export function indexDocuments(db: Database, tables: LexicalTables, documents: r
 export function unindexDocuments(db: Database, tables: LexicalTables, documents: readonly LexicalDocument[]): void {
   if (documents.length === 0) return;
   const entries = tokenize(db, tables, documents);
-  for (const entry of entries) addToStats(db, tables, entry.scope, -1, -entry.length);
+  addToStats(db, tables, entries, -1);
   for (const [term, postings] of byTerm(entries)) {
     rewriteTerm(db, tables, term, [], new Set(postings.map((posting) => posting.doc)));
   }

@@ -15,7 +15,7 @@ const vocabulary = "temp.cairn_lexical_tokens_instances";
 
 function ensureTokenizer(db: Database): void {
   db.exec(
-    `CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts5 (body, tokenize = '${ftsTokenizer}', content = '');
+    `CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts5 (body, tokenize = '${ftsTokenizer}', content = '', columnsize = 0);
      CREATE VIRTUAL TABLE IF NOT EXISTS ${vocabulary} USING fts5vocab (temp, cairn_lexical_tokens, instance);`,
   );
 }
@@ -34,9 +34,7 @@ export function tokenizeTexts(db: Database, texts: readonly string[]): DocumentT
   const insert = statement(db, `INSERT INTO ${table} (rowid, body) VALUES (?, ?)`);
   try {
     for (const [index, text] of texts.entries()) insert.run(index + 1, text);
-    for (const [term, doc] of statement(db, `SELECT term, doc FROM ${vocabulary}`, "raw").iterate() as Iterable<
-      [string, number]
-    >) {
+    for (const [term, doc] of statement(db, `SELECT term, doc FROM ${vocabulary}`, "raw").all() as [string, number][]) {
       const entry = result[doc - 1] as { frequencies: Map<string, number>; length: number };
       entry.frequencies.set(term, (entry.frequencies.get(term) ?? 0) + 1);
       entry.length++;
