@@ -1,6 +1,6 @@
 import type { Database } from "better-sqlite3";
 import type { LexicalTables } from "./lexical-index.ts";
-import { blockBound, decodePostings, idf, type PostingArrays, saturation } from "./lexical-postings.ts";
+import { blockBound, decodePostings, type PostingArrays, saturation } from "./lexical-postings.ts";
 import { statement } from "./statements.ts";
 
 /**
@@ -43,6 +43,8 @@ export interface WalkTrace {
 
 interface TermList {
   readonly id: number;
+  readonly token: string;
+  readonly idf: number;
   /** idf × the number of query phrases standing for this term. */
   readonly weight: number;
   readonly lastDocs: number[];
@@ -124,6 +126,11 @@ class Cursor {
   }
 }
 
+/** One phrase's term of FTS5's bm25, in FTS5's order of operations (`fts5_aux.c`): idf · (tf(k1 + 1) / (…)). */
+function fts5Term(termIdf: number, tf: number, length: number, averageLength: number): number {
+  return termIdf * saturation(tf, length, averageLength);
+}
+
 /** A min-heap of the best `limit` (score, rowid) pairs. */
 class TopK {
   readonly #scores: number[] = [];
@@ -199,9 +206,9 @@ export function walkTopK(
   const [rows, totalLength] = total;
   const [scopeOrdinal, scopeDocs] = scope;
   const averageLength = totalLength / rows;
-  const scopeIdf = walk.scopeTokenScored ? idf(rows, scopeDocs) : 0;
+  const scopeIdf = walk.scopeTokenScored ? sqliteIdf(db, rows, scopeDocs) : 0;
   // The scope token's term at its largest: tf 1 in the shortest possible document.
-  const scopeUpper = walk.scopeTokenScored ? scopeIdf * saturation(1, 0, averageLength) : 0;
+  const scopeUpper = walk.scopeTokenScored ? scopeIdf * saturation(1, 0, averageLength) * slack : 0;
 
   const lists = termLists(walk, tokens, rows, averageLength);
   if (trace)
@@ -217,6 +224,8 @@ export function walkTopK(
   const cursors = lists.sort((a, b) => a.upper - b.upper).map((list) => new Cursor(list, fetch));
   const prefix = [0];
   for (const cursor of cursors) prefix.push((prefix.at(-1) as number) + cursor.list.upper);
+  const byToken = new Map(cursors.map((cursor) => [cursor.list.token, cursor]));
+  const byPhrase = tokens.map((token) => byToken.get(token) ?? null);
   const top = new TopK(walk.limit);
   let firstEssential = 0;
   const resplit = () => {
@@ -276,7 +285,15 @@ export function walkTopK(
       }
       if (score + rest + scopeUpper > threshold) {
         if (trace) trace.scored++;
-        if (walk.scopeTokenScored) score += scopeIdf * saturation(1, length, averageLength);
+        // Every list now sits at or past the candidate: the score again, in FTS5's order of phrases and
+        // of operations, so documents FTS5 ties stay tied (and the same one is kept at the cut).
+        score = walk.scopeTokenScored ? fts5Term(scopeIdf, 1, length, averageLength) : 0;
+        for (const cursor of byPhrase) {
+          if (cursor && cursor.current === candidate) {
+            const postings = cursor.postings();
+            score += fts5Term(cursor.list.idf, postings.tfs[cursor.position] as number, length, averageLength);
+          }
+        }
         if (score > threshold && (walk.accept?.(candidate) ?? true)) {
           top.push(score, candidate);
           resplit();
@@ -291,6 +308,25 @@ export function walkTopK(
   }
   return top.sorted();
 }
+
+/**
+ * FTS5's idf with SQLite's own logarithm (the C library's, which FTS5 calls): V8's `Math.log` can
+ * differ from it in the last bit, and FTS5's equal scores would then stop being equal here.
+ */
+function sqliteIdf(db: Database, rows: number, documents: number): number {
+  const value = statement(db, "SELECT ln((? - ? + 0.5) / (? + 0.5))", "pluck").get(
+    rows,
+    documents,
+    documents,
+  ) as number;
+  return value <= 0 ? 1e-6 : value;
+}
+
+/**
+ * Bounds are raised by a relative 1e-12: a bound and the score it bounds are computed in different
+ * orders of operations, and a document reaching its bound exactly must not lose it to rounding.
+ */
+const slack = 1 + 1e-12;
 
 /** The query's terms found in the dictionary, with their blocks' bounds (the tail as the last block). */
 function termLists(walk: LexicalWalk, tokens: readonly string[], rows: number, averageLength: number): TermList[] {
@@ -312,24 +348,25 @@ function termLists(walk: LexicalWalk, tokens: readonly string[], rows: number, a
     const row = readTerm.get(token) as [number, number, number, Uint8Array, number, number, number] | undefined;
     if (!row) continue;
     const [id, df, lastDoc, tail, tailMaxTf, tailMinLength, tailCount] = row;
-    const weight = idf(rows, df) * count;
+    const termIdf = sqliteIdf(db, rows, df);
+    const weight = termIdf * count;
     const lastDocs: number[] = [];
     const bounds: number[] = [];
     let upper = 0;
     for (const [blockLast, maxTf, minLength] of readBlocks.all(id) as [number, number, number][]) {
-      const bound = weight * blockBound(maxTf, minLength, averageLength);
+      const bound = weight * blockBound(maxTf, minLength, averageLength) * slack;
       lastDocs.push(blockLast);
       bounds.push(bound);
       if (bound > upper) upper = bound;
     }
     // The tail is the last block when it holds postings (a write leaves it empty when it seals it).
     if (tailCount > 0) {
-      const bound = weight * blockBound(tailMaxTf, tailMinLength, averageLength);
+      const bound = weight * blockBound(tailMaxTf, tailMinLength, averageLength) * slack;
       lastDocs.push(lastDoc);
       bounds.push(bound);
       if (bound > upper) upper = bound;
     }
-    lists.push({ id, weight, lastDocs, bounds, tail: tailCount > 0 ? tail : null, upper });
+    lists.push({ id, token, idf: termIdf, weight, lastDocs, bounds, tail: tailCount > 0 ? tail : null, upper });
   }
   return lists;
 }
