@@ -148,31 +148,38 @@ class TopK {
   push(score: number, doc: number): void {
     const scores = this.#scores;
     const docs = this.#docs;
+    // "Below" in this heap: a lower score, or an equal one with a higher rowid. FTS5 orders equal
+    // scores by rowid, so of documents tied at the cut the highest rowids are the ones left out.
+    const below = (aScore: number, aDoc: number, bScore: number, bDoc: number) =>
+      aScore < bScore || (aScore === bScore && aDoc > bDoc);
+    let at: number;
     if (scores.length < this.limit) {
+      at = scores.length;
       scores.push(score);
       docs.push(doc);
-      let at = scores.length - 1;
       while (at > 0) {
         const parent = (at - 1) >> 1;
-        if ((scores[parent] as number) <= score) break;
+        if (!below(score, doc, scores[parent] as number, docs[parent] as number)) break;
         scores[at] = scores[parent] as number;
         docs[at] = docs[parent] as number;
         at = parent;
       }
-      scores[at] = score;
-      docs[at] = doc;
-      return;
-    }
-    let at = 0;
-    for (;;) {
-      const left = 2 * at + 1;
-      if (left >= scores.length) break;
-      const right = left + 1;
-      const child = right < scores.length && (scores[right] as number) < (scores[left] as number) ? right : left;
-      if ((scores[child] as number) >= score) break;
-      scores[at] = scores[child] as number;
-      docs[at] = docs[child] as number;
-      at = child;
+    } else {
+      at = 0;
+      for (;;) {
+        const left = 2 * at + 1;
+        if (left >= scores.length) break;
+        const right = left + 1;
+        const child =
+          right < scores.length &&
+          below(scores[right] as number, docs[right] as number, scores[left] as number, docs[left] as number)
+            ? right
+            : left;
+        if (!below(scores[child] as number, docs[child] as number, score, doc)) break;
+        scores[at] = scores[child] as number;
+        docs[at] = docs[child] as number;
+        at = child;
+      }
     }
     scores[at] = score;
     docs[at] = doc;
@@ -278,12 +285,13 @@ export function walkTopK(
       let rest = 0;
       for (let index = 0; index < firstEssential; index++) rest += (cursors[index] as Cursor).bound();
       for (let index = firstEssential - 1; index >= 0; index--) {
-        if (score + rest + scopeUpper <= threshold) break;
+        if ((score + rest + scopeUpper) * slack <= threshold) break;
         const cursor = cursors[index] as Cursor;
         rest -= cursor.bound();
         if (cursor.seek(candidate) === candidate) score += cursor.contribution(averageLength);
       }
-      if (score + rest + scopeUpper > threshold) {
+      // With slack: this partial sum is not added up in FTS5's order, the score computed next is.
+      if ((score + rest + scopeUpper) * slack > threshold) {
         if (trace) trace.scored++;
         // Every list now sits at or past the candidate: the score again, in FTS5's order of phrases and
         // of operations, so documents FTS5 ties stay tied (and the same one is kept at the cut).
