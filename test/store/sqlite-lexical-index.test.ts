@@ -4,6 +4,9 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { Database } from "better-sqlite3";
 import { scopeKey } from "../../src/core/scope.ts";
+import { defaultMaintenanceConfig } from "../../src/maintain/config.ts";
+import { forgetWithRepair } from "../../src/maintain/forget.ts";
+import type { RawNode } from "../../src/store/records.ts";
 import { lexicalTables, verifyLexicalIndex } from "../../src/store/sqlite/lexical-index.ts";
 import { blockBound, decodePostings, idf } from "../../src/store/sqlite/lexical-postings.ts";
 import { queryTokens } from "../../src/store/sqlite/lexical-tokens.ts";
@@ -12,7 +15,7 @@ import { type SearchLexicalTrace, searchLexical, useLexicalPass } from "../../sr
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { tenantStorage } from "../../src/store/sqlite/tenants.ts";
 import { tempDir } from "../support/fixtures.ts";
-import { buildSessionWrite, spaces } from "./conformance-support.ts";
+import { buildSessionWrite, spaces, textEmbedder } from "./conformance-support.ts";
 import { forget } from "./scoped-reads.ts";
 
 /**
@@ -251,6 +254,39 @@ describe("lexical index (SQLite)", () => {
       for (const needle of [marker, token]) {
         assert.equal(bytes.includes(Buffer.from(needle)), false, `${needle} lingers in ${name}`);
       }
+    }
+  });
+
+  it("follows a forget that writes surviving neighbours' rows again (rowids rewritten in place)", async (t) => {
+    const dir = tempDir(t);
+    const store = await SqliteStore.open({ path: dir });
+    t.after(() => store.close());
+    await fill(store, scope, corpus(6, 1200));
+    const written = await store.forScope(scope).commitSession(
+      await buildSessionWrite({
+        key: "meals",
+        turns: [{ text: "breakfast w0x" }, { text: "lunch w1x w2x" }, { text: "dinner w0x w3x" }],
+      }),
+    );
+    const [, lunch] = written.rawNodeIds;
+    const rederive = {
+      embedder: textEmbedder,
+      indexTexts: (nodes: readonly RawNode[]) => nodes.map((node) => `${node.text} quokkarederived`),
+      neighbours: 1,
+    };
+    await forgetWithRepair(
+      store.forScope(scope),
+      { rawNode: lunch as string },
+      spaces,
+      defaultMaintenanceConfig.bounds,
+      rederive,
+    );
+    assert.deepEqual(verifyLexicalIndex(store.db, tenantStorage(scope.tenant)), []);
+    // The neighbours' rows now hold the re-derived text: found by its word, ranked as FTS5 ranks them.
+    assert.equal(search(store, scope, "quokkarederived", 10).hits.length, 2);
+    for (const query of ["quokkarederived w0x", ...queries.slice(0, 6)]) {
+      const expected = exhaustive(store.db, scope, query, 20);
+      assert.deepEqual(search(store, scope, query, 20).hits, expected, query);
     }
   });
 
