@@ -10,6 +10,7 @@ import type { SessionIdentity } from "../store.ts";
 import { writeAudit } from "./audit-events.ts";
 import { blobKey } from "./blob-files.ts";
 import { applyPlan } from "./index-rows.ts";
+import { LexicalWrites } from "./lexical-index.ts";
 import { rawNodeRowid } from "./read-raw-nodes.ts";
 import { sessionById, sessionRowByKey } from "./read-sessions.ts";
 import { strings } from "./record-rows.ts";
@@ -29,7 +30,9 @@ interface SpaceTable {
  * and audit events. Blob files land first, journalled, so a failed commit leaves none behind.
  */
 export function commitSession(context: ScopeContext, write: SessionWrite): CommitResult {
-  return inTransaction(context, [write], "commitSession", (vectors) => writeSession(context, write, null, vectors));
+  return inTransaction(context, [write], "commitSession", (vectors, lexical) =>
+    writeSession(context, write, null, vectors, lexical),
+  );
 }
 
 /**
@@ -39,9 +42,9 @@ export function commitSession(context: ScopeContext, write: SessionWrite): Commi
  */
 export function commitSessions(context: ScopeContext, writes: readonly SessionWrite[]): CommitResult[] {
   const batch = new BatchPlans(writes);
-  return inTransaction(context, writes, "commitSessions", (vectors) =>
+  return inTransaction(context, writes, "commitSessions", (vectors, lexical) =>
     writes.map((_, index) => {
-      const result = writeSession(context, batch.write(index), null, vectors);
+      const result = writeSession(context, batch.write(index), null, vectors, lexical);
       batch.committed(index, result.rawNodeIds);
       return result;
     }),
@@ -62,8 +65,8 @@ export function importSession(context: ScopeContext, write: SessionWrite, identi
       `${identity.rawNodeIds.length} raw-node ids for ${write.rawNodes.length} raw nodes`,
     );
   }
-  const result = inTransaction(context, [write], "importSession", (vectors) =>
-    writeSession(context, write, identity, vectors),
+  const result = inTransaction(context, [write], "importSession", (vectors, lexical) =>
+    writeSession(context, write, identity, vectors, lexical),
   );
   return !result.duplicate;
 }
@@ -77,7 +80,7 @@ function inTransaction<Result>(
   context: ScopeContext,
   writes: readonly SessionWrite[],
   operation: string,
-  work: (vectors: VectorRow[]) => Result,
+  work: (vectors: VectorRow[], lexical: LexicalWrites) => Result,
 ): Result {
   const { store } = context;
   const files = store.files;
@@ -101,7 +104,11 @@ function inTransaction<Result>(
         // commits, and a file deleted since the check above (another process's forget released the
         // blob) is written again, so no committed image lacks its bytes.
         for (const blob of blobs) files.put(keyOf(blob.hash), blob.data, blob.thumbnail);
-        return work(vectors);
+        // The lexical index takes the whole transaction's rows at once: one upsert per term for the lot.
+        const lexical = new LexicalWrites();
+        const result = work(vectors, lexical);
+        lexical.flush(context.db, context.tenantStorage);
+        return result;
       })
       .immediate();
     store.vectorIndexes.afterCommit(context.key, vectors);
@@ -120,6 +127,7 @@ function writeSession(
   write: SessionWrite,
   identity: SessionIdentity | null,
   vectors: VectorRow[],
+  lexical: LexicalWrites,
 ): CommitResult {
   const { store } = context;
   const tenant = context.tenantStorage;
@@ -130,7 +138,7 @@ function writeSession(
     }
     if (write.append && !identity) {
       const tables = write.spaces.map((space) => ({ space, table: store.ensureSpace(space) }));
-      return appendToSession(context, tenant, existing, write, tables, vectors);
+      return appendToSession(context, tenant, existing, write, tables, vectors, lexical);
     }
     return duplicateOf(context, toSession(existing), write);
   }
@@ -139,7 +147,7 @@ function writeSession(
   }
   ensureTenant(context.db, context.tenant);
   const tables = write.spaces.map((space) => ({ space, table: store.ensureSpace(space) }));
-  return insertSession(context, tenant, write, tables, vectors, identity);
+  return insertSession(context, tenant, write, tables, vectors, identity, lexical);
 }
 
 /** The same session written twice is acknowledged again; the same key with other content is a conflict. */
@@ -165,6 +173,7 @@ function insertSession(
   tables: readonly SpaceTable[],
   vectors: VectorRow[],
   identity: SessionIdentity | null,
+  lexical: LexicalWrites,
 ): CommitResult {
   const now = identity?.createdMs ?? context.store.now();
   const sessionId = identity?.sessionId ?? context.store.newId("ses");
@@ -193,7 +202,17 @@ function insertSession(
   for (const blob of write.blobs) {
     insertBlob.run(tenant.token, blob.hash, blob.mediaType, blob.bytes, blob.width, blob.height);
   }
-  const { rawNodeIds, rowids } = insertRawNodes(context, tenant, write, sessionRowid, tables, vectors, identity, 0);
+  const { rawNodeIds, rowids } = insertRawNodes(
+    context,
+    tenant,
+    write,
+    sessionRowid,
+    tables,
+    vectors,
+    identity,
+    0,
+    lexical,
+  );
   if (write.append && !identity?.parts)
     recordPart(context, sessionRowid, write.append.partKey, 0, rawNodeIds.length, now);
   if (identity) {
@@ -230,6 +249,7 @@ function appendToSession(
   write: SessionWrite,
   tables: readonly SpaceTable[],
   vectors: VectorRow[],
+  lexical: LexicalWrites,
 ): CommitResult {
   const partKey = write.append?.partKey ?? "";
   const part = statement(
@@ -272,6 +292,7 @@ function appendToSession(
     vectors,
     null,
     firstTurn,
+    lexical,
   );
   const now = context.store.now();
   recordPart(context, existing.rowid, partKey, firstTurn, rawNodeIds.length, now);
@@ -318,6 +339,7 @@ function insertRawNodes(
   vectors: VectorRow[],
   identity: SessionIdentity | null,
   firstTurn: number,
+  lexical: LexicalWrites,
 ): { rawNodeIds: string[]; rowids: number[] } {
   const { db, key, scopeToken } = context;
   const insertNode = statement(
@@ -358,11 +380,17 @@ function insertRawNodes(
     );
     rawNodeIds.push(id);
     rowids.push(rowid);
-    insertText.run(BigInt(rowid), `${scopeToken} ${lexicalDocument(node.indexText ?? node.text)}`);
+    const body = `${scopeToken} ${lexicalDocument(node.indexText ?? node.text)}`;
+    insertText.run(BigInt(rowid), body);
+    lexical.add("text", { rowid, scopeKey: key, body });
     const imageText = node.images
       .map((image) => [image.caption, image.derivedText].filter(Boolean).join(" "))
       .join(" ");
-    if (imageText.trim()) insertImageText.run(BigInt(rowid), `${scopeToken} ${lexicalDocument(imageText)}`);
+    if (imageText.trim()) {
+      const imageBody = `${scopeToken} ${lexicalDocument(imageText)}`;
+      insertImageText.run(BigInt(rowid), imageBody);
+      lexical.add("imageText", { rowid, scopeKey: key, body: imageBody });
+    }
     const meta = [key, BigInt(sessionRowid), BigInt(node.timeMs), node.speaker ?? ""] as const;
     for (const [space, vector] of Object.entries(node.textVectors)) insertVector(space, rowid, vector, meta);
     node.images.forEach((image, ordinal) => {

@@ -6,6 +6,7 @@ import type { ForgetRequest } from "../store.ts";
 import { clearAudit, redactAudit, writeAudit } from "./audit-events.ts";
 import { blobKey } from "./blob-files.ts";
 import { applyForgetOps, indexVersion } from "./index-rows.ts";
+import { ftsDocuments, lexicalFields, lexicalTables, unindexDocuments } from "./lexical-index.ts";
 import { retireProgramsOn } from "./question-bank.ts";
 import { type ImageSlotRow, numbers, type RowidIdRow, strings } from "./record-rows.ts";
 import { reindexSurvivors } from "./reindex-survivors.ts";
@@ -244,8 +245,11 @@ function deleteDerivedRows(
     );
     removedVectors.push({ table: space.table_name, rowids });
   }
-  for (const table of tenant ? [tenant.textTable, tenant.imageTextTable] : []) {
-    db.prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT value FROM json_each(?))`).run(nodes);
+  for (const field of tenant ? lexicalFields : []) {
+    const tables = lexicalTables(tenant as TenantStorage, field);
+    // The lexical index reads the rows' bodies to know their terms: before FTS5 deletes them.
+    unindexDocuments(db, tables, ftsDocuments(db, tables, context.key, nodeRowids));
+    db.prepare(`DELETE FROM ${tables.fts} WHERE rowid IN (SELECT value FROM json_each(?))`).run(nodes);
   }
   db.prepare("DELETE FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))").run(nodes);
 }

@@ -119,7 +119,7 @@ export function topLexical(pass: LexicalPass, phrases: readonly string[], trace?
     if (!(outsideBound(next) < threshold)) return exhaustive();
   }
   if (trace) Object.assign(trace, { strategy: "bounded", rounds, scored: total });
-  return withIds(pass, scored.slice(0, pass.limit));
+  return withIds(pass.db, scored.slice(0, pass.limit));
 }
 
 /** idf × (k1 + 1), FTS5's idf: ln((N − df + 0.5) / (df + 0.5)), floored at 1e-6. */
@@ -185,9 +185,9 @@ function scoreEssential(
 }
 
 /** The raw-node ids of the chosen rows, in their order. */
-function withIds(pass: LexicalPass, hits: readonly { rowid: number; score: number }[]): Ranked[] {
+export function withIds(db: Database, hits: readonly { rowid: number; score: number }[]): Ranked[] {
   const ids = new Map(
-    statement(pass.db, "SELECT rowid, id FROM raw_nodes WHERE rowid IN (SELECT value FROM json_each(?))", "raw").all(
+    statement(db, "SELECT rowid, id FROM raw_nodes WHERE rowid IN (SELECT value FROM json_each(?))", "raw").all(
       JSON.stringify(hits.map((hit) => hit.rowid)),
     ) as [number, string][],
   );

@@ -1,6 +1,7 @@
 import type { Database } from "better-sqlite3";
+import { rebuildLexicalIndex } from "./lexical-index.ts";
 import { reindexCjk } from "./reindex-cjk.ts";
-import { ensureTenant, tenantKeyRange } from "./tenants.ts";
+import { ensureTenant, tenantKeyRange, tenantStorage } from "./tenants.ts";
 import { plainTableOf, plainTableSql } from "./vector-rows.ts";
 
 /**
@@ -394,6 +395,16 @@ const migrations: readonly { version: number; name: string; sql: string; run?: (
         PRIMARY KEY (scope_key, stream, rule_id)
       ) WITHOUT ROWID;
     `,
+  },
+  {
+    version: 12,
+    name: "Cairn's own lexical index beside each tenant's FTS5 tables: block-max postings for an exact, bounded BM25 pass",
+    // Built from the FTS rows already stored, with FTS5's own tokens (decision 030); FTS5 stays.
+    sql: "",
+    run: (db) => {
+      const tenants = db.prepare("SELECT name FROM tenants ORDER BY token").pluck().all() as string[];
+      for (const name of tenants) rebuildLexicalIndex(db, tenantStorage(name));
+    },
   },
 ];
 

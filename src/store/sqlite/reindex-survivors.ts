@@ -1,6 +1,7 @@
 import { IndexVersionConflict } from "../index-records.ts";
 import { lexicalDocument } from "../lexical-text.ts";
 import type { RawNodeReindex } from "../records.ts";
+import { ftsDocuments, indexDocuments, lexicalTables, unindexDocuments } from "./lexical-index.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { TenantStorage } from "./tenants.ts";
 import { plainTableOf, type SpaceRow, type VectorRow } from "./vector-rows.ts";
@@ -47,10 +48,14 @@ export function reindexSurvivors(
   const deleteText = db.prepare(`DELETE FROM ${tenant.textTable} WHERE rowid = ?`);
   const insertText = db.prepare(`INSERT INTO ${tenant.textTable} (rowid, body) VALUES (?, ?)`);
   const removedBy = new Map<string, number[]>();
+  const lexical = lexicalTables(tenant, "text");
   for (const node of reindex) {
     const row = byId.get(node.rawNodeId) as SurvivorRow;
+    unindexDocuments(db, lexical, ftsDocuments(db, lexical, key, [row.rowid]));
     deleteText.run(BigInt(row.rowid));
-    insertText.run(BigInt(row.rowid), `${scopeToken} ${lexicalDocument(node.indexText)}`);
+    const body = `${scopeToken} ${lexicalDocument(node.indexText)}`;
+    insertText.run(BigInt(row.rowid), body);
+    indexDocuments(db, lexical, [{ rowid: row.rowid, scopeKey: key, body }]);
     for (const [name, vector] of Object.entries(node.textVectors)) {
       const space = tables.get(name);
       // A space the node has no vector table for cannot hold a stale vector: nothing to replace.

@@ -1,9 +1,11 @@
 import { createHash } from "node:crypto";
 import type { Database } from "better-sqlite3";
+import { ensureLexicalTables } from "./lexical-tables.ts";
 import { statement } from "./statements.ts";
 
 /**
- * What a tenant owns apart from the others: its own FTS5 tables and its own blob files. FTS5's BM25
+ * What a tenant owns apart from the others: its own FTS5 tables (and the lexical index beside them,
+ * `lexical-tables.ts`) and its own blob files. FTS5's BM25
  * counts documents and term frequencies over its whole table, and content-addressed blobs shared
  * between tenants make a write or a forget cost less when another tenant holds the same image;
  * both would let one tenant learn about another's words and images (issue 18). Scopes of one
@@ -53,6 +55,7 @@ export function ensureTenant(db: Database, tenant: string): TenantStorage {
     // Without secure-delete a delete only adds a tombstone and the forgotten terms stay in the segments.
     db.exec(`INSERT INTO ${table} (${table}, rank) VALUES ('secure-delete', 1)`);
   }
+  ensureLexicalTables(db, storage);
   return storage;
 }
 

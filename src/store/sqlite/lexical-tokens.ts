@@ -1,0 +1,68 @@
+import type { Database } from "better-sqlite3";
+import { statement } from "./statements.ts";
+
+/**
+ * Text cut into tokens exactly as the tenant FTS5 tables cut it (decision 030): by FTS5 itself, with
+ * the same tokenizer, in a contentless table of the connection's temp schema. A copy of `unicode61`
+ * and of FTS5's Porter stemmer in TypeScript would drift from SQLite's (Unicode tables, stemmer
+ * corner cases) and BM25 would stop being FTS5's. The temp table is emptied after every use; read-only
+ * connections (the read pool's) may write their temp schema.
+ */
+export const ftsTokenizer = "porter unicode61 remove_diacritics 2";
+
+const table = "temp.cairn_lexical_tokens";
+const vocabulary = "temp.cairn_lexical_tokens_instances";
+
+function ensureTokenizer(db: Database): void {
+  db.exec(
+    `CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts5 (body, tokenize = '${ftsTokenizer}', content = '', columnsize = 0);
+     CREATE VIRTUAL TABLE IF NOT EXISTS ${vocabulary} USING fts5vocab (temp, cairn_lexical_tokens, instance);`,
+  );
+}
+
+/** A document's distinct tokens with their frequencies, and its length in tokens (FTS5's column size). */
+export interface DocumentTokens {
+  readonly frequencies: Map<string, number>;
+  readonly length: number;
+}
+
+/** Tokens of each text, in order of `texts`. */
+export function tokenizeTexts(db: Database, texts: readonly string[]): DocumentTokens[] {
+  const result = texts.map(() => ({ frequencies: new Map<string, number>(), length: 0 }));
+  if (texts.length === 0) return result;
+  ensureTokenizer(db);
+  const insert = statement(db, `INSERT INTO ${table} (rowid, body) VALUES (?, ?)`);
+  try {
+    for (const [index, text] of texts.entries()) insert.run(index + 1, text);
+    for (const [term, doc] of statement(db, `SELECT term, doc FROM ${vocabulary}`, "raw").all() as [string, number][]) {
+      const entry = result[doc - 1] as { frequencies: Map<string, number>; length: number };
+      entry.frequencies.set(term, (entry.frequencies.get(term) ?? 0) + 1);
+      entry.length++;
+    }
+  } finally {
+    statement(db, `INSERT INTO ${table} (cairn_lexical_tokens) VALUES ('delete-all')`).run();
+  }
+  return result;
+}
+
+/** Query words' tokens, kept per process: the tokenizer never changes, and queries repeat words. */
+const termCache = new Map<string, string | null>();
+const termCacheCapacity = 50_000;
+
+/**
+ * The one token each query word stands for in the index, or null where FTS5 cuts the word into
+ * none or several (a phrase query, which only FTS5's positions can answer).
+ */
+export function queryTokens(db: Database, words: readonly string[]): (string | null)[] {
+  const missing = [...new Set(words.filter((word) => !termCache.has(word)))];
+  if (missing.length > 0) {
+    const tokens = tokenizeTexts(db, missing);
+    if (termCache.size + missing.length > termCacheCapacity) termCache.clear();
+    missing.forEach((word, index) => {
+      const frequencies = (tokens[index] as DocumentTokens).frequencies;
+      const only = frequencies.size === 1 && (tokens[index] as DocumentTokens).length === 1;
+      termCache.set(word, only ? (frequencies.keys().next().value as string) : null);
+    });
+  }
+  return words.map((word) => termCache.get(word) ?? null);
+}
