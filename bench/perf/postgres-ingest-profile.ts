@@ -61,6 +61,13 @@ try {
     return { nodes, count, seconds, msPerSession: (seconds * 1000) / count, nodesPerSecond: nodes / seconds };
   };
   let memory = await Memory.open({ store: await openPostgresStore({ url }), models });
+  // An experiment's schema change, made after the migrations and before any row (PROFILE_SETUP_SQL).
+  if (process.env.PROFILE_SETUP_SQL) {
+    const setup = databases.admin(database);
+    await setup.connect();
+    await setup.query(process.env.PROFILE_SETUP_SQL);
+    await setup.end();
+  }
   const first = await timed(memory, (nodes) => nodes >= preload);
   await memory.close();
   console.log("preload", JSON.stringify(first), `load ${load()}`);

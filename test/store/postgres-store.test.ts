@@ -22,7 +22,11 @@ const lexicalTablesBefore11 = `
   DROP FUNCTION lexical_docs_drop_postings();
   ALTER TABLE lexical_docs DROP COLUMN terms, DROP COLUMN tfs;
   ALTER TABLE lexical_postings ADD CONSTRAINT lexical_postings_raw_node_rowid_fkey
-    FOREIGN KEY (raw_node_rowid) REFERENCES raw_nodes (rowid) ON DELETE CASCADE;
+    FOREIGN KEY (raw_node_rowid) REFERENCES raw_nodes (rowid) ON DELETE CASCADE,
+    ALTER COLUMN scope_key TYPE text COLLATE "default", ALTER COLUMN field TYPE text COLLATE "default",
+    ALTER COLUMN lexeme TYPE text COLLATE "default";
+  ALTER TABLE lexical_terms ALTER COLUMN field TYPE text COLLATE "default",
+    ALTER COLUMN lexeme TYPE text COLLATE "default";
   CREATE INDEX lexical_postings_by_node ON lexical_postings (raw_node_rowid);`;
 
 /** Postings that are not their document's terms, and terms of a document without their posting: none, when in step. */
@@ -355,8 +359,14 @@ if (skip) {
             "pg_constraint WHERE conrelid = 'lexical_postings'::regclass AND contype = 'f'",
           ),
           byNode: await count(client, "pg_indexes WHERE indexname = 'lexical_postings_by_node'"),
+          byteKeys: await count(
+            client,
+            `information_schema.columns WHERE collation_name = 'C' AND (table_name, column_name) IN
+               (('lexical_postings', 'scope_key'), ('lexical_postings', 'field'), ('lexical_postings', 'lexeme'),
+                ('lexical_terms', 'field'), ('lexical_terms', 'lexeme'), ('lexical_docs', 'terms'))`,
+          ),
         }));
-        assert.deepEqual(shape, { outOfStep: [], withoutTerms: 0, foreignKeys: 0, byNode: 0 });
+        assert.deepEqual(shape, { outOfStep: [], withoutTerms: 0, foreignKeys: 0, byNode: 0, byteKeys: 6 });
         await forget(scoped, { session: "gone" }, spaces);
         const left = await inspect(url, async (client) => ({
           // The forgotten raw nodes are gone: a posting of theirs would name no raw node.

@@ -36,6 +36,9 @@ export async function insertLexicalDocuments(
  * postings (decision 031).
  */
 export function lexicalDocumentsParts(source: string, tenant: string, scope: string): string {
+  // Both arrays come from one aggregation over the same rows, so they stay in step (in the vector's
+  // lexeme order); the postings zip them back with two set-returning functions in one target list,
+  // which run in lockstep without materialising a function scan per document.
   return `lexical_terms_of AS (
        SELECT x.rowid, x.field, to_tsvector('${textSearchConfig}', x.body) AS vector
        FROM ${source}
@@ -43,8 +46,7 @@ export function lexicalDocumentsParts(source: string, tenant: string, scope: str
        SELECT o.rowid, o.field, coalesce(a.terms, '{}') AS terms, coalesce(a.tfs, '{}') AS tfs,
          coalesce(a.length, 0)::int AS length
        FROM lexical_terms_of o CROSS JOIN LATERAL (
-         SELECT array_agg(u.lexeme ORDER BY u.lexeme) AS terms,
-           array_agg(array_length(u.positions, 1) ORDER BY u.lexeme) AS tfs,
+         SELECT array_agg(u.lexeme) AS terms, array_agg(array_length(u.positions, 1)) AS tfs,
            sum(array_length(u.positions, 1)) AS length
          FROM unnest(o.vector) u
        ) a
@@ -53,7 +55,7 @@ export function lexicalDocumentsParts(source: string, tenant: string, scope: str
        SELECT rowid, field, ${tenant}, ${scope}, length, terms, tfs FROM lexical_documents
      ), lexical_postings_rows AS (
        INSERT INTO lexical_postings (scope_key, field, lexeme, raw_node_rowid, tenant, tf, length)
-       SELECT ${scope}, d.field, u.lexeme, d.rowid, ${tenant}, u.tf, d.length
-       FROM lexical_documents d, unnest(d.terms, d.tfs) AS u (lexeme, tf)
+       SELECT ${scope}, d.field, unnest(d.terms), d.rowid, ${tenant}, unnest(d.tfs), d.length
+       FROM lexical_documents d
      )`;
 }

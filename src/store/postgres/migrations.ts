@@ -428,15 +428,22 @@ const migrations: readonly {
   },
   {
     version: 11,
-    name: "lexical documents carry their terms; postings lose their foreign key and raw-node index, and go with their document",
+    name: "lexical documents carry their terms; postings lose their foreign key and raw-node index, and go with their document; lexical keys compare bytes",
     // Decision 031: of an ingest's server time the postings were most, and of theirs a foreign-key
     // check and a second index entry per posting. A document row now holds its terms and their
     // frequencies (the statistics are counted from them), and deleting it deletes exactly its
     // postings by their primary key: the cascade from raw_nodes to lexical_docs still reaches them.
+    // The keys' text columns compare bytes ("C"): lexemes and scope keys need equality and a stable
+    // order, not a language's, and each posting's and term's index descent compares them many times.
+    // A "C" column meeting a default-collation value compares in "C", so queries are unchanged;
+    // the tenant keeps its collation (the row-level policies name it, and it cannot change under them).
     sql: `
-      ALTER TABLE lexical_docs ADD COLUMN terms text[] NOT NULL DEFAULT '{}',
+      ALTER TABLE lexical_docs ADD COLUMN terms text[] COLLATE "C" NOT NULL DEFAULT '{}',
         ADD COLUMN tfs integer[] NOT NULL DEFAULT '{}';
-      ALTER TABLE lexical_postings DROP CONSTRAINT lexical_postings_raw_node_rowid_fkey;
+      ALTER TABLE lexical_postings DROP CONSTRAINT lexical_postings_raw_node_rowid_fkey,
+        ALTER COLUMN scope_key TYPE text COLLATE "C", ALTER COLUMN field TYPE text COLLATE "C",
+        ALTER COLUMN lexeme TYPE text COLLATE "C";
+      ALTER TABLE lexical_terms ALTER COLUMN field TYPE text COLLATE "C", ALTER COLUMN lexeme TYPE text COLLATE "C";
       DROP INDEX lexical_postings_by_node;
       CREATE FUNCTION lexical_docs_drop_postings() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
