@@ -2,8 +2,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type pg from "pg";
 import { StoreError } from "../../src/core/errors.ts";
-import { insertLexicalDocuments } from "../../src/store/postgres/lexical-documents.ts";
-import { addLexicalStatistics, removeLexicalStatistics } from "../../src/store/postgres/lexical-statistics.ts";
+import {
+  addStatisticsBefore11,
+  insertDocumentsBefore11,
+  removeStatisticsBefore11,
+} from "../../src/store/postgres/lexical-documents-before-11.ts";
 import { latestSchemaVersion } from "../../src/store/postgres/migrations.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { postgresSkipReason, usePostgresCluster } from "../support/postgres-cluster.ts";
@@ -12,6 +15,29 @@ import { forget } from "./scoped-reads.ts";
 import { buildSessionWrite, runStoreConformance, spaces } from "./store-conformance.ts";
 
 const skip = postgresSkipReason();
+
+/** Puts a database's lexical tables back in their shape before migration 11 (their rows kept, documents without terms). */
+const lexicalTablesBefore11 = `
+  DROP TRIGGER lexical_docs_drop_postings ON lexical_docs;
+  DROP FUNCTION lexical_docs_drop_postings();
+  ALTER TABLE lexical_docs DROP COLUMN terms, DROP COLUMN tfs;
+  ALTER TABLE lexical_postings ADD CONSTRAINT lexical_postings_raw_node_rowid_fkey
+    FOREIGN KEY (raw_node_rowid) REFERENCES raw_nodes (rowid) ON DELETE CASCADE,
+    ALTER COLUMN scope_key TYPE text COLLATE "default", ALTER COLUMN field TYPE text COLLATE "default",
+    ALTER COLUMN lexeme TYPE text COLLATE "default";
+  ALTER TABLE lexical_terms ALTER COLUMN field TYPE text COLLATE "default",
+    ALTER COLUMN lexeme TYPE text COLLATE "default";
+  CREATE INDEX lexical_postings_by_node ON lexical_postings (raw_node_rowid);`;
+
+/** Postings that are not their document's terms, and terms of a document without their posting: none, when in step. */
+const postingsOutOfStep = `
+  (SELECT d.tenant, d.scope_key, d.field, u.lexeme, d.raw_node_rowid, u.tf, d.length
+   FROM lexical_docs d, unnest(d.terms, d.tfs) AS u (lexeme, tf)
+   EXCEPT ALL SELECT tenant, scope_key, field, lexeme, raw_node_rowid, tf, length FROM lexical_postings)
+  UNION ALL
+  (SELECT tenant, scope_key, field, lexeme, raw_node_rowid, tf, length FROM lexical_postings
+   EXCEPT ALL SELECT d.tenant, d.scope_key, d.field, u.lexeme, d.raw_node_rowid, u.tf, d.length
+   FROM lexical_docs d, unnest(d.terms, d.tfs) AS u (lexeme, tf))`;
 
 if (skip) {
   describe("Store conformance: postgres", { skip }, () => {});
@@ -188,9 +214,14 @@ if (skip) {
                                              FROM lexical_docs GROUP BY 1, 2) d USING (tenant, field)
              WHERE s.docs <> coalesce(d.docs, 0) OR s.total_length <> coalesce(d.total_length, 0)`,
           );
-          return { kept: kept.rows, missing: missing.rows, totals: totals.rows };
+          const postings = await client.query(postingsOutOfStep);
+          return { kept: kept.rows, missing: missing.rows, totals: totals.rows, postings: postings.rows };
         });
-        assert.deepEqual(recount, { kept: [], missing: [], totals: [] }, "maintained statistics equal a recount");
+        assert.deepEqual(
+          recount,
+          { kept: [], missing: [], totals: [], postings: [] },
+          "maintained statistics equal a recount; postings are their documents' terms",
+        );
       } finally {
         await store.close();
       }
@@ -214,12 +245,14 @@ if (skip) {
       );
       await c.commitSession(await buildSessionWrite({ key: "s", turns: [{ text: "週末は京都で抹茶を飲みました" }] }));
       const english = await a.searchLexical("text", "quokka island", { limit: 10 });
-      // As a store before migration 6 held them: each document's raw text as one parse, and version 6 unapplied.
+      // As a store before migration 6 held them: each document's raw text as one parse, the lexical
+      // tables in their shape before migration 11, and versions 6 and 11 unapplied.
       await inspect(url, async (client) => {
         const sql = {
           query: async (text: string, values?: readonly unknown[]) =>
             (await client.query(text, values as unknown[])).rows,
         };
+        await client.query(lexicalTablesBefore11);
         for (const tenant of ["acme", "globex"]) {
           const rows = await sql.query(
             `SELECT d.raw_node_rowid AS rowid, d.field, d.scope_key,
@@ -228,17 +261,17 @@ if (skip) {
             [tenant],
           );
           const rowids = rows.map((row) => row.rowid as number);
-          await removeLexicalStatistics({ tenant }, sql, rowids);
+          await removeStatisticsBefore11(tenant, sql, rowids);
           await sql.query("DELETE FROM lexical_postings WHERE raw_node_rowid = ANY($1::bigint[])", [rowids]);
           await sql.query("DELETE FROM lexical_docs WHERE raw_node_rowid = ANY($1::bigint[])", [rowids]);
-          await insertLexicalDocuments(
+          await insertDocumentsBefore11(
             sql,
             { tenant, key: rows[0]?.scope_key as string },
             { rowids, fields: rows.map((row) => row.field), bodies: rows.map((row) => row.body) },
           );
-          await addLexicalStatistics({ tenant }, sql, [...new Set(rowids)]);
+          await addStatisticsBefore11(tenant, sql, [...new Set(rowids)]);
         }
-        await client.query("DELETE FROM schema_migrations WHERE version = 6");
+        await client.query("DELETE FROM schema_migrations WHERE version IN (6, 11)");
       });
       assert.deepEqual(
         await a.searchLexical("text", "相机", { limit: 10 }),
@@ -275,6 +308,73 @@ if (skip) {
           return [...terms.rows, ...totals.rows];
         });
         assert.deepEqual(mismatches, [], "maintained statistics equal a recount");
+      } finally {
+        await migrated.close();
+      }
+    });
+
+    it("migration 11 puts each stored document's terms on its row; BM25 scores as before; a forget removes its postings", async () => {
+      const url = await cluster.freshDatabase();
+      const store = await PostgresStore.open({ url });
+      const a = store.forScope(scopeA);
+      const { red } = await images();
+      const turns = (texts: readonly string[]) => texts.map((text) => ({ text }));
+      await a.commitSession(
+        await buildSessionWrite({
+          key: "kept",
+          turns: [
+            ...turns(["the quokka smiled", "quokka quokka on the island", "ferry to the island"]),
+            { text: "a photo", images: [{ data: red, caption: "a quokka on a red island" }] },
+          ],
+        }),
+      );
+      await a.commitSession(
+        await buildSessionWrite({ key: "gone", turns: turns(["island quokka island", "nothing to see"]) }),
+      );
+      await store
+        .forScope(scopeC)
+        .commitSession(await buildSessionWrite({ key: "s", turns: turns(["another tenant's quokka island"]) }));
+      const search = async (scoped: typeof a) => ({
+        text: await scoped.searchLexical("text", "quokka island", { limit: 10 }),
+        image: await scoped.searchLexical("imageText", "red quokka", { limit: 10 }),
+        other: await scoped.searchLexical("text", "ferry", { limit: 10 }),
+      });
+      const before = await search(a);
+      assert.equal(before.text.length, 4);
+      await store.close();
+      await inspect(url, async (client) => {
+        await client.query(lexicalTablesBefore11);
+        await client.query("DELETE FROM schema_migrations WHERE version = 11");
+      });
+
+      const migrated = await PostgresStore.open({ url });
+      try {
+        const scoped = migrated.forScope(scopeA);
+        assert.deepEqual(await search(scoped), before, "every score and order as before the migration");
+        const shape = await inspect(url, async (client) => ({
+          outOfStep: (await client.query(postingsOutOfStep)).rows,
+          withoutTerms: await count(client, "lexical_docs WHERE cardinality(terms) = 0 AND length > 0"),
+          foreignKeys: await count(
+            client,
+            "pg_constraint WHERE conrelid = 'lexical_postings'::regclass AND contype = 'f'",
+          ),
+          byNode: await count(client, "pg_indexes WHERE indexname = 'lexical_postings_by_node'"),
+          byteKeys: await count(
+            client,
+            `information_schema.columns WHERE collation_name = 'C' AND (table_name, column_name) IN
+               (('lexical_postings', 'scope_key'), ('lexical_postings', 'field'), ('lexical_postings', 'lexeme'),
+                ('lexical_terms', 'field'), ('lexical_terms', 'lexeme'), ('lexical_docs', 'terms'))`,
+          ),
+        }));
+        assert.deepEqual(shape, { outOfStep: [], withoutTerms: 0, foreignKeys: 0, byNode: 0, byteKeys: 6 });
+        await forget(scoped, { session: "gone" }, spaces);
+        const left = await inspect(url, async (client) => ({
+          // The forgotten raw nodes are gone: a posting of theirs would name no raw node.
+          postings: await count(client, "lexical_postings WHERE raw_node_rowid NOT IN (SELECT rowid FROM raw_nodes)"),
+          outOfStep: (await client.query(postingsOutOfStep)).rows,
+        }));
+        assert.deepEqual(left, { postings: 0, outOfStep: [] }, "the forgotten documents' postings went with them");
+        assert.equal((await scoped.searchLexical("text", "quokka island", { limit: 10 })).length, 3);
       } finally {
         await migrated.close();
       }

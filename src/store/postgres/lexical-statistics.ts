@@ -4,7 +4,8 @@ import type { Sql } from "./tenant-transaction.ts";
 /**
  * BM25's per-tenant statistics (`lexical_terms`, `lexical_stats`), kept in step with the lexical
  * documents of the tenant: a commit adds its documents' terms, a forget takes them away (and a term
- * no document holds any more loses its row). A search then reads a handful of rows instead of
+ * no document holds any more loses its row). Both count a document's terms from its row
+ * (`lexical_docs.terms`), not from its postings. A search then reads a handful of rows instead of
  * counting the tenant's documents (see decision 009 for the measurements).
  *
  * These rows are shared by every writer of a tenant, so their locks are taken in one order —
@@ -26,8 +27,8 @@ export async function addLexicalStatistics(
 /** The upsert adding the documents of raw nodes `rowids` (a bigint[] parameter) to the tenant's term counts. */
 export function addLexicalTermsStatement(tenant: string, rowids: string): string {
   return `INSERT INTO lexical_terms (tenant, field, lexeme, df)
-     SELECT ${tenant}, field, lexeme, count(*) FROM lexical_postings
-     WHERE raw_node_rowid = ANY(${rowids}::bigint[]) GROUP BY field, lexeme ORDER BY field, lexeme
+     SELECT ${tenant}, d.field, u.lexeme, count(*) FROM lexical_docs d, unnest(d.terms) AS u (lexeme)
+     WHERE d.raw_node_rowid = ANY(${rowids}::bigint[]) GROUP BY d.field, u.lexeme ORDER BY d.field, u.lexeme
      ON CONFLICT (tenant, field, lexeme) DO UPDATE SET df = lexical_terms.df + excluded.df`;
 }
 
@@ -47,8 +48,8 @@ export async function removeLexicalStatistics(
   rowids: readonly number[],
 ): Promise<void> {
   if (rowids.length === 0) return;
-  const removed = `SELECT field, lexeme, count(*)::int AS n FROM lexical_postings
-     WHERE raw_node_rowid = ANY($2::bigint[]) GROUP BY field, lexeme`;
+  const removed = `SELECT d.field, u.lexeme, count(*)::int AS n FROM lexical_docs d, unnest(d.terms) AS u (lexeme)
+     WHERE d.raw_node_rowid = ANY($2::bigint[]) GROUP BY d.field, u.lexeme`;
   // Locked first, in the order commits take them, before any is changed.
   await sql.query(
     `SELECT 1 FROM lexical_terms t JOIN (${removed}) r ON t.field = r.field AND t.lexeme = r.lexeme

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { reindexCjkDocuments } from "./lexical-documents.ts";
+import { reindexCjkDocuments } from "./lexical-documents-before-11.ts";
 import type { Sql } from "./tenant-transaction.ts";
 
 /**
@@ -426,7 +426,61 @@ const migrations: readonly {
       for (const { table_name: table } of spaces) await sql.query(vectorTableToSeq(table));
     },
   },
+  {
+    version: 11,
+    name: "lexical documents carry their terms; postings lose their foreign key and raw-node index, and go with their document; lexical keys compare bytes",
+    // Decision 031: of an ingest's server time the postings were most, and of theirs a foreign-key
+    // check and a second index entry per posting. A document row now holds its terms and their
+    // frequencies (the statistics are counted from them), and deleting it deletes exactly its
+    // postings by their primary key: the cascade from raw_nodes to lexical_docs still reaches them.
+    // The keys' text columns compare bytes ("C"): lexemes and scope keys need equality and a stable
+    // order, not a language's, and each posting's and term's index descent compares them many times.
+    // A "C" column meeting a default-collation value compares in "C", so queries are unchanged;
+    // the tenant keeps its collation (the row-level policies name it, and it cannot change under them).
+    sql: `
+      ALTER TABLE lexical_docs ADD COLUMN terms text[] COLLATE "C" NOT NULL DEFAULT '{}',
+        ADD COLUMN tfs integer[] NOT NULL DEFAULT '{}';
+      ALTER TABLE lexical_postings DROP CONSTRAINT lexical_postings_raw_node_rowid_fkey,
+        ALTER COLUMN scope_key TYPE text COLLATE "C", ALTER COLUMN field TYPE text COLLATE "C",
+        ALTER COLUMN lexeme TYPE text COLLATE "C";
+      ALTER TABLE lexical_terms ALTER COLUMN field TYPE text COLLATE "C", ALTER COLUMN lexeme TYPE text COLLATE "C";
+      DROP INDEX lexical_postings_by_node;
+      CREATE FUNCTION lexical_docs_drop_postings() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM lexical_postings p
+        WHERE p.scope_key = OLD.scope_key AND p.field = OLD.field AND p.lexeme = ANY (OLD.terms)
+          AND p.raw_node_rowid = OLD.raw_node_rowid;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER lexical_docs_drop_postings AFTER DELETE ON lexical_docs
+        FOR EACH ROW EXECUTE FUNCTION lexical_docs_drop_postings();
+    `,
+    run: termsOntoDocuments,
+  },
 ];
+
+/**
+ * Migration 11: every stored document gets its terms and frequencies from its postings, tenant by
+ * tenant inside its wall (the tables' policies bind the migration's role too).
+ */
+async function termsOntoDocuments(sql: Sql): Promise<void> {
+  await sql.query("SELECT set_config('cairn.list_scopes', 'on', true)");
+  const tenants = (await sql.query<{ tenant: string }>("SELECT DISTINCT tenant FROM scopes ORDER BY tenant")).map(
+    (row) => row.tenant,
+  );
+  await sql.query("SELECT set_config('cairn.list_scopes', 'off', true)");
+  for (const tenant of tenants) {
+    await sql.query("SELECT set_config('cairn.tenant', $1, true)", [tenant]);
+    await sql.query(
+      `UPDATE lexical_docs d SET terms = p.terms, tfs = p.tfs
+       FROM (SELECT raw_node_rowid, field, array_agg(lexeme ORDER BY lexeme) AS terms,
+               array_agg(tf ORDER BY lexeme) AS tfs
+             FROM lexical_postings GROUP BY raw_node_rowid, field) p
+       WHERE d.raw_node_rowid = p.raw_node_rowid AND d.field = p.field`,
+    );
+  }
+  await sql.query("SELECT set_config('cairn.tenant', '', true)");
+}
 
 /**
  * A vector table of schema < 11 in its current shape: numbered rows, read by (scope, seq), and no

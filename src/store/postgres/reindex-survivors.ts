@@ -47,7 +47,7 @@ export async function lockReindexTerms(
   if (reindex.length === 0) return;
   await sql.query(
     `SELECT 1 FROM lexical_terms t JOIN (
-       SELECT field, lexeme FROM lexical_postings WHERE raw_node_rowid = ANY($2::bigint[])
+       SELECT d.field, u.lexeme FROM lexical_docs d, unnest(d.terms) AS u (lexeme) WHERE d.raw_node_rowid = ANY($2::bigint[])
        UNION
        SELECT 'text', u.lexeme FROM unnest($3::text[]) AS b (body), unnest(to_tsvector('${textSearchConfig}', b.body)) u
      ) r ON t.field = r.field AND t.lexeme = r.lexeme
@@ -71,7 +71,7 @@ export async function reindexSurvivors(
   if (reindex.length === 0) return;
   const rowidOf = (node: RawNodeReindex) => rowids.get(node.rawNodeId) as number;
   const all = reindex.map(rowidOf);
-  await sql.query("DELETE FROM lexical_postings WHERE field = 'text' AND raw_node_rowid = ANY($1::bigint[])", [all]);
+  // The documents' postings go with them (migration 11's trigger).
   await sql.query("DELETE FROM lexical_docs WHERE field = 'text' AND raw_node_rowid = ANY($1::bigint[])", [all]);
   await insertLexicalDocuments(sql, context, {
     rowids: all,
