@@ -8,6 +8,7 @@ import { scopeTokenOf } from "../../src/store/sqlite/scope-context.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { tenantStorage } from "../../src/store/sqlite/tenants.ts";
 import { tempDir } from "../support/fixtures.ts";
+import { zipfCorpus } from "../support/zipf-corpus.ts";
 import { buildSessionWrite } from "./conformance-support.ts";
 
 /**
@@ -18,23 +19,8 @@ import { buildSessionWrite } from "./conformance-support.ts";
 const scope = { tenant: "acme", user: "ana" };
 const otherScope = { tenant: "acme", user: "bo" };
 
-/** Deterministic words with a long tail: word i appears with weight ~1/(i+1). */
-function corpus(seed: number, documents: number, vocabulary: readonly string[]): string[] {
-  let state = seed;
-  const next = () => {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    return state / 2 ** 32;
-  };
-  const harmonic = vocabulary.reduce((sum, _, index) => sum + 1 / (index + 1), 0);
-  const pick = () => {
-    let target = next() * harmonic;
-    for (const [index, word] of vocabulary.entries()) {
-      target -= 1 / (index + 1);
-      if (target <= 0) return word;
-    }
-    return vocabulary.at(-1) as string;
-  };
-  return Array.from({ length: documents }, () => Array.from({ length: 4 + Math.floor(next() * 14) }, pick).join(" "));
+function corpus(seed: number, documents: number, words: readonly string[]): string[] {
+  return zipfCorpus(seed, documents, words);
 }
 
 const vocabulary = Array.from({ length: 400 }, (_, index) => `w${index.toString(36)}x`);
