@@ -167,11 +167,17 @@ export class Ramu implements MaintenancePolicy {
       let consolidated = false;
       for (const { a, b, similarity } of pairs) {
         const [older, newer] = a.timeStartMs <= b.timeStartMs ? [a, b] : [b, a];
+        // An entry keeps one earlier state: two chains cannot meet in one survivor, and a merged
+        // entry's own chain is not walked (its pointers are its host's), so such a pair overflows instead.
+        if (older.predecessor && newer.predecessor) continue;
         const judgement = await this.#judge.judge(toView(newer), toView(older));
         if (judgement.warning) index.warnings.push(judgement.warning);
         if (judgement.relation !== "same" || judgement.confidence < this.#config.delta) continue;
         index.put({ ...index.get(newer.id), status: "merged", host: older.id, page: null, lastAction: "consolidated" });
-        const host = index.absorb(older.id, newer, { lastAction: "consolidate", relation: "same" });
+        const absorbed = index.absorb(older.id, newer, { lastAction: "consolidate", relation: "same" });
+        // The survivor is the same fact as the merged entry, so the merged entry's earlier states are
+        // the survivor's: without the link they (and what they host) were reachable from nothing.
+        const host = newer.predecessor ? index.put({ ...absorbed, predecessor: newer.predecessor }) : absorbed;
         index.audit("index.consolidate", host.id, {
           reason,
           pair: [older.id, newer.id],
