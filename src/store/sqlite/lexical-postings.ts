@@ -101,8 +101,12 @@ export function toPostings(arrays: PostingArrays): Posting[] {
 
 /** FTS5's idf: ln((N − df + 0.5) / (df + 0.5)), 1e-6 where that is not positive. */
 export function idf(rows: number, documents: number): number {
-  const value = Math.log((rows - documents + 0.5) / (documents + 0.5));
-  return value <= 0 ? 1e-6 : value;
+  return idfFloor(Math.log((rows - documents + 0.5) / (documents + 0.5)));
+}
+
+/** FTS5 gives a term in at least half the documents an idf of 1e-6 instead of a non-positive one. */
+export function idfFloor(logarithm: number): number {
+  return logarithm <= 0 ? 1e-6 : logarithm;
 }
 
 /**

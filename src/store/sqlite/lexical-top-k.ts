@@ -1,6 +1,7 @@
 import type { Database } from "better-sqlite3";
 import type { Ranked } from "../../core/ranked.ts";
 import type { FilterSql } from "./filter-sql.ts";
+import { idf, k1 } from "./lexical-postings.ts";
 import { statement } from "./statements.ts";
 
 /**
@@ -24,8 +25,6 @@ import { statement } from "./statements.ts";
  * Results are the exhaustive ranking's, up to the order of equal scores.
  */
 
-/** FTS5's bm25 k1 (its built-in `rank`): a phrase's term tops out at idf × (k1 + 1). */
-const k1 = 1.2;
 /** Slack for the ~1e-15 error of a score obtained as a difference of two ranks. */
 const epsilon = 1e-9;
 /**
@@ -122,9 +121,9 @@ export function topLexical(pass: LexicalPass, phrases: readonly string[], trace?
   return withIds(pass.db, scored.slice(0, pass.limit));
 }
 
-/** idf × (k1 + 1), FTS5's idf: ln((N − df + 0.5) / (df + 0.5)), floored at 1e-6. */
+/** A phrase's term tops out at idf × (k1 + 1), whatever the document. */
 function bound(rows: number, count: number): number {
-  return Math.max(Math.log((rows - count + 0.5) / (count + 0.5)), 1e-6) * (k1 + 1);
+  return idf(rows, count) * (k1 + 1);
 }
 
 function kthScore(scored: readonly { score: number }[], k: number): number {

@@ -1,6 +1,6 @@
 import type { Database } from "better-sqlite3";
 import type { LexicalTables } from "./lexical-index.ts";
-import { blockBound, decodePostings, type PostingArrays, saturation } from "./lexical-postings.ts";
+import { blockBound, decodePostings, idfFloor, type PostingArrays, saturation } from "./lexical-postings.ts";
 import { statement } from "./statements.ts";
 
 /**
@@ -346,7 +346,7 @@ function sqliteIdf(db: Database, rows: number, documents: number): number {
     documents,
     documents,
   ) as number;
-  return value <= 0 ? 1e-6 : value;
+  return idfFloor(value);
 }
 
 /**
