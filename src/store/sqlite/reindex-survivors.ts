@@ -1,7 +1,13 @@
 import { IndexVersionConflict } from "../index-records.ts";
 import { lexicalDocument } from "../lexical-text.ts";
 import type { RawNodeReindex } from "../records.ts";
-import { ftsDocuments, indexDocuments, lexicalTables, unindexDocuments } from "./lexical-index.ts";
+import {
+  ftsDocuments,
+  indexDocuments,
+  type LexicalDocument,
+  lexicalTables,
+  unindexDocuments,
+} from "./lexical-index.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { TenantStorage } from "./tenants.ts";
 import { plainTableOf, type SpaceRow, type VectorRow } from "./vector-rows.ts";
@@ -49,13 +55,17 @@ export function reindexSurvivors(
   const insertText = db.prepare(`INSERT INTO ${tenant.textTable} (rowid, body) VALUES (?, ?)`);
   const removedBy = new Map<string, number[]>();
   const lexical = lexicalTables(tenant, "text");
+  // The lexical index takes every survivor at once (one rewrite per term, not one per node), reading
+  // the old bodies before FTS5 loses them.
+  const survivorRowids = reindex.map((node) => (byId.get(node.rawNodeId) as SurvivorRow).rowid);
+  unindexDocuments(db, lexical, ftsDocuments(db, lexical, key, survivorRowids));
+  const rewritten: LexicalDocument[] = [];
   for (const node of reindex) {
     const row = byId.get(node.rawNodeId) as SurvivorRow;
-    unindexDocuments(db, lexical, ftsDocuments(db, lexical, key, [row.rowid]));
     deleteText.run(BigInt(row.rowid));
     const body = `${scopeToken} ${lexicalDocument(node.indexText)}`;
     insertText.run(BigInt(row.rowid), body);
-    indexDocuments(db, lexical, [{ rowid: row.rowid, scopeKey: key, body }]);
+    rewritten.push({ rowid: row.rowid, scopeKey: key, body });
     for (const [name, vector] of Object.entries(node.textVectors)) {
       const space = tables.get(name);
       // A space the node has no vector table for cannot hold a stale vector: nothing to replace.
@@ -71,6 +81,7 @@ export function reindexSurvivors(
       inserted.push({ table, rowid: row.rowid, vector });
     }
   }
+  indexDocuments(db, lexical, rewritten);
   for (const [table, rowids] of removedBy) removed.push({ table, rowids });
   return { removed, inserted };
 }
