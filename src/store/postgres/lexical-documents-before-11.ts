@@ -1,6 +1,6 @@
 import { hasCjk, lexicalDocument } from "../lexical-text.ts";
 import { textSearchConfig } from "./lexical-terms.ts";
-import type { Sql } from "./tenant-transaction.ts";
+import { forEachTenant, type Sql } from "./tenant-transaction.ts";
 
 /**
  * The lexical tables as migrations 1–10 left them: a document row without its terms, one posting
@@ -16,13 +16,7 @@ import type { Sql } from "./tenant-transaction.ts";
  * lexical rows; the raw nodes are only read.
  */
 export async function reindexCjkDocuments(sql: Sql): Promise<void> {
-  await sql.query("SELECT set_config('cairn.list_scopes', 'on', true)");
-  const tenants = (await sql.query<{ tenant: string }>("SELECT DISTINCT tenant FROM scopes ORDER BY tenant")).map(
-    (row) => row.tenant,
-  );
-  await sql.query("SELECT set_config('cairn.list_scopes', 'off', true)");
-  for (const tenant of tenants) {
-    await sql.query("SELECT set_config('cairn.tenant', $1, true)", [tenant]);
+  await forEachTenant(sql, async (tenant) => {
     const rows = await sql.query<{ rowid: number; scope_key: string; text: string; image_text: string | null }>(
       `SELECT r.rowid, r.scope_key, r.text,
          (SELECT string_agg(concat_ws(' ', nullif(i.caption, ''), nullif(i.derived_text, '')), ' ' ORDER BY i.ordinal)
@@ -46,15 +40,14 @@ export async function reindexCjkDocuments(sql: Sql): Promise<void> {
       }
       changed.set(row.scope_key, documents);
     }
-    if (changed.size === 0) continue;
+    if (changed.size === 0) return;
     const rowids = [...new Set([...changed.values()].flatMap((documents) => documents.rowids))];
     await removeStatisticsBefore11(tenant, sql, rowids);
     await sql.query("DELETE FROM lexical_postings WHERE raw_node_rowid = ANY($1::bigint[])", [rowids]);
     await sql.query("DELETE FROM lexical_docs WHERE raw_node_rowid = ANY($1::bigint[])", [rowids]);
     for (const [key, documents] of changed) await insertDocumentsBefore11(sql, { tenant, key }, documents);
     await addStatisticsBefore11(tenant, sql, rowids);
-  }
-  await sql.query("SELECT set_config('cairn.tenant', '', true)");
+  });
 }
 
 /** Documents and their posting rows, in the tables' shape before migration 11. */

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { reindexCjkDocuments } from "./lexical-documents-before-11.ts";
-import type { Sql } from "./tenant-transaction.ts";
+import { forEachTenant, type Sql } from "./tenant-transaction.ts";
 
 /**
  * Versioned schema, like the SQLite store's: a migration runs once, inside a transaction, and is
@@ -464,13 +464,7 @@ const migrations: readonly {
  * tenant inside its wall (the tables' policies bind the migration's role too).
  */
 async function termsOntoDocuments(sql: Sql): Promise<void> {
-  await sql.query("SELECT set_config('cairn.list_scopes', 'on', true)");
-  const tenants = (await sql.query<{ tenant: string }>("SELECT DISTINCT tenant FROM scopes ORDER BY tenant")).map(
-    (row) => row.tenant,
-  );
-  await sql.query("SELECT set_config('cairn.list_scopes', 'off', true)");
-  for (const tenant of tenants) {
-    await sql.query("SELECT set_config('cairn.tenant', $1, true)", [tenant]);
+  await forEachTenant(sql, async () => {
     await sql.query(
       `UPDATE lexical_docs d SET terms = p.terms, tfs = p.tfs
        FROM (SELECT raw_node_rowid, field, array_agg(lexeme ORDER BY lexeme) AS terms,
@@ -478,8 +472,7 @@ async function termsOntoDocuments(sql: Sql): Promise<void> {
              FROM lexical_postings GROUP BY raw_node_rowid, field) p
        WHERE d.raw_node_rowid = p.raw_node_rowid AND d.field = p.field`,
     );
-  }
-  await sql.query("SELECT set_config('cairn.tenant', '', true)");
+  });
 }
 
 /**

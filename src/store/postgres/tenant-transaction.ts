@@ -205,3 +205,20 @@ export const poolTypes = {
     return format === undefined ? pg.types.getTypeParser(oid) : pg.types.getTypeParser(oid, format);
   },
 } as pg.CustomTypesConfig;
+
+/**
+ * Runs `work` once for every tenant that has a scope, inside that tenant's wall: how a migration (bound
+ * to no tenant) reaches rows that row-level security keys by tenant.
+ */
+export async function forEachTenant(sql: Sql, work: (tenant: string) => Promise<void>): Promise<void> {
+  await sql.query("SELECT set_config('cairn.list_scopes', 'on', true)");
+  const tenants = (await sql.query<{ tenant: string }>("SELECT DISTINCT tenant FROM scopes ORDER BY tenant")).map(
+    (row) => row.tenant,
+  );
+  await sql.query("SELECT set_config('cairn.list_scopes', 'off', true)");
+  for (const tenant of tenants) {
+    await sql.query("SELECT set_config('cairn.tenant', $1, true)", [tenant]);
+    await work(tenant);
+  }
+  await sql.query("SELECT set_config('cairn.tenant', '', true)");
+}
