@@ -41,13 +41,8 @@ import type { AddSessionOptions, AddSessionResult, AppendTurnsOptions, MemoryOpt
 import { EmbeddingCache } from "./models/embedding-cache.ts";
 import type { Models } from "./models/provider.ts";
 import { type VectorSpaces, vectorSpaces } from "./models/vector-spaces.ts";
-import {
-  ActiveEntriesCache,
-  type SearchContext,
-  type SearchOptions,
-  type SearchQuery,
-  search,
-} from "./route/search.ts";
+import { ActiveEntriesCache, LinkedEntriesCache } from "./route/index-caches.ts";
+import { type SearchContext, type SearchOptions, type SearchQuery, search } from "./route/search.ts";
 import { defaultSearchConfig, type SearchConfig } from "./route/search-config.ts";
 import type { BankProgram } from "./store/bank-records.ts";
 import type { IndexState, MaintenancePlan } from "./store/index-records.ts";
@@ -105,8 +100,14 @@ export type { SegmentReport, VideoWatch, WatchOptions, WatchResult } from "./vid
 
 /** Query embeddings kept per memory: agents and benchmarks repeat questions; the embedder is a search's slowest step. */
 const queryEmbeddingCacheSize = 256;
-/** Scopes whose active entries stay cached between searches. */
+/** Scopes whose active entries (and linked entries) stay cached between searches. */
 const activeIndexCacheSize = 64;
+/**
+ * Linked entries (overflowed guests, earlier states) kept between searches over all scopes: a few
+ * thousand decoded digests (~10 KB each, ~40 MB at most), enough for the hosts a 100k-node scope's
+ * searches reach again and again (decision 032).
+ */
+const linkedEntriesCacheSize = 4_096;
 
 /** Audit events `listAudit` returns when no limit is given: a screenful for a dashboard. */
 const defaultAuditPage = 100;
@@ -156,6 +157,8 @@ export class Memory {
   /** The clock that stamps appended turns and notes given no time, and maintenance's decisions. */
   readonly #now: () => number;
   readonly #reader: SearchContext;
+  readonly #activeEntries = new ActiveEntriesCache(activeIndexCacheSize);
+  readonly #linkedEntries = new LinkedEntriesCache(linkedEntriesCacheSize, activeIndexCacheSize);
   readonly #compiler: CompilerContext;
   /** Settings of the video pipeline (`watch`). */
   readonly video: VideoConfig;
@@ -201,7 +204,6 @@ export class Memory {
     this.#options = options;
     this.video = videoConfig(options.video?.config);
     this.#detector = options.video?.detector;
-    const activeEntries = new ActiveEntriesCache(activeIndexCacheSize);
     this.#reader = Object.freeze({
       models: this.models,
       spaces: this.spaces,
@@ -209,7 +211,13 @@ export class Memory {
       config: this.searchConfig,
       limits: this.limits,
       queryEmbeddings: new EmbeddingCache(queryEmbeddingCacheSize),
-      activeEntries: async (scoped: ScopedStore) => activeEntries.get(scoped, await this.#ensureIndex(scoped)),
+      routingIndex: async (scoped: ScopedStore) => {
+        const version = await this.#ensureIndex(scoped);
+        return {
+          active: await this.#activeEntries.get(scoped, version),
+          linked: this.#linkedEntries.reader(scoped, version),
+        };
+      },
     });
     this.#compiler = Object.freeze({
       models: this.models,
@@ -582,9 +590,16 @@ export class Memory {
       indexTexts: (nodes: readonly RawNode[]) => storedIndexTexts(nodes, this.indexText),
       neighbours: this.indexText.neighbours,
     };
-    return this.#writeLocks.run(scopeKey(scoped.scope), () =>
-      forgetWithRepair(scoped, target, this.spaces, this.maintenance.bounds, rederive),
-    );
+    return this.#writeLocks.run(scopeKey(scoped.scope), async () => {
+      try {
+        return await forgetWithRepair(scoped, target, this.spaces, this.maintenance.bounds, rederive);
+      } finally {
+        // The index version moved, so no search reads these again; dropped now so that no digest
+        // quoting forgotten evidence stays in this process's memory until the next search.
+        this.#activeEntries.drop(scoped);
+        this.#linkedEntries.drop(scoped);
+      }
+    });
   }
 
   async listSessions(scope: Scope, options?: { limit?: number; offset?: number }): Promise<SessionRecord[]> {

@@ -2,7 +2,6 @@ import { relevanceTerms, termCoverage } from "../channels/relevance.ts";
 import type { ChannelName, Fused } from "../channels/rrf.ts";
 import { allChannels, retrieveTriPath, type TopChannel } from "../channels/tri-path.ts";
 import { InputError } from "../core/errors.ts";
-import { scopeKey } from "../core/scope.ts";
 import { parseRfc3339, rfc3339Reason } from "../core/time.ts";
 import { assemblePack } from "../evidence/assemble-pack.ts";
 import type { Budget } from "../evidence/budget.ts";
@@ -63,8 +62,13 @@ export interface SearchContext {
   readonly config: SearchConfig;
   readonly limits: IngestLimits;
   readonly queryEmbeddings: EmbeddingCache;
-  /** The scope's active entries, from an index built if the store needs it (the caller caches them until it changes). */
-  readonly activeEntries: (scoped: ScopedStore) => Promise<readonly IndexEntry[]>;
+  /**
+   * The scope's active entries and where its linked entries come from, from an index built if the
+   * store needs it (the caller caches both until the index changes).
+   */
+  readonly routingIndex: (
+    scoped: ScopedStore,
+  ) => Promise<{ readonly active: readonly IndexEntry[]; readonly linked: LinkedEntries }>;
 }
 
 /** Embedded query: what every mode reads with. */
@@ -236,15 +240,14 @@ async function retrieveThroughIndex(
   },
 ): Promise<Retrieved> {
   const { context, index } = read;
+  const stored = index ? undefined : await context.routingIndex(scoped);
   const routed = await retrieveRouted(
     scoped,
     { text: query.text, textVector: query.textVector, imageVector: query.image?.vector ?? undefined },
     {
       mode: read.mode,
-      active: index
-        ? [...index.entries.values()].filter((entry) => entry.status === "active")
-        : await context.activeEntries(scoped),
-      linked: index ? linkedFrom(index) : undefined,
+      active: index ? [...index.entries.values()].filter((entry) => entry.status === "active") : (stored?.active ?? []),
+      linked: index ? linkedFrom(index) : stored?.linked,
       spaces: channelSpaces(context.spaces),
       channels: read.channels,
       filters: read.filters,
@@ -350,30 +353,4 @@ function toFilters(filters: SearchOptions["filters"]): SearchFilters | undefined
     timeToMs: time("to", filters.to),
     speakers: filters.speakers,
   };
-}
-
-/**
- * The scope's active entries, cached per scope until the index version changes: every routed
- * search needs them, and they change only when a write or forget lands.
- */
-export class ActiveEntriesCache {
-  readonly #entries = new Map<string, { version: number; entries: readonly IndexEntry[] }>();
-  readonly #capacity: number;
-
-  constructor(capacity: number) {
-    this.#capacity = capacity;
-  }
-
-  /** `version` is the index version the caller just read (`indexStatus`), so the cache costs no extra read. */
-  async get(scoped: ScopedStore, version: number): Promise<readonly IndexEntry[]> {
-    const key = scopeKey(scoped.scope);
-    const cached = this.#entries.get(key);
-    if (cached && cached.version === version) return cached.entries;
-    const state = await scoped.readIndex({ activeOnly: true });
-    const entries = [...state.entries.values()];
-    this.#entries.set(key, { version: state.version, entries });
-    const oldest = this.#entries.keys().next();
-    if (this.#entries.size > this.#capacity && !oldest.done) this.#entries.delete(oldest.value);
-    return entries;
-  }
 }
