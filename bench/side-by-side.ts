@@ -299,6 +299,22 @@ async function runCairn(
   }
 }
 
+interface LanceSetting {
+  readonly nprobes: number;
+  readonly refineFactor: number;
+}
+
+/**
+ * The IVF_PQ settings tried for LanceDB's high-recall rows, lightest first: the refine factor (rows
+ * re-scored with their full vectors per row returned; off by default), then partitions probed (its
+ * default is 20).
+ */
+const lanceSweep: readonly LanceSetting[] = [5, 10, 20, 50].flatMap((refineFactor) =>
+  [20, 50, 100].map((nprobes) => ({ nprobes, refineFactor })),
+);
+/** The vector recall@10 a "high recall" row must reach: issue 20's bar for Cairn's own dense pass. */
+const tunedRecall = 0.95;
+
 async function runLance(
   models: Models,
   size: number,
@@ -362,20 +378,80 @@ async function runLance(
       ),
     ),
   );
-  const peakRssMb = process.resourceUsage().maxRSS / 1024;
   const keys = texts.map((_, row) => String(row));
-  const recall = meanRecall({ keys, dimensions, values: matrix }, queryVectors, vector.results);
+  const exactMatrix = { keys, dimensions, values: matrix };
+  const recall = meanRecall(exactMatrix, queryVectors, vector.results);
+  // The same table read at high recall: the lightest IVF_PQ setting whose vector recall@10 reaches
+  // `tunedRecall`, then vector and hybrid searches timed at it as above.
+  const tunedQuery = (index: number, setting: LanceSetting) =>
+    table
+      .query()
+      .nearestTo(Array.from(queryVectors[index] as Float32Array))
+      .nprobes(setting.nprobes)
+      .refineFactor(setting.refineFactor);
+  const sweep: { setting: LanceSetting; recall: number; p50: number }[] = [];
+  for (const setting of lanceSweep) {
+    const samples: number[] = [];
+    const found: string[][] = [];
+    for (let index = 0; index < queries.length; index++) {
+      const { ms, result } = await clock(async () =>
+        ids(await tunedQuery(index, setting).select(["id"]).limit(k).toArray()),
+      );
+      samples.push(ms);
+      found.push(result);
+    }
+    sweep.push({ setting, recall: meanRecall(exactMatrix, queryVectors, found), p50: latency(samples).p50 });
+  }
+  // The lightest setting that reaches the bar (the sweep runs lightest first), not the fastest on a noisy pass.
+  const tuned = sweep.find((point) => point.recall >= tunedRecall);
+  const tunedRows: Row[] = [];
+  if (tuned) {
+    const label = `nprobes ${tuned.setting.nprobes}, refine ×${tuned.setting.refineFactor}`;
+    const tunedVector = await twoPasses(queries.length, (index) =>
+      clock(async () => ids(await tunedQuery(index, tuned.setting).select(["id"]).limit(k).toArray())),
+    );
+    const tunedHybrid = await twoPasses(queries.length, (index) =>
+      clock(async () =>
+        ids(
+          await tunedQuery(index, tuned.setting)
+            .fullTextSearch(queries[index] as string)
+            .select(["id"])
+            .limit(k)
+            .toArray(),
+        ),
+      ),
+    );
+    tunedRows.push(
+      { system: `LanceDB hybrid at high recall (${label})`, searchMs: tunedHybrid.latency, recallAt10: null },
+      {
+        system: `LanceDB vector at high recall (${label})`,
+        searchMs: tunedVector.latency,
+        recallAt10: meanRecall(exactMatrix, queryVectors, tunedVector.results),
+      },
+    );
+  }
+  const peakRssMb = process.resourceUsage().maxRSS / 1024;
   table.close();
   db.close();
+  const sweepNote = sweep
+    .map(
+      (point) =>
+        `${point.setting.nprobes}/${point.setting.refineFactor}: ${point.recall.toFixed(3)} at ${point.p50.toFixed(2)} ms`,
+    )
+    .join("; ");
   return {
     version: `${packageVersion("@lancedb/lancedb")} (apache-arrow ${packageVersion("apache-arrow")})`,
     ingest: { seconds: (ended - started) / 1000, indexSeconds: (ended - indexStarted) / 1000 },
     rows: [
       { system: "LanceDB hybrid (vector + FTS, its default RRF)", searchMs: hybrid.latency, recallAt10: null },
       { system: "LanceDB vector", searchMs: vector.latency, recallAt10: recall },
+      ...tunedRows,
     ],
     peakRssMb,
-    notes: `untuned: createIndex("vector") (its default IVF_PQ, L2 on unit vectors), Index.fts() on text; rows added ${batch} at a time.`,
+    notes:
+      `untuned: createIndex("vector") (its default IVF_PQ, L2 on unit vectors), Index.fts() on text; rows added ${batch} at a time. ` +
+      `High-recall rows: the lightest setting (refine factor, then nprobes) with vector recall@10 ≥ ${tunedRecall} ` +
+      `(nprobes/refine: recall at p50, one pass each: ${sweepNote})${tuned ? "" : "; no setting reached it"}.`,
   };
 }
 
