@@ -9,6 +9,7 @@ import {
   unindexDocuments,
 } from "./lexical-index.ts";
 import type { ScopeContext } from "./scope-context.ts";
+import { statement } from "./statements.ts";
 import type { TenantStorage } from "./tenants.ts";
 import { plainTableOf, type SpaceRow, type VectorRow } from "./vector-rows.ts";
 
@@ -41,18 +42,17 @@ export function reindexSurvivors(
   const inserted: VectorRow[] = [];
   if (reindex.length === 0) return { removed, inserted };
   const { db, key, scopeToken } = context;
-  const rows = db
-    .prepare(
-      `SELECT id, rowid, session_rowid, time_ms, speaker FROM raw_nodes
+  const rows = statement(
+    db,
+    `SELECT id, rowid, session_rowid, time_ms, speaker FROM raw_nodes
        WHERE scope_key = ? AND id IN (SELECT value FROM json_each(?))`,
-    )
-    .all(key, JSON.stringify(reindex.map((node) => node.rawNodeId))) as SurvivorRow[];
+  ).all(key, JSON.stringify(reindex.map((node) => node.rawNodeId))) as SurvivorRow[];
   const byId = new Map(rows.map((row) => [row.id, row]));
   const stale = reindex.some((node) => !byId.has(node.rawNodeId) || forgotten.has(node.rawNodeId));
   if (stale || !tenant) throw new IndexVersionConflict(version, version);
   const tables = new Map(spaces.filter((space) => space.kind === "text").map((space) => [space.name, space]));
-  const deleteText = db.prepare(`DELETE FROM ${tenant.textTable} WHERE rowid = ?`);
-  const insertText = db.prepare(`INSERT INTO ${tenant.textTable} (rowid, body) VALUES (?, ?)`);
+  const deleteText = statement(db, `DELETE FROM ${tenant.textTable} WHERE rowid = ?`);
+  const insertText = statement(db, `INSERT INTO ${tenant.textTable} (rowid, body) VALUES (?, ?)`);
   const removedBy = new Map<string, number[]>();
   const lexical = lexicalTables(tenant, "text");
   // The lexical index takes every survivor at once (one rewrite per term, not one per node), reading
@@ -71,12 +71,14 @@ export function reindexSurvivors(
       // A space the node has no vector table for cannot hold a stale vector: nothing to replace.
       if (!space) continue;
       const table = space.table_name;
-      db.prepare(`DELETE FROM ${table} WHERE rowid = ?`).run(BigInt(row.rowid));
-      db.prepare(`DELETE FROM ${plainTableOf(table)} WHERE rowid = ?`).run(row.rowid);
-      db.prepare(
+      // Statements from the connection's cache: a forget re-derives every neighbour of what it removed.
+      statement(db, `DELETE FROM ${table} WHERE rowid = ?`).run(BigInt(row.rowid));
+      statement(db, `DELETE FROM ${plainTableOf(table)} WHERE rowid = ?`).run(row.rowid);
+      statement(
+        db,
         `INSERT INTO ${table} (rowid, scope_key, session_rowid, time_ms, speaker, embedding) VALUES (?, ?, ?, ?, ?, ?)`,
       ).run(BigInt(row.rowid), key, BigInt(row.session_rowid), BigInt(row.time_ms), row.speaker ?? "", vector);
-      db.prepare(`INSERT INTO ${plainTableOf(table)} (rowid, embedding) VALUES (?, ?)`).run(row.rowid, vector);
+      statement(db, `INSERT INTO ${plainTableOf(table)} (rowid, embedding) VALUES (?, ?)`).run(row.rowid, vector);
       removedBy.set(table, [...(removedBy.get(table) ?? []), row.rowid]);
       inserted.push({ table, rowid: row.rowid, vector });
     }
