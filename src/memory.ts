@@ -105,7 +105,7 @@ const activeIndexCacheSize = 64;
 /**
  * Linked entries (overflowed guests, earlier states) kept between searches over all scopes: a few
  * thousand decoded digests (~10 KB each, ~40 MB at most), enough for the hosts a 100k-node scope's
- * searches reach again and again (decision 032).
+ * searches reach again and again (decision 033).
  */
 const linkedEntriesCacheSize = 4_096;
 

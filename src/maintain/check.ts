@@ -27,6 +27,32 @@ export function sources(entries: ReadonlyMap<string, IndexEntry>, id: string): S
   return out;
 }
 
+/**
+ * The raw nodes a routed search reaches with unlimited link depth, walking as the router does
+ * (src/route/router.ts): from the active entries through the entries they host and their earlier
+ * states. A merged entry is never walked: its pointers are its host's, and its own links (an earlier
+ * state, guests) lead nowhere a search goes. Eq. 4's `sources` counts through merged entries, so an
+ * index can be sound by Eq. 4 and still hold evidence no search can reach.
+ */
+export function routedReach(entries: ReadonlyMap<string, IndexEntry>): Set<string> {
+  const hosted = new Map<string, IndexEntry[]>();
+  for (const entry of entries.values()) {
+    if (entry.host && entry.status !== "merged") hosted.set(entry.host, [...(hosted.get(entry.host) ?? []), entry]);
+  }
+  const reached = new Set<string>();
+  const seen = new Set<string>();
+  const stack = [...entries.values()].filter((entry) => entry.status === "active");
+  for (let entry = stack.pop(); entry; entry = stack.pop()) {
+    if (seen.has(entry.id)) continue;
+    seen.add(entry.id);
+    for (const pointer of entry.pointers) reached.add(pointer);
+    stack.push(...(hosted.get(entry.id) ?? []));
+    const earlier = entry.predecessor ? entries.get(entry.predecessor) : undefined;
+    if (earlier) stack.push(earlier);
+  }
+  return reached;
+}
+
 export interface AuditLike {
   readonly action: string;
   readonly subject: string;
@@ -52,9 +78,9 @@ export function checkIndex(input: {
   const { entries } = input;
   const violations: IndexViolation[] = [];
   const rawNodes = new Set(input.rawNodeIds);
-  const reachable = new Set<string>();
+  // Reachable as a search reaches it (which implies Eq. 4's sources of the active entries).
+  const reachable = routedReach(entries);
   for (const entry of entries.values()) {
-    if (entry.status === "active") for (const pointer of sources(entries, entry.id)) reachable.add(pointer);
     for (const pointer of entry.pointers) {
       if (!rawNodes.has(pointer)) {
         violations.push({
@@ -78,7 +104,10 @@ export function checkIndex(input: {
   }
   for (const id of rawNodes) {
     if (!reachable.has(id)) {
-      violations.push({ invariant: "provenance", message: `raw node ${id} is unreachable from the active index` });
+      violations.push({
+        invariant: "provenance",
+        message: `raw node ${id} is unreachable from the active index (no routed search's link walk reaches it)`,
+      });
     }
   }
   violations.push(...checkAudit(entries, input.audits));

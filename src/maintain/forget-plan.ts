@@ -255,6 +255,18 @@ class LinkRepair {
    * before this forget may have some, and hosting them keeps their evidence reachable.
    */
   hostOrphans(): string[] {
+    const hosted: string[] = [];
+    // Each pass hosts the roots of what is still unreachable; a cycle among strays, or a stray whose
+    // root was a merged entry (hosted, but not walked), needs another pass.
+    for (let pass = 0; pass < this.#entries.size; pass++) {
+      const roots = this.#hostOrphanRoots();
+      if (roots.length === 0) break;
+      hosted.push(...roots);
+    }
+    return hosted;
+  }
+
+  #hostOrphanRoots(): string[] {
     const active = [...this.#entries.values()].filter((entry) => entry.status === "active");
     const reached = this.#reachable(active.map((entry) => entry.id));
     const orphans = [...this.#entries.values()].filter((entry) => !reached.has(entry.id));
@@ -275,6 +287,11 @@ class LinkRepair {
     return (roots.length > 0 ? roots : orphans.slice(0, 1)).map((root) => root.id);
   }
 
+  /**
+   * Entries reached from `from` as a routed search walks (`routedReach`): a merged entry is reached
+   * with its host, but nothing is walked from it, so an earlier state or a guest hanging off a merged
+   * entry counts as unreachable and gets hosted.
+   */
   #reachable(from: readonly string[]): Set<string> {
     const hostedBy = new Map<string, string[]>();
     for (const entry of this.#entries.values()) {
@@ -286,6 +303,7 @@ class LinkRepair {
       if (seen.has(id)) continue;
       seen.add(id);
       const entry = this.#entries.get(id);
+      if (entry?.status === "merged" && !from.includes(id)) continue;
       if (entry?.predecessor) stack.push(entry.predecessor);
       stack.push(...(hostedBy.get(id) ?? []));
     }
@@ -315,13 +333,7 @@ class LinkRepair {
 export function planReachabilityRepair(state: IndexState, bounds: IndexBounds): MaintenancePlan {
   const entries = new Map(state.entries);
   const links = new LinkRepair(entries);
-  const hosted: string[] = [];
-  // Each pass hosts the roots of what is still unreachable; a cycle among strays needs another pass.
-  for (let pass = 0; pass < state.entries.size; pass++) {
-    const roots = links.hostOrphans();
-    if (roots.length === 0) break;
-    hosted.push(...roots);
-  }
+  const hosted = links.hostOrphans();
   const recovered = refreshCovers(entries, links.changed, state.entries, coverWithinShare(bounds));
   const ops = [...new Set([...links.changed, ...recovered])].map(
     (id): IndexOp => ({ op: "put", entry: links.get(id) }),

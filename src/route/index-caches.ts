@@ -52,7 +52,7 @@ interface ScopeLinks {
  * The entries a routed search reaches through links (a host's overflowed guests, an entry's earlier
  * states), cached per scope and index version. Without it every search re-read the same guests
  * from the store and decoded their digests again: at 100k raw nodes that was 13% of a default
- * search's CPU (decision 032). The nearest-guest preselection the store did in SQL (a host can hold
+ * search's CPU (decision 033). The nearest-guest preselection the store did in SQL (a host can hold
  * hundreds of guests) is done here over the cached vectors, by the same cosine.
  *
  * Bounded by the number of entries held over all scopes (`capacity`): the least recently used hosts

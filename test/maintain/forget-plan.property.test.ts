@@ -1,9 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { checkIndex } from "../../src/maintain/check.ts";
+import { checkIndex, routedReach } from "../../src/maintain/check.ts";
 import { defaultMaintenanceConfig, type IndexBounds } from "../../src/maintain/config.ts";
-import { planForget, type SurvivingNode, survivorsToRead } from "../../src/maintain/forget-plan.ts";
+import {
+  planForget,
+  planReachabilityRepair,
+  type SurvivingNode,
+  survivorsToRead,
+} from "../../src/maintain/forget-plan.ts";
 import { buildIncomingEntries, type IncomingNode } from "../../src/maintain/incoming.ts";
 import { ComparatorJudge } from "../../src/maintain/judge.ts";
 import { planMaintenance, Ramu } from "../../src/maintain/ramu.ts";
@@ -112,6 +117,31 @@ function hostedEarlierStates(entries: ReadonlyMap<string, IndexEntry>): number {
   ).length;
 }
 
+/** A small hand-made index entry pointing at raw node `n-<id>`. */
+const entry = (id: string, fields: Partial<IndexEntry>): IndexEntry => ({
+  id,
+  status: "active",
+  page: 0,
+  digest: { speakers: [], entities: {}, keywords: {}, numbers: [], imageText: [], snippets: [], stateCues: 0 },
+  routingText: id,
+  tokens: 1,
+  vector: new Float32Array([1, 0]),
+  vectorWeight: 1,
+  imageVector: null,
+  imageWeight: 0,
+  pointers: [`n-${id}`],
+  sessions: ["s"],
+  timeStartMs: 0,
+  timeEndMs: 0,
+  predecessor: null,
+  host: null,
+  lastAction: "add",
+  relation: null,
+  createdMs: 0,
+  updatedMs: 0,
+  ...fields,
+});
+
 describe("forget's index repair over random histories", () => {
   it("keeps every surviving raw node reachable, whatever is forgotten in whatever order (10,000 histories)", async () => {
     const seen = {
@@ -188,29 +218,6 @@ describe("forget's index repair over random histories", () => {
   });
 
   it("hosts the entries of an index damaged before the forget under an active entry, and says so", () => {
-    const entry = (id: string, fields: Partial<IndexEntry>): IndexEntry => ({
-      id,
-      status: "active",
-      page: 0,
-      digest: { speakers: [], entities: {}, keywords: {}, numbers: [], imageText: [], snippets: [], stateCues: 0 },
-      routingText: id,
-      tokens: 1,
-      vector: new Float32Array([1, 0]),
-      vectorWeight: 1,
-      imageVector: null,
-      imageWeight: 0,
-      pointers: [`n-${id}`],
-      sessions: ["s"],
-      timeStartMs: 0,
-      timeEndMs: 0,
-      predecessor: null,
-      host: null,
-      lastAction: "add",
-      relation: null,
-      createdMs: 0,
-      updatedMs: 0,
-      ...fields,
-    });
     // `stray` is superseded with neither successor nor host: nothing reaches it (the old bug's result).
     const state: IndexState = {
       version: 7,
@@ -230,5 +237,33 @@ describe("forget's index repair over random histories", () => {
       ),
       [],
     );
+  });
+
+  it("hosts an earlier state left hanging off a merged entry (stores written before aef710d), which check flags", () => {
+    // `m` was merged into `a` while it carried an earlier state `p`: the router never walks a merged
+    // entry, so `p`'s raw node was out of every search's reach though Eq. 4 counted it.
+    const state: IndexState = {
+      version: 3,
+      entries: new Map([
+        ["a", entry("a", { pointers: ["n-a", "n-m"] })],
+        ["m", entry("m", { status: "merged", page: null, host: "a", predecessor: "p" })],
+        ["p", entry("p", { status: "superseded", page: null })],
+      ]),
+    };
+    const rawNodeIds = ["n-a", "n-m", "n-p"];
+    const provenance = (entries: IndexState["entries"]) =>
+      checkIndex({ entries, rawNodeIds, audits: [], bounds: null }).filter(
+        (violation) => violation.invariant === "provenance",
+      );
+    assert.deepEqual(
+      provenance(state.entries).map((violation) => violation.message),
+      ["raw node n-p is unreachable from the active index (no routed search's link walk reaches it)"],
+    );
+    const repair = planReachabilityRepair(state, defaultMaintenanceConfig.bounds);
+    assert.deepEqual(repair.audits[0]?.details.hosted, ["p"]);
+    const after = applyOps(state, repair.ops);
+    assert.equal(after.entries.get("p")?.host, "a");
+    assert.deepEqual(provenance(after.entries), []);
+    assert.ok(routedReach(after.entries).has("n-p"));
   });
 });

@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { checkIndex, sources } from "../../src/maintain/check.ts";
+import { checkIndex, routedReach, sources } from "../../src/maintain/check.ts";
 import type { IndexBounds } from "../../src/maintain/config.ts";
 import { buildIncomingEntries, type IncomingNode } from "../../src/maintain/incoming.ts";
 import { ComparatorJudge } from "../../src/maintain/judge.ts";
 import { planMaintenance, Ramu } from "../../src/maintain/ramu.ts";
 import { hashTextEmbedder } from "../../src/models/hash-provider.ts";
 import { applyOps } from "../../src/store/index-plan.ts";
-import type { IndexEntry, IndexState, MaintenanceAudit } from "../../src/store/index-records.ts";
+import type { IndexState, MaintenanceAudit } from "../../src/store/index-records.ts";
 
 /**
  * DESIGN invariants 2 and 6 for RAMU over 10,000 random session sequences, in memory (the same
@@ -56,30 +56,6 @@ function render(turn: Record<string, number | string>, said: string[]) {
     default:
       return `Weather note ${turn.seed}: cloudy with a chance of rain near the harbour.`;
   }
-}
-
-/**
- * The raw nodes a routed search can reach with unlimited link depth, as the router walks (src/route/router.ts):
- * from the active entries through the entries they host (merged ones excepted: their pointers are their
- * host's) and their earlier states.
- */
-function routerReach(entries: ReadonlyMap<string, IndexEntry>): Set<string> {
-  const hosted = new Map<string, IndexEntry[]>();
-  for (const entry of entries.values()) {
-    if (entry.host && entry.status !== "merged") hosted.set(entry.host, [...(hosted.get(entry.host) ?? []), entry]);
-  }
-  const reached = new Set<string>();
-  const seen = new Set<string>();
-  const stack = [...entries.values()].filter((entry) => entry.status === "active");
-  for (let entry = stack.pop(); entry; entry = stack.pop()) {
-    if (seen.has(entry.id)) continue;
-    seen.add(entry.id);
-    for (const pointer of entry.pointers) reached.add(pointer);
-    stack.push(...(hosted.get(entry.id) ?? []));
-    const earlier = entry.predecessor ? entries.get(entry.predecessor) : undefined;
-    if (earlier) stack.push(earlier);
-  }
-  return reached;
 }
 
 function imageVector(which: number): Float32Array {
@@ -149,7 +125,7 @@ async function replay(sessions: readonly Session[], bounds: IndexBounds, seen: R
     const violations = checkIndex({ entries: state.entries, rawNodeIds: rawNodes, audits, bounds });
     assert.deepEqual(violations, [], `after session ${position}`);
     // The router's walk reaches every raw node too, not only Eq. 4's sources.
-    const walked = routerReach(state.entries);
+    const walked = routedReach(state.entries);
     const missed = rawNodes.filter((ref) => !walked.has(ref));
     assert.deepEqual(missed, [], `the router's link walk misses raw nodes after session ${position}`);
   }
