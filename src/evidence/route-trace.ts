@@ -52,11 +52,6 @@ export interface RouteConfig {
    * states of earlier states); each level is one read of linked entries (decision 029).
    */
   readonly linkDepth: number;
-  /**
-   * Direct hits each text channel (lexical, dense) adds to the candidate set in `cairn` mode; below the
-   * channel depth (`perChannel`, at least the budget's raw nodes) or absent, the channel depth (route/direct-depth.ts).
-   */
-  readonly directDepth?: number;
 }
 
 /** How a raw node was reached: directly from a chosen entry, or through one of its links. */

@@ -7,7 +7,6 @@ import type { RouteConfig } from "../evidence/route-trace.ts";
 import type { IndexEntry } from "../store/index-records.ts";
 import type { RawNode, SearchFilters } from "../store/records.ts";
 import type { ScopedStore } from "../store/store.ts";
-import { directDepth } from "./direct-depth.ts";
 import { focusRerank, fuseFeedback } from "./focus-rerank.ts";
 import { asksAboutImages } from "./query-intent.ts";
 import { asksForSeveral, feedbackTerms, namedSpeakers } from "./question-focus.ts";
@@ -218,11 +217,10 @@ async function directPasses(
   // The dense pass only finds the channel's own top hits: every candidate (routed or direct) is
   // then scored exactly from its stored vector, so no candidate lacks a dense score and the ANN
   // pass costs what k needs, not what ranking a few hundred candidates needs (decision 015).
-  const depth = directDepth(options.routing, options.perChannel);
   const densePass =
     query.textVector && enabled.has("dense")
       ? store.searchVectors(options.spaces.text, query.textVector, {
-          limit: depth,
+          limit: options.perChannel,
           filters: options.filters,
         })
       : Promise.resolve([]);
@@ -238,8 +236,8 @@ async function directPasses(
       : Promise.resolve(null);
   const [lexical, dense, direct] = await Promise.all([lexicalPass, densePass, directPass]);
   const directIds = [
-    ...lexical.slice(0, depth).map((hit) => hit.id),
-    ...dense.slice(0, depth).map((hit) => hit.id),
+    ...lexical.slice(0, options.perChannel).map((hit) => hit.id),
+    ...dense.slice(0, options.perChannel).map((hit) => hit.id),
     ...(direct?.fused.map((hit) => hit.id) ?? []),
   ];
   return { lexical, dense, direct, directIds };
