@@ -69,7 +69,10 @@ const adHoc = variants
     const routing = JSON.parse(settings.join(" "));
     return storedIndexMethod(name, "", kind === "route" ? { mode: "route", routing } : { routing });
   });
-const methods = variants.length > 0 ? [...all, ...adHoc].filter((method) => variants.includes(method.name)) : all;
+// The other maintenance baselines (resum, moviechat, memrefine: each its own index, read by routing alone) only when named.
+const baselines = maintenanceBaselines.filter((method) => method.name !== "unbounded");
+const methods =
+  variants.length > 0 ? [...all, ...baselines, ...adHoc].filter((method) => variants.includes(method.name)) : all;
 const models = await createModels(profile);
 try {
   const data = await loadDataset(dataset as DatasetName, resolveDataDir(undefined), { limit: Number(histories) });
