@@ -8,7 +8,9 @@
  *   CAIRN_LEVERS='cairn (default);no session;routing {"timeWeight":0.3}' npx tsx bench/quality-levers.ts locomo 4 hash quick
  *
  * Prints recall@5/10/20 and MRR@10 per variant (each variant read at raw-node budgets 5, 10 and 20), and
- * recall@10 per category. Writes nothing; BENCHMARKS.md quotes what it printed and says how it was run.
+ * recall@10 per category, then turn recall and image hit at the main read's budget. Writes nothing unless asked
+ * (`CAIRN_RESULTS_OUT`: summaries per variant and category as JSON; `CAIRN_QUESTIONS_OUT`: per-question scores);
+ * BENCHMARKS.md quotes what it printed and says how it was run.
  */
 
 import { writeFileSync } from "node:fs";
@@ -67,7 +69,10 @@ const adHoc = variants
     const routing = JSON.parse(settings.join(" "));
     return storedIndexMethod(name, "", kind === "route" ? { mode: "route", routing } : { routing });
   });
-const methods = variants.length > 0 ? [...all, ...adHoc].filter((method) => variants.includes(method.name)) : all;
+// The other maintenance baselines (resum, moviechat, memrefine: each its own index, read by routing alone) only when named.
+const baselines = maintenanceBaselines.filter((method) => method.name !== "unbounded");
+const methods =
+  variants.length > 0 ? [...all, ...baselines, ...adHoc].filter((method) => variants.includes(method.name)) : all;
 const models = await createModels(profile);
 try {
   const data = await loadDataset(dataset as DatasetName, resolveDataDir(undefined), { limit: Number(histories) });
@@ -107,6 +112,13 @@ try {
       );
     }
   }
+  // The main read's budget (the default, 12 raw nodes; 10 in quick mode): turn recall there (Mem-Gallery's target is
+  // "turn recall at the default budget") and image hit (any gold image in the pack; LCMP's target).
+  console.log(`\nat the main read's budget (${quick ? 10 : defaultBudget.rawNodes} raw nodes)`);
+  console.log(`${"variant".padEnd(24)} turn   image hit`);
+  for (const { method, summary } of results) {
+    console.log(`${method.padEnd(24)} ${cell(summary.recallTurn)}  ${cell(summary.imageHitRate)}`);
+  }
   // Routing diagnostics for the variants that route: Route-Hit (gold among the first routed candidates)
   // and the index they read (active entries, overflow fallbacks per history).
   for (const { method, summary, maintenance } of results) {
@@ -115,6 +127,18 @@ try {
       ? `, ${maintenance.activeEntriesMean.toFixed(1)} active entries, ${maintenance.overflowRepairsPerEpisode.toFixed(1)} overflow fallbacks per history`
       : "";
     console.log(`${method}: Route-Hit ${cell(summary.routeHit)}${index}`);
+  }
+  // Summaries per variant and category, without the per-question scores (`CAIRN_RESULTS_OUT=/tmp/r.json`).
+  if (process.env.CAIRN_RESULTS_OUT) {
+    const summaries = results.map(({ method, config, ingest, peakRssMb, summary, byCategory }) => ({
+      method,
+      config,
+      ingest,
+      peakRssMb,
+      summary,
+      byCategory,
+    }));
+    writeFileSync(process.env.CAIRN_RESULTS_OUT, JSON.stringify(summaries, null, 1));
   }
   // Per-question scores for inspecting misses (`CAIRN_QUESTIONS_OUT=/tmp/q.json`): one record per variant.
   if (process.env.CAIRN_QUESTIONS_OUT) {
