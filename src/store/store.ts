@@ -183,11 +183,7 @@ export interface ScopedStore {
    * Entries hosted by `hosts` (overflow, and superseded ones a forget re-hosted; not merged ones, whose pointers
    * their host already holds) and entries named by `ids`, any status.
    */
-  readLinkedEntries(options: {
-    hosts: readonly string[];
-    ids: readonly string[];
-    nearest?: { vector: Float32Array; perHost: number };
-  }): Promise<IndexEntry[]>;
+  readLinkedEntries(options: { hosts: readonly string[]; ids: readonly string[] }): Promise<IndexEntry[]>;
   /**
    * Applies a maintenance plan whose pointers name stored raw nodes. With `replace`, the scope's
    * index is first emptied and the plan applied to the empty index (a rebuild), atomically.

@@ -49,16 +49,26 @@ async function layout(memory: Memory) {
 describe("linked entries cached between searches", () => {
   it("answers as the store does, and reads each host's guests from the store once per index version", async (t) => {
     const memory = await filled(t);
-    const { store, version, hosts, entries, probe } = await layout(memory);
+    const { store, version, hosts, entries } = await layout(memory);
     assert.ok(hosts.length >= 2, "the tight bounds made hosts with guests");
     const named = [entries[0]?.id as string, "ent_missing"];
     const { store: countedStore, reads } = counted(store);
     const reader = new LinkedEntriesCache(1_000, 8).reader(countedStore, version);
-    for (const nearest of [undefined, { vector: probe, perHost: 1 }, { vector: probe, perHost: 16 }]) {
-      const expected = await store.readLinkedEntries({ hosts, ids: named, ...(nearest ? { nearest } : {}) });
-      const first = await reader({ hosts, ids: named, ...(nearest ? { nearest } : {}) });
-      assert.deepEqual(ids(first), ids(expected), `same entries as the store (nearest ${nearest?.perHost ?? "off"})`);
-    }
+    const everything = await store.readLinkedEntries({ hosts, ids: named });
+    assert.deepEqual(ids(await reader({ hosts, ids: named })), ids(everything), "same entries as the store");
+    // The nearest-guest preselection: a guest's own vector finds that guest first under its host, and
+    // every other host keeps only its `perHost` nearest; a `perHost` above every host's guests keeps all.
+    const guest = entries.find((entry) => entry.status === "overflow" && entry.host) as IndexEntry;
+    const one = await reader({ hosts, ids: named, nearest: { vector: guest.vector, perHost: 1 } });
+    assert.ok(ids(one).includes(guest.id), "the guest nearest its own vector is kept");
+    for (const host of hosts)
+      assert.ok(
+        one.filter((entry) => entry.host === host && !named.includes(entry.id)).length <= 1,
+        `one guest of ${host}`,
+      );
+    assert.ok(one.length < everything.length, "the preselection left guests out");
+    const all = await reader({ hosts, ids: named, nearest: { vector: guest.vector, perHost: 16 } });
+    assert.deepEqual(ids(all), ids(everything));
     assert.equal(reads(), 1, "one store read for the hosts and ids, then answers from the cache");
     // A subset of hosts asked again: still no store read.
     await reader({ hosts: hosts.slice(0, 1), ids: [] });
@@ -92,10 +102,13 @@ describe("linked entries cached between searches", () => {
     for (let round = 0; round < 2; round++) {
       assert.deepEqual(ids(await reader({ hosts, ids: [] })), ids(guests));
       assert.ok(cache.size <= 3, `holds ${cache.size} entries`);
+      // Each host keeps one guest, and the same one whether it came from a crowded cache or a fresh one.
       const nearest = { vector: probe, perHost: 1 };
+      const kept = await reader({ hosts, ids: [], nearest });
+      assert.equal(kept.length, new Set(kept.map((entry) => entry.host)).size, "one guest a host");
       assert.deepEqual(
-        ids(await reader({ hosts, ids: [], nearest })),
-        ids(await store.readLinkedEntries({ hosts, ids: [], nearest })),
+        ids(await new LinkedEntriesCache(1_000, 8).reader(store, version)({ hosts, ids: [], nearest })),
+        ids(kept),
       );
     }
   });

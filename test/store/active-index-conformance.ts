@@ -647,12 +647,6 @@ export const activeIndexConformance = defineGroup("active index", (test) => {
     assert.deepEqual([...named.keys()].sort(), ["ent_host2", "ent_merged", "ent_old"], "named entries, any status");
     sameAsIndex(named);
     assert.deepEqual(named.get("ent_merged")?.pointers, [n3]);
-    const nearest = await linked({
-      hosts: ["ent_host1"],
-      ids: [],
-      nearest: { vector: await embedText("overflow near"), perHost: 1 },
-    });
-    assert.deepEqual([...nearest.keys()], ["ent_near"], "only each host's nearest perHost entries");
     assert.deepEqual(await a.readLinkedEntries({ hosts: [], ids: [] }), []);
     assert.deepEqual(
       await store.forScope(scopeB).readLinkedEntries({ hosts: ["ent_host1"], ids: ["ent_old", "ent_host2"] }),

@@ -106,8 +106,7 @@ export async function readIndex(
 
 /**
  * Entries hosted by `hosts` (not merged ones: their pointers are their host's) and entries named by
- * `ids` (any status), with their pointers. With `nearest`, only each host's `perHost` entries
- * closest to `vector` are read, the cosine computed by pgvector before any row leaves the server.
+ * `ids` (any status), with their pointers.
  */
 export async function readLinked(
   context: ScopeContext,
@@ -115,32 +114,16 @@ export async function readLinked(
   options: {
     readonly hosts: readonly string[];
     readonly ids: readonly string[];
-    readonly nearest?: { readonly vector: Float32Array; readonly perHost: number };
   },
 ): Promise<IndexEntry[]> {
   if (options.hosts.length === 0 && options.ids.length === 0) return [];
-  const hosted = options.nearest
-    ? `SELECT rowid FROM (
-         SELECT rowid, ROW_NUMBER() OVER (PARTITION BY host ORDER BY vector <=> $3::text::vector) AS rank
-         FROM index_entries
-         WHERE scope_key = $1 AND host = ANY($2::text[]) AND status <> 'merged' AND vector_dims(vector) = $4
-       ) ranked WHERE rank <= $5`
-    : "SELECT rowid FROM index_entries WHERE scope_key = $1 AND host = ANY($2::text[]) AND status <> 'merged'";
-  const named = `SELECT rowid FROM index_entries WHERE scope_key = $1 AND id = ANY(${options.nearest ? "$6" : "$3"}::text[])`;
-  const values: unknown[] = options.nearest
-    ? [
-        context.key,
-        options.hosts,
-        vectorLiteral(options.nearest.vector),
-        options.nearest.vector.length,
-        options.nearest.perHost,
-        options.ids,
-      ]
-    : [context.key, options.hosts, options.ids];
   const rows = await sql.query<EntryRow>(
     `SELECT ${entryColumns} FROM index_entries e
-     WHERE e.scope_key = $1 AND e.rowid IN (${hosted} UNION ${named}) ORDER BY e.rowid`,
-    values,
+     WHERE e.scope_key = $1 AND e.rowid IN (
+       SELECT rowid FROM index_entries WHERE scope_key = $1 AND host = ANY($2::text[]) AND status <> 'merged'
+       UNION SELECT rowid FROM index_entries WHERE scope_key = $1 AND id = ANY($3::text[])
+     ) ORDER BY e.rowid`,
+    [context.key, options.hosts, options.ids],
   );
   return rows.map(toEntry);
 }

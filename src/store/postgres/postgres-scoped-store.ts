@@ -214,11 +214,7 @@ export class PostgresScopedStore implements ScopedStore {
     );
   }
 
-  async readLinkedEntries(options: {
-    hosts: readonly string[];
-    ids: readonly string[];
-    nearest?: { vector: Float32Array; perHost: number };
-  }): Promise<IndexEntry[]> {
+  async readLinkedEntries(options: { hosts: readonly string[]; ids: readonly string[] }): Promise<IndexEntry[]> {
     return this.#read("readLinkedEntries", (sql) => readLinked(this.#context, sql, options));
   }
 

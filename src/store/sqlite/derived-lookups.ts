@@ -33,7 +33,7 @@ export function textVectors(
 /** Entries hosted by `hosts` (overflow and merged) and entries named by `ids`, any status. */
 export function linkedEntries(
   context: ScopeContext,
-  options: { hosts: readonly string[]; ids: readonly string[]; nearest?: { vector: Float32Array; perHost: number } },
+  options: { hosts: readonly string[]; ids: readonly string[] },
 ): IndexEntry[] {
   return readLinked(context.db, context.key, options);
 }

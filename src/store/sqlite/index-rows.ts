@@ -78,9 +78,7 @@ function readIndexSnapshot(db: Database, key: string, options: { activeOnly: boo
 
 /**
  * Entries hosted by `hosts` (not merged ones: their pointers are their host's) and entries named by
- * `ids` (any status), with their pointers. With `nearest`, only each host's `perHost` entries
- * closest to `vector` are read: a host can hold hundreds of overflowed entries in a long history,
- * and the cosine is computed in SQLite (sqlite-vec) before any row is decoded.
+ * `ids` (any status), with their pointers.
  */
 export function readLinked(
   db: Database,
@@ -88,34 +86,14 @@ export function readLinked(
   options: {
     readonly hosts: readonly string[];
     readonly ids: readonly string[];
-    readonly nearest?: { readonly vector: Float32Array; readonly perHost: number };
   },
 ): IndexEntry[] {
   if (options.hosts.length === 0 && options.ids.length === 0) return [];
-  const hosts = JSON.stringify(options.hosts);
   // Two statements, not one with OR: SQLite would answer the OR by scanning the scope's entries.
-  const hosted = (
-    options.nearest
-      ? statement(
-          db,
-          `SELECT e.* FROM (
-               SELECT rowid, ROW_NUMBER() OVER (PARTITION BY host ORDER BY vec_distance_cosine(vector, ?)) AS rank
-               FROM index_entries
-               WHERE scope_key = ? AND host IN (SELECT value FROM json_each(?)) AND status != 'merged'
-                 AND length(vector) = ?
-             ) ranked JOIN index_entries e ON e.rowid = ranked.rowid WHERE ranked.rank <= ?`,
-        ).all(
-          vectorBytes(options.nearest.vector),
-          key,
-          hosts,
-          options.nearest.vector.byteLength,
-          options.nearest.perHost,
-        )
-      : statement(
-          db,
-          "SELECT * FROM index_entries WHERE scope_key = ? AND host IN (SELECT value FROM json_each(?)) AND status != 'merged'",
-        ).all(key, hosts)
-  ) as EntryRow[];
+  const hosted = statement(
+    db,
+    "SELECT * FROM index_entries WHERE scope_key = ? AND host IN (SELECT value FROM json_each(?)) AND status != 'merged'",
+  ).all(key, JSON.stringify(options.hosts)) as EntryRow[];
   // `+scope_key` keeps the planner on the id index (it would rather scan the scope's entries).
   const named = statement(
     db,

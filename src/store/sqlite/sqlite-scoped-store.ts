@@ -159,11 +159,7 @@ export class SqliteScopedStore implements ScopedStore {
     return indexStatus(this.#context);
   }
 
-  async readLinkedEntries(options: {
-    hosts: readonly string[];
-    ids: readonly string[];
-    nearest?: { vector: Float32Array; perHost: number };
-  }): Promise<IndexEntry[]> {
+  async readLinkedEntries(options: { hosts: readonly string[]; ids: readonly string[] }): Promise<IndexEntry[]> {
     return linkedEntries(this.#context, options);
   }
 
