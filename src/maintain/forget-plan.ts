@@ -297,13 +297,14 @@ class LinkRepair {
     for (const entry of this.#entries.values()) {
       if (entry.host) hostedBy.set(entry.host, [...(hostedBy.get(entry.host) ?? []), entry.id]);
     }
+    const starts = new Set(from);
     const seen = new Set<string>();
     const stack = [...from];
     for (let id = stack.pop(); id !== undefined; id = stack.pop()) {
       if (seen.has(id)) continue;
       seen.add(id);
       const entry = this.#entries.get(id);
-      if (entry?.status === "merged" && !from.includes(id)) continue;
+      if (entry?.status === "merged" && !starts.has(id)) continue;
       if (entry?.predecessor) stack.push(entry.predecessor);
       stack.push(...(hostedBy.get(id) ?? []));
     }

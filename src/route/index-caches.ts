@@ -44,16 +44,19 @@ interface ScopeLinks {
   readonly guests: Map<string, readonly IndexEntry[]>;
   /** Entries read by id (earlier states); `null` for an id the index does not hold. */
   readonly named: Map<string, IndexEntry | null>;
-  /** Entries held in both maps together. */
-  size: number;
+}
+
+/** What a host's guest list counts against the bound: its entries, and at least 1 (an empty list is held too). */
+function weight(guests: readonly IndexEntry[]): number {
+  return Math.max(1, guests.length);
 }
 
 /**
  * The entries a routed search reaches through links (a host's overflowed guests, an entry's earlier
  * states), cached per scope and index version. Without it every search re-read the same guests
  * from the store and decoded their digests again: at 100k raw nodes that was 13% of a default
- * search's CPU (decision 033). The nearest-guest preselection the store did in SQL (a host can hold
- * hundreds of guests) is done here over the cached vectors, by the same cosine.
+ * search's CPU (decision 033). The nearest-guest preselection (a host can hold hundreds of guests)
+ * is done here, over the cached vectors; the store only reads.
  *
  * Bounded by the number of entries held over all scopes (`capacity`): the least recently used hosts
  * go first. A host with more guests than the whole capacity is read and not kept.
@@ -122,13 +125,14 @@ export class LinkedEntriesCache {
     if (cached) this.#drop(key, cached);
     const oldest = this.#scopes.entries().next();
     if (this.#scopes.size >= this.#scopeCapacity && !oldest.done) this.#drop(oldest.value[0], oldest.value[1]);
-    const links: ScopeLinks = { version, guests: new Map(), named: new Map(), size: 0 };
+    const links: ScopeLinks = { version, guests: new Map(), named: new Map() };
     this.#scopes.set(key, links);
     return links;
   }
 
   #drop(key: string, links: ScopeLinks): void {
-    this.#held -= links.size;
+    for (const guests of links.guests.values()) this.#held -= weight(guests);
+    this.#held -= links.named.size;
     this.#scopes.delete(key);
   }
 
@@ -154,16 +158,14 @@ export class LinkedEntriesCache {
       if (named.has(entry.id)) named.set(entry.id, entry);
     }
     for (const [host, list] of guests) {
-      if (Math.max(1, list.length) > this.#capacity) continue;
-      this.#makeRoom(Math.max(1, list.length));
+      if (weight(list) > this.#capacity) continue;
+      this.#makeRoom(weight(list));
       links.guests.set(host, list);
-      links.size += Math.max(1, list.length);
-      this.#held += Math.max(1, list.length);
+      this.#held += weight(list);
     }
     for (const [id, entry] of named) {
       this.#makeRoom(1);
       links.named.set(id, entry);
-      links.size++;
       this.#held++;
     }
     return { guests, named };
@@ -172,19 +174,16 @@ export class LinkedEntriesCache {
   /** Evicts least recently used hosts (then named entries), oldest scope first, until `count` more fit. */
   #makeRoom(count: number): void {
     for (const links of this.#scopes.values()) {
-      while (this.#held + count > this.#capacity && links.size > 0) {
-        const host = links.guests.keys().next();
+      while (this.#held + count > this.#capacity) {
+        const host = links.guests.entries().next();
         if (!host.done) {
-          const weight = Math.max(1, links.guests.get(host.value)?.length ?? 0);
-          links.guests.delete(host.value);
-          links.size -= weight;
-          this.#held -= weight;
+          links.guests.delete(host.value[0]);
+          this.#held -= weight(host.value[1]);
           continue;
         }
         const id = links.named.keys().next();
         if (id.done) break;
         links.named.delete(id.value);
-        links.size--;
         this.#held--;
       }
       if (this.#held + count <= this.#capacity) return;
