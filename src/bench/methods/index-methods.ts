@@ -1,5 +1,5 @@
 import { memRefinePolicy, movieChatPolicy, resumPolicy, unboundedPolicy } from "../../maintain/baselines.ts";
-import { checkIndex, sources } from "../../maintain/check.ts";
+import { checkIndex, routedReach } from "../../maintain/check.ts";
 import type { MaintenancePolicy } from "../../maintain/ramu.ts";
 import { type ReplayedIndex, replayIndex } from "../../maintain/replay-index.ts";
 import { measure } from "../../maintain/working-index.ts";
@@ -98,10 +98,8 @@ function figures(
   bounds: Parameters<typeof measure>[1],
 ): IndexFigures {
   const use = measure(state.entries, bounds);
-  const reachable = new Set<string>();
-  for (const entry of state.entries.values()) {
-    if (entry.status === "active") for (const pointer of sources(state.entries, entry.id)) reachable.add(pointer);
-  }
+  // Reachable as a search reaches it (`cairn check`'s definition), in one walk.
+  const reachable = routedReach(state.entries);
   return {
     policy,
     utilisation: use.utilisation,
