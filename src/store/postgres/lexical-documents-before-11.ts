@@ -1,4 +1,5 @@
 import { hasCjk, lexicalDocument } from "../lexical-text.ts";
+import { documentParameters, type LexicalDocumentColumns } from "./lexical-documents.ts";
 import { textSearchConfig } from "./lexical-terms.ts";
 import { forEachTenant, type Sql } from "./tenant-transaction.ts";
 
@@ -54,11 +55,7 @@ export async function reindexCjkDocuments(sql: Sql): Promise<void> {
 export async function insertDocumentsBefore11(
   sql: Sql,
   scope: { readonly tenant: string; readonly key: string },
-  documents: {
-    readonly rowids: readonly unknown[];
-    readonly fields: readonly unknown[];
-    readonly bodies: readonly unknown[];
-  },
+  documents: LexicalDocumentColumns,
 ): Promise<void> {
   await sql.query(
     `WITH lexical_terms_of AS (
@@ -77,7 +74,7 @@ export async function insertDocumentsBefore11(
        FROM lexical_documents d, unnest(d.terms) u
      )
      SELECT 1`,
-    [scope.tenant, scope.key, documents.rowids, documents.fields, documents.bodies],
+    documentParameters(scope, documents),
   );
 }
 

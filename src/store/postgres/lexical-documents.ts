@@ -1,6 +1,19 @@
 import { textSearchConfig } from "./lexical-terms.ts";
 import type { Sql } from "./tenant-transaction.ts";
 
+/** Lexical documents to insert, column by column (one position per document): the arrays a statement unnests. */
+export interface LexicalDocumentColumns {
+  readonly rowids: readonly unknown[];
+  readonly fields: readonly unknown[];
+  readonly bodies: readonly unknown[];
+}
+
+/** One scope's documents, inserted through `unnest($3, $4, $5)` with the tenant as $1 and the scope key as $2. */
+export const documentParameters = (
+  scope: { readonly tenant: string; readonly key: string },
+  documents: LexicalDocumentColumns,
+): unknown[] => [scope.tenant, scope.key, documents.rowids, documents.fields, documents.bodies];
+
 /**
  * Inserts lexical documents (raw-node text or image-derived text, already as `lexicalDocument`
  * makes it) of one scope: one `lexical_docs` row (with its terms and their frequencies) and its
@@ -10,16 +23,12 @@ import type { Sql } from "./tenant-transaction.ts";
 export async function insertLexicalDocuments(
   sql: Sql,
   scope: { readonly tenant: string; readonly key: string },
-  documents: {
-    readonly rowids: readonly unknown[];
-    readonly fields: readonly unknown[];
-    readonly bodies: readonly unknown[];
-  },
+  documents: LexicalDocumentColumns,
 ): Promise<void> {
   await sql.query(
     `WITH ${lexicalDocumentsParts("unnest($3::bigint[], $4::text[], $5::text[]) AS x (rowid, field, body)", "$1", "$2")}
      SELECT 1`,
-    [scope.tenant, scope.key, documents.rowids, documents.fields, documents.bodies],
+    documentParameters(scope, documents),
   );
 }
 
