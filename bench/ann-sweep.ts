@@ -6,6 +6,11 @@
  *
  *   npx tsx bench/ann-sweep.ts                          # 100,000 vectors, M 16 and 32, ef 16…512
  *   npx tsx bench/ann-sweep.ts --size 10000 --out /tmp  # elsewhere, for a quick look
+ *   npx tsx bench/ann-sweep.ts --store <kept perf store> --connectivity 32 --ef 256,512 --out /tmp/sweep
+ *
+ * With `--store` (a store kept by `npm run bench:perf -- --keep`) the vectors are the ones the store's
+ * dense channel searches (each raw node's contextual index text, embedded at ingest) instead of the raw
+ * generated turns; `--size` is then the store's.
  *
  * Writes `<out>/ann-sweep.json` and `<out>/ann-sweep.md`. Ties count as hits (see `recallAtK`).
  */
@@ -14,9 +19,12 @@ import os from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createModels } from "../src/models/profiles.ts";
+import { vectorSpaces } from "../src/models/vector-spaces.ts";
+import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import { type HnswOptions, VectorIndex } from "../src/store/vector-index.ts";
 import { defaultVectorIndexOptions } from "../src/store/vector-index-options.ts";
 import { corpusTexts, generateQueries } from "./perf/corpus.ts";
+import { readMatrix } from "./perf/run-config.ts";
 import { bruteForceTopK, dot, latency, recallAtK } from "./perf/stats.ts";
 
 const { values } = parseArgs({
@@ -26,27 +34,20 @@ const { values } = parseArgs({
     connectivity: { type: "string", default: "16,32" },
     ef: { type: "string", default: "16,32,64,96,128,192,256,512" },
     out: { type: "string", default: "bench/results" },
+    store: { type: "string" },
   },
 });
-const size = Number(values.size);
 const k = 10;
 const out = resolve(values.out);
 mkdirSync(out, { recursive: true });
 
 const models = await createModels("hash");
-const texts = corpusTexts({ rawNodes: size });
 const dimensions = models.text.dimensions;
-const matrix = new Float32Array(size * dimensions);
-for (let start = 0; start < size; start += models.text.maxBatchSize) {
-  const batch = await models.text.embed(texts.slice(start, start + models.text.maxBatchSize));
-  batch.forEach((vector, offset) => {
-    matrix.set(vector, (start + offset) * dimensions);
-  });
-}
+const matrix = values.store ? await storeMatrix(values.store) : await corpusMatrix(Number(values.size));
+const size = matrix.length / dimensions;
 const queries = await models.text.embed(generateQueries(Number(values.queries)));
-const exact = queries.map((query) =>
-  bruteForceTopK({ keys: texts.map((_, row) => String(row + 1)), dimensions, values: matrix }, query, k),
-);
+const keys = Array.from({ length: size }, (_, row) => String(row + 1));
+const exact = queries.map((query) => bruteForceTopK({ keys, dimensions, values: matrix }, query, k));
 const scoreOf = (query: Float32Array) => (key: string) => dot(query, matrix, (Number(key) - 1) * dimensions);
 const rowids = Array.from({ length: size }, (_, row) => row + 1);
 
@@ -102,7 +103,7 @@ const table = [
   "# HNSW sweep: recall@10 against the exact scan, and search latency",
   "",
   `- command: \`${command}\``,
-  `- corpus: ${size.toLocaleString("en-US")} generated turns (bench/perf/corpus.ts), hash profile, ${dimensions}-d; ${queries.length} queries, k = ${k}`,
+  `- corpus: ${size.toLocaleString("en-US")} ${values.store ? "raw nodes' stored text vectors of the kept store" : "generated turns (bench/perf/corpus.ts)"}, hash profile, ${dimensions}-d; ${queries.length} queries, k = ${k}`,
   `- index: the store's VectorIndex (usearch HNSW, cosine, f32, expansion_add ${defaultVectorIndexOptions.hnsw.expansionAdd}, identical vectors deduplicated)`,
   `- machine: ${machine}; timings are one search at a time on one thread`,
   `- date: ${new Date().toISOString()}`,
@@ -117,3 +118,26 @@ const table = [
 ];
 writeFileSync(join(out, "ann-sweep.md"), table.join("\n"));
 console.log(`wrote ${join(out, "ann-sweep.md")}`);
+
+/** The raw generated turns, embedded here. */
+async function corpusMatrix(count: number): Promise<Float32Array> {
+  const texts = corpusTexts({ rawNodes: count });
+  const out = new Float32Array(count * dimensions);
+  for (let start = 0; start < count; start += models.text.maxBatchSize) {
+    const batch = await models.text.embed(texts.slice(start, start + models.text.maxBatchSize));
+    batch.forEach((vector, offset) => {
+      out.set(vector, (start + offset) * dimensions);
+    });
+  }
+  return out;
+}
+
+/** The text vectors a kept perf store's dense channel searches. */
+async function storeMatrix(path: string): Promise<Float32Array> {
+  const store = await SqliteStore.open({ path });
+  try {
+    return readMatrix(store, vectorSpaces(models).text.name).values;
+  } finally {
+    await store.close();
+  }
+}
