@@ -21,6 +21,14 @@ function o200k(): CountO200k {
  */
 const asPlainText = { disallowedSpecial: new Set<string>() };
 
+/**
+ * Loads the tables now: for a long-running process (`cairn serve`, `cairn mcp`), so that its first
+ * search does not pay for them.
+ */
+export function warmTokenCounter(): void {
+  o200k();
+}
+
 /** Text tokens as a current OpenAI model counts them (o200k_base BPE). */
 export function countTokens(text: string): number {
   return text.length === 0 ? 0 : o200k()(text, asPlainText);
