@@ -1,5 +1,4 @@
 import type { Database } from "better-sqlite3";
-import type { LexicalTables } from "./lexical-index.ts";
 import {
   type BlockList,
   type BlockMaxTrace,
@@ -10,6 +9,7 @@ import {
   saturation,
   slack,
 } from "../lexical-block-max.ts";
+import type { LexicalTables } from "./lexical-index.ts";
 import { decodePostings } from "./lexical-postings.ts";
 import { statement } from "./statements.ts";
 
