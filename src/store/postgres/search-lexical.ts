@@ -6,7 +6,7 @@ import { filterSql, hasFilters } from "./filter-sql.ts";
 import { decodeBlock } from "./lexical-blocks.ts";
 import { bm25, queryWords, textSearchConfig } from "./lexical-terms.ts";
 import type { ScopeContext } from "./scope-context.ts";
-import type { Sql } from "./tenant-transaction.ts";
+import { prepared, type Sql } from "./tenant-transaction.ts";
 
 /**
  * Which BM25 pass answers: `index`, block-max MaxScore in this process over the query terms'
@@ -71,6 +71,32 @@ interface BlockRow {
   accepted: number[] | null;
 }
 
+/**
+ * The statement fetching a search's blocks ($1 tenant, $2 scope key, $3 query words, $4 field, then
+ * the filters' values): one row per block of the query terms in the scope, in no particular order
+ * (lists are put together here, their blocks in rowid order), each with its term's df and the
+ * tenant's totals; `accepted` is the first row's extra column.
+ */
+export function blockQuery(accepted: string): string {
+  // Planned to hold however stale the planner's statistics (a growing store is estimated at a row
+  // or two): each query term probes its df, then its blocks in the scope, by primary key (OFFSET 0
+  // keeps each lateral probe from being flattened into a scan of every block of the scope).
+  return `WITH totals AS MATERIALIZED (
+       SELECT docs, total_length FROM lexical_stats WHERE tenant = $1 AND field = $4
+     )
+     SELECT t.lexeme, t.df, s.docs, s.total_length, b.last_rowid, b.max_tf, b.min_length, b.postings,
+       ${accepted} AS accepted
+     FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('${textSearchConfig}', $3))) q
+     CROSS JOIN LATERAL (
+       SELECT lexeme, df FROM lexical_terms WHERE tenant = $1 AND field = $4 AND lexeme = q.lexeme OFFSET 0
+     ) t
+     CROSS JOIN totals s
+     CROSS JOIN LATERAL (
+       SELECT last_rowid, max_tf, min_length, postings FROM lexical_blocks
+       WHERE scope_key = $2 AND field = $4 AND lexeme = t.lexeme OFFSET 0
+     ) b`;
+}
+
 interface FetchedList extends BlockList {
   readonly blocks: Buffer[];
 }
@@ -96,41 +122,41 @@ async function blockMaxLexical(
     ? `CASE WHEN row_number() OVER () = 1 THEN
          (SELECT coalesce(array_agg(r.rowid), '{}') FROM raw_nodes r WHERE r.scope_key = $2 ${filter.sql}) END`
     : "NULL::bigint[]";
-  const rows = await sql.query<BlockRow>(
-    `WITH terms AS MATERIALIZED (
-       SELECT t.lexeme, t.df
-       FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('${textSearchConfig}', $3))) q
-       JOIN lexical_terms t ON t.tenant = $1 AND t.field = $4 AND t.lexeme = q.lexeme
-     )
-     SELECT t.lexeme, t.df, s.docs, s.total_length, b.last_rowid, b.max_tf, b.min_length, b.postings,
-       ${accepted} AS accepted
-     FROM terms t
-     JOIN lexical_stats s ON s.tenant = $1 AND s.field = $4
-     JOIN lexical_blocks b ON b.scope_key = $2 AND b.field = $4 AND b.lexeme = t.lexeme
-     ORDER BY t.lexeme, b.block_start`,
-    [context.tenant, context.key, words, field, ...filter.values],
-  );
+  const rows = await sql.query<BlockRow>(prepared(blockQuery(accepted)), [
+    context.tenant,
+    context.key,
+    words,
+    field,
+    ...filter.values,
+  ]);
   const first = rows[0];
   if (!first) return [];
   const rowsCount = Number(first.docs);
   const averageLength = Math.max(Number(first.total_length) / Math.max(rowsCount, 1), 1e-9);
-  const lists: FetchedList[] = [];
-  let list: { token: string; idf: number; lastDocs: number[]; bounds: number[]; blocks: Buffer[] } | null = null;
-  const close = () => {
-    if (list) lists.push({ ...list, weight: list.idf, upper: Math.max(...list.bounds) });
-  };
+  const byTerm = new Map<string, { idf: number; blocks: BlockRow[] }>();
   for (const row of rows) {
-    if (!list || list.token !== row.lexeme) {
-      close();
+    let list = byTerm.get(row.lexeme);
+    if (!list) {
       const df = Number(row.df);
-      const idf = Math.max(Math.log((rowsCount - df + 0.5) / (df + 0.5)), 1e-6);
-      list = { token: row.lexeme, idf, lastDocs: [], bounds: [], blocks: [] };
+      list = { idf: Math.max(Math.log((rowsCount - df + 0.5) / (df + 0.5)), 1e-6), blocks: [] };
+      byTerm.set(row.lexeme, list);
     }
-    list.lastDocs.push(Number(row.last_rowid));
-    list.bounds.push(list.idf * blockBound(row.max_tf, row.min_length, averageLength) * slack);
-    list.blocks.push(row.postings);
+    list.blocks.push(row);
   }
-  close();
+  const lists: FetchedList[] = [...byTerm].map(([token, { idf, blocks }]) => {
+    // A list's blocks hold disjoint ranges: in order of their last rowids, they are in rowid order.
+    blocks.sort((a, b) => Number(a.last_rowid) - Number(b.last_rowid));
+    const bounds = blocks.map((block) => idf * blockBound(block.max_tf, block.min_length, averageLength) * slack);
+    return {
+      token,
+      idf,
+      weight: idf,
+      lastDocs: blocks.map((block) => Number(block.last_rowid)),
+      bounds,
+      upper: Math.max(...bounds),
+      blocks: blocks.map((block) => block.postings),
+    };
+  });
   const acceptedSet = filtered ? new Set((first.accepted ?? []).map(Number)) : null;
   const walked: BlockMaxTrace = { scored: 0 };
   let decoded = 0;
@@ -187,7 +213,9 @@ async function exhaustiveLexical(
              * (p.tf * ($5::float8 + 1))
              / (p.tf + $5::float8 * (1 - $6::float8 + $6::float8 * p.length / greatest(s.avgdl, 1e-9)))) AS score
        FROM terms t
-       JOIN lexical_blocks b ON b.scope_key = $2 AND b.field = $4 AND b.lexeme = t.lexeme
+       CROSS JOIN LATERAL (
+         SELECT postings FROM lexical_blocks WHERE scope_key = $2 AND field = $4 AND lexeme = t.lexeme OFFSET 0
+       ) b
        CROSS JOIN LATERAL lexical_block_postings(b.postings) p
        CROSS JOIN totals s
        GROUP BY p.rowid
