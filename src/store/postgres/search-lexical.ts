@@ -133,7 +133,7 @@ async function blockMaxLexical(
   if (!first) return [];
   const rowsCount = Number(first.docs);
   const averageLength = Math.max(Number(first.total_length) / Math.max(rowsCount, 1), 1e-9);
-  const byTerm = new Map<string, { idf: number; blocks: BlockRow[] }>();
+  const byTerm = new Map<string, { idf: number; blocks: { last: number; bound: number; postings: Buffer }[] }>();
   for (const row of rows) {
     let list = byTerm.get(row.lexeme);
     if (!list) {
@@ -141,17 +141,18 @@ async function blockMaxLexical(
       list = { idf: Math.max(Math.log((rowsCount - df + 0.5) / (df + 0.5)), 1e-6), blocks: [] };
       byTerm.set(row.lexeme, list);
     }
-    list.blocks.push(row);
+    const bound = list.idf * blockBound(row.max_tf, row.min_length, averageLength) * slack;
+    list.blocks.push({ last: Number(row.last_rowid), bound, postings: row.postings });
   }
   const lists: FetchedList[] = [...byTerm].map(([token, { idf, blocks }]) => {
     // A list's blocks hold disjoint ranges: in order of their last rowids, they are in rowid order.
-    blocks.sort((a, b) => Number(a.last_rowid) - Number(b.last_rowid));
-    const bounds = blocks.map((block) => idf * blockBound(block.max_tf, block.min_length, averageLength) * slack);
+    blocks.sort((a, b) => a.last - b.last);
+    const bounds = blocks.map((block) => block.bound);
     return {
       token,
       idf,
       weight: idf,
-      lastDocs: blocks.map((block) => Number(block.last_rowid)),
+      lastDocs: blocks.map((block) => block.last),
       bounds,
       upper: Math.max(...bounds),
       blocks: blocks.map((block) => block.postings),
