@@ -100,6 +100,7 @@ try {
     for (const limit of [10, 100]) {
       const times = { index: [] as number[], sql: [] as number[] };
       const traces = { blocks: 0, decoded: 0, scored: 0 };
+      const parts = { fetch: [] as number[], walk: [] as number[], ids: [] as number[] };
       let differing = 0;
       let beyondTies = 0;
       for (let round = 0; round < Number(values.rounds); round++) {
@@ -118,6 +119,9 @@ try {
               traces.blocks += trace.blocks ?? 0;
               traces.decoded += trace.decoded ?? 0;
               traces.scored += trace.scored ?? 0;
+              parts.fetch.push(trace.fetchMs ?? 0);
+              parts.walk.push(trace.walkMs ?? 0);
+              parts.ids.push(trace.idsMs ?? 0);
             }
           }
           const [walked = [], exhaustive = []] = [results.index, results.sql];
@@ -134,6 +138,11 @@ try {
           ? `${pass} not run`
           : `${pass} p50 ${percentile(times[pass], 50).toFixed(2)} / p95 ${percentile(times[pass], 95).toFixed(2)} ms`;
       const n = queries.length;
+      const part = (name: keyof typeof parts) =>
+        `${name} ${percentile(parts[name], 50).toFixed(2)} / ${percentile(parts[name], 95).toFixed(2)}`;
+      if (parts.fetch.length > 0) {
+        console.log(`top ${limit} block-max parts p50 / p95 ms: ${part("fetch")}, ${part("walk")}, ${part("ids")}`);
+      }
       console.log(
         `top ${limit}: ${line("index")}; ${line("sql")}; per query: blocks ${(traces.blocks / n).toFixed(0)}, decoded ${(traces.decoded / n).toFixed(0)}, scored ${(traces.scored / n).toFixed(0)}; id lists differing ${differing} (${beyondTies} beyond ties of 1e-9)`,
       );

@@ -34,6 +34,10 @@ export interface PostgresLexicalTrace {
   decoded?: number;
   /** Documents whose score the walk computed in full. */
   scored?: number;
+  /** Wall milliseconds: the block statement (round trip included), the walk, the id lookup. */
+  fetchMs?: number;
+  walkMs?: number;
+  idsMs?: number;
 }
 
 /**
@@ -122,6 +126,7 @@ async function blockMaxLexical(
     ? `CASE WHEN row_number() OVER () = 1 THEN
          (SELECT coalesce(array_agg(r.rowid), '{}') FROM raw_nodes r WHERE r.scope_key = $2 ${filter.sql}) END`
     : "NULL::bigint[]";
+  const fetchStarted = performance.now();
   const rows = await sql.query<BlockRow>(prepared(blockQuery(accepted)), [
     context.tenant,
     context.key,
@@ -129,6 +134,7 @@ async function blockMaxLexical(
     field,
     ...filter.values,
   ]);
+  const walkStarted = performance.now();
   const first = rows[0];
   if (!first) return [];
   const rowsCount = Number(first.docs);
@@ -175,12 +181,22 @@ async function blockMaxLexical(
     },
     walked,
   );
-  if (trace) Object.assign(trace, { blocks: rows.length, decoded, scored: walked.scored });
+  const idsStarted = performance.now();
+  if (trace) {
+    Object.assign(trace, {
+      blocks: rows.length,
+      decoded,
+      scored: walked.scored,
+      fetchMs: walkStarted - fetchStarted,
+      walkMs: idsStarted - walkStarted,
+    });
+  }
   if (hits.length === 0) return [];
   const ids = await sql.query<{ rowid: number; id: string }>(
     "SELECT rowid, id FROM raw_nodes WHERE scope_key = $1 AND rowid = ANY($2::bigint[])",
     [context.key, hits.map((hit) => hit.rowid)],
   );
+  if (trace) trace.idsMs = performance.now() - idsStarted;
   const idOf = new Map(ids.map((row) => [Number(row.rowid), row.id]));
   return hits.flatMap((hit) => {
     const id = idOf.get(hit.rowid);

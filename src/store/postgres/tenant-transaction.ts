@@ -25,12 +25,6 @@ export interface Sql {
 export interface Prepared {
   readonly name: string;
   readonly text: string;
-  /**
-   * Rows come back in binary rather than text: bytea as its bytes instead of hex (half the bytes
-   * and no hex to parse), integers and floats decoded by the pool's binary parsers (int8 as a
-   * string, like the text parser's input).
-   */
-  readonly binary?: boolean;
 }
 
 const preparedNames = new Map<string, Prepared>();
@@ -40,16 +34,11 @@ const preparedNames = new Map<string, Prepared>();
  * is one server-side statement per connection). Only for texts drawn from a small fixed set — each
  * distinct text stays prepared on every pooled connection that ran it.
  */
-export function prepared(text: string, options: { binary?: boolean } = {}): Prepared {
-  const key = options.binary ? `binary\u0000${text}` : text;
-  let known = preparedNames.get(key);
+export function prepared(text: string): Prepared {
+  let known = preparedNames.get(text);
   if (!known) {
-    known = Object.freeze({
-      name: `cairn_${createHash("sha256").update(key).digest("hex").slice(0, 24)}`,
-      text,
-      ...(options.binary ? { binary: true } : {}),
-    });
-    preparedNames.set(key, known);
+    known = Object.freeze({ name: `cairn_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`, text });
+    preparedNames.set(text, known);
   }
   return known;
 }
@@ -115,12 +104,7 @@ export async function inTenant<T>(
       query: async <Row extends pg.QueryResultRow>(text: string | Prepared, values?: readonly unknown[]) =>
         (typeof text === "string"
           ? await client.query<Row>(text, values as unknown[] | undefined)
-          : await client.query<Row>({
-              name: text.name,
-              text: text.text,
-              values: values as unknown[] | undefined,
-              ...(text.binary ? { binary: true } : {}),
-            })
+          : await client.query<Row>({ name: text.name, text: text.text, values: values as unknown[] | undefined })
         ).rows,
     };
     const result = await work(sql, opened);
@@ -218,8 +202,6 @@ export async function readInOneTrip<Row extends pg.QueryResultRow>(
 export const poolTypes = {
   getTypeParser(oid: number, format?: "text" | "binary") {
     if (oid === pg.types.builtins.INT8 && format !== "binary") return (value: string) => Number(value);
-    // pg-types has no binary bytea parser (its fallback would make a string of the bytes): the bytes as they came.
-    if (oid === pg.types.builtins.BYTEA && format === "binary") return (value: Buffer) => value;
     return format === undefined ? pg.types.getTypeParser(oid) : pg.types.getTypeParser(oid, format);
   },
 } as pg.CustomTypesConfig;
