@@ -25,6 +25,7 @@ export type {
   AddSessionOptions,
   AddSessionResult,
   AppendTurnsOptions,
+  LexicalRepair,
   MemoryOptions,
   SearchOptions,
   SearchQuery,

@@ -88,6 +88,13 @@ export type { BankEntryView, BankView, RetiredView } from "./compile/bank-view.t
 export type { BankedReport } from "./compile/compile-bank.ts";
 export type { ReverifyReport } from "./compile/reverify.ts";
 export type { IndexCheck, IndexRepair } from "./maintain/scope-index.ts";
+
+/** What `repairLexicalIndex` found, whether it rebuilt, and what a check finds afterwards. */
+export interface LexicalRepair {
+  readonly before: readonly string[];
+  readonly rebuilt: boolean;
+  readonly after: readonly string[];
+}
 export type { AddSessionOptions, AddSessionResult, AppendTurnsOptions, MemoryOptions } from "./memory-options.ts";
 export type { SearchOptions, SearchQuery } from "./route/search.ts";
 export type { DeliveryResult, VideoNotification } from "./video/procedural/deliveries.ts";
@@ -693,6 +700,27 @@ export class Memory {
     const scoped = this.#scoped(scope);
     await this.#ensureIndex(scoped);
     return repairScopeIndex(scoped, this.#maintainer);
+  }
+
+  /**
+   * Verifies a tenant's lexical search structures (the BM25 index, its term statistics) against the
+   * stored text they were built from: one line per problem, empty when they agree. `cairn check`
+   * runs it on every tenant.
+   */
+  async checkLexicalIndex(tenant: string): Promise<string[]> {
+    return this.#store.verifyLexical(tenant);
+  }
+
+  /**
+   * Checks a tenant's lexical search structures and, when they disagree with the stored text, builds
+   * them again from it (derived data only: raw nodes, index entries and the audit log are untouched).
+   * `cairn check --repair` runs it on every tenant.
+   */
+  async repairLexicalIndex(tenant: string): Promise<LexicalRepair> {
+    const before = await this.#store.verifyLexical(tenant);
+    if (before.length === 0) return { before, rebuilt: false, after: before };
+    await this.#store.rebuildLexical(tenant);
+    return { before, rebuilt: true, after: await this.#store.verifyLexical(tenant) };
   }
 
   async listAudit(scope: Scope, options?: { limit?: number; offset?: number }): Promise<AuditEvent[]> {

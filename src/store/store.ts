@@ -35,6 +35,17 @@ export interface Store {
   /** Every vector space the store holds vectors in: for administration (`cairn migrate`). */
   vectorSpaces(): Promise<VectorSpace[]>;
   /**
+   * For `cairn check`: where the tenant's lexical search structures (the BM25 index and its term
+   * statistics) disagree with the stored text they were built from, one line per problem, at most a
+   * few dozen (empty when they agree). Reads the whole tenant, in pieces: memory does not grow with it.
+   */
+  verifyLexical(tenant: string): Promise<string[]>;
+  /**
+   * For `cairn check --repair`: builds the tenant's lexical search structures again from the stored
+   * text, in one transaction. Derived data only: no raw node, index entry or audit event changes.
+   */
+  rebuildLexical(tenant: string): Promise<void>;
+  /**
    * Whether one audit secret serves the whole store (SQLite: `<store>/audit.key`) or each tenant has
    * its own (Postgres). The secret keys the hashes a forget leaves in the audit log (decision 007).
    */

@@ -222,6 +222,60 @@ describe("cairn CLI as a process", () => {
     assert.match(broken.stdout, /provenance: raw node rn_\w+ is unreachable from the active index/);
   });
 
+  it("cairn check verifies each tenant's lexical index against its text, and --repair rebuilds it", async (t) => {
+    const { dir, db } = await fixture(t);
+    assert.equal(cairn(["ingest", "--tenant", "default", join(dir, "good.jsonl"), "--db", db]).code, 0);
+    const before = cairn(["search", "kayak", "--tenant", "default", "--user", "ana", "--db", db, "--json"]);
+    assert.equal(before.code, 0, before.stderr);
+    const clean = JSON.parse(cairn(["check", "--db", db, "--json"]).stdout);
+    assert.deepEqual(clean.lexical, [{ tenant: "default", problems: [] }]);
+
+    const Database = (await import("better-sqlite3")).default;
+    const damage = (sql: string) => {
+      const raw = new Database(join(db, "cairn.db"));
+      // Off defensive mode, so FTS5's shadow tables can be damaged as a disk fault would.
+      raw.unsafeMode(true);
+      const changes = raw.prepare(sql).run().changes;
+      raw.close();
+      assert.ok(changes > 0, `damaged: ${sql}`);
+    };
+    const table = (like: string) => {
+      const raw = new Database(join(db, "cairn.db"), { readonly: true });
+      const name = raw
+        .prepare("SELECT name FROM sqlite_master WHERE name LIKE ? ORDER BY length(name), name")
+        .pluck()
+        .get(like);
+      raw.close();
+      assert.ok(typeof name === "string", `a table like ${like}`);
+      return name;
+    };
+    // Cairn's index behind FTS5's back: a term's document count off by one, and a term gone.
+    const terms = table("lex_text_%_terms");
+    damage(`UPDATE ${terms} SET df = df + 1 WHERE id = (SELECT min(id) FROM ${terms})`);
+    damage(`DELETE FROM ${terms} WHERE id = (SELECT max(id) FROM ${terms})`);
+    const broken = cairn(["check", "--db", db]);
+    assert.equal(broken.code, 6, broken.stdout + broken.stderr);
+    assert.match(broken.stdout, /lexical: text "\S+": df \d+ for \d+ postings/);
+    assert.match(broken.stdout, /lexical: text "\S+": in FTS5's rows, missing from the dictionary/);
+
+    // FTS5's own index damaged too: its integrity-check names it, and the repair rebuilds both.
+    const fts = table("fts_text_%");
+    damage(`DELETE FROM ${fts}_data WHERE id = (SELECT max(id) FROM ${fts}_data)`);
+    const worse = cairn(["check", "--db", db]);
+    assert.equal(worse.code, 6);
+    assert.match(worse.stdout, /integrity-check failed/);
+
+    const repaired = cairn(["check", "--db", db, "--repair", "--json"]);
+    assert.equal(repaired.code, 0, repaired.stdout + repaired.stderr);
+    const report = JSON.parse(repaired.stdout);
+    assert.equal(report.lexical[0].repair.rebuilt, true);
+    assert.match(report.lexical[0].repair.before.join("\n"), /integrity-check failed/);
+    assert.deepEqual(report.lexical[0].problems, []);
+    assert.equal(cairn(["check", "--db", db]).code, 0, "check is clean after the repair");
+    const after = cairn(["search", "kayak", "--tenant", "default", "--user", "ana", "--db", db, "--json"]);
+    assert.deepEqual(JSON.parse(after.stdout).items, JSON.parse(before.stdout).items, "search answers as before");
+  });
+
   it("cairn check --repair re-hosts entries stranded by a broken link, rebuilds what re-hosting cannot fix, audited", async (t) => {
     const dir = tempDir(t);
     const db = join(dir, "store");

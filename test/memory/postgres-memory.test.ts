@@ -61,6 +61,7 @@ if (skip) {
       ]);
       const check = await one.checkIndex(scope);
       assert.deepEqual(check.violations, []);
+      assert.deepEqual(await two.checkLexicalIndex(scope.tenant), [], "racing writers kept the BM25 statistics exact");
       assert.equal(check.utilisation.pointers, 16, "every surviving raw node is pointed at, no forgotten one is");
       const pack = await two.search(scope, "kayak");
       const texts = pack.items.map((item) => item.text);
@@ -73,6 +74,59 @@ if (skip) {
         (await one.stats({ tenant: "globex", user: "ana" })).sessions,
         0,
         "another tenant's user of the same name has nothing",
+      );
+    });
+
+    it("checks the lexical structures against the document rows: names damage, and the repair rebuilds them", async (t) => {
+      const url = await cluster.freshDatabase();
+      const memory = await Memory.open({ path: url, models: createHashModels() });
+      t.after(() => memory.close());
+      for (let index = 0; index < 6; index++) await memory.addSession(scope, session(index));
+      await memory.addSession({ tenant: "globex", user: "ana" }, session(7));
+      const before = await memory.search(scope, "kayak harbour");
+      assert.deepEqual(await memory.checkLexicalIndex(scope.tenant), []);
+      // Under the store, as a superuser (past the tenant wall): a term's count, a posting, the totals.
+      await cluster.inspect(url, async (client) => {
+        await client.query(
+          "UPDATE lexical_terms SET df = df + 1 WHERE tenant = 'acme' AND field = 'text' AND lexeme = 'kayak'",
+        );
+        await client.query(
+          `DELETE FROM lexical_blocks WHERE ctid = (SELECT ctid FROM lexical_blocks
+             WHERE tenant = 'acme' AND field = 'text' AND lexeme = 'harbour' LIMIT 1)`,
+        );
+        // A block whose stored bound is below its postings': the walk could skip a document for it.
+        await client.query(
+          `UPDATE lexical_blocks SET max_tf = 0 WHERE ctid = (SELECT ctid FROM lexical_blocks
+             WHERE tenant = 'acme' AND field = 'text' AND lexeme = 'kayak' LIMIT 1)`,
+        );
+        await client.query("UPDATE lexical_stats SET docs = docs + 2 WHERE tenant = 'acme' AND field = 'text'");
+      });
+      const problems = await memory.checkLexicalIndex(scope.tenant);
+      assert.ok(
+        problems.some((problem) => /^text "kayak": df \d+, held by \d+ documents$/.test(problem)),
+        problems.join("\n"),
+      );
+      assert.ok(
+        problems.some((problem) => /^text "harbour": raw node \d+ lacks its posting/.test(problem)),
+        problems.join("\n"),
+      );
+      assert.ok(
+        problems.some((problem) => /^text "kayak": the block from \d+ .*tf ≤ 0.* holds/.test(problem)),
+        problems.join("\n"),
+      );
+      assert.ok(
+        problems.some((problem) => problem.startsWith("text: statistics")),
+        problems.join("\n"),
+      );
+      assert.deepEqual(await memory.checkLexicalIndex("globex"), [], "the other tenant is untouched and sound");
+      const repair = await memory.repairLexicalIndex(scope.tenant);
+      assert.equal(repair.rebuilt, true);
+      assert.deepEqual(repair.after, []);
+      const after = await memory.search(scope, "kayak harbour");
+      assert.deepEqual(
+        after.items.map((item) => item.rawNodeId),
+        before.items.map((item) => item.rawNodeId),
+        "the rebuilt structures rank as before",
       );
     });
   });

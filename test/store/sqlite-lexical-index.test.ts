@@ -7,9 +7,10 @@ import { scopeKey } from "../../src/core/scope.ts";
 import { defaultMaintenanceConfig } from "../../src/maintain/config.ts";
 import { forgetWithRepair } from "../../src/maintain/forget.ts";
 import type { RawNode } from "../../src/store/records.ts";
-import { lexicalTables, verifyLexicalIndex } from "../../src/store/sqlite/lexical-index.ts";
-import { blockBound, decodePostings, idf } from "../../src/store/sqlite/lexical-postings.ts";
+import { lexicalTables, rebuildLexicalIndex } from "../../src/store/sqlite/lexical-index.ts";
+import { blockBound, decodePostings, encodeChunk, idf } from "../../src/store/sqlite/lexical-postings.ts";
 import { queryTokens } from "../../src/store/sqlite/lexical-tokens.ts";
+import { verifyLexicalIndex } from "../../src/store/sqlite/lexical-verify.ts";
 import { createScopeContext, scopeTokenOf } from "../../src/store/sqlite/scope-context.ts";
 import { type SearchLexicalTrace, searchLexical, useLexicalPass } from "../../src/store/sqlite/search-lexical.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
@@ -199,6 +200,60 @@ describe("lexical index (SQLite)", () => {
     }
     assert.ok(differing > 0, "understated bounds went unnoticed");
     assert.ok(verifyLexicalIndex(store.db, tenantStorage(scope.tenant)).some((problem) => problem.includes("bounds")));
+  });
+
+  it("is verified term by term against FTS5's own tokens: a changed posting, a lost term, a scope's count", async (t) => {
+    const dir = tempDir(t);
+    const store = await SqliteStore.open({ path: dir });
+    t.after(() => store.close());
+    await fill(store, scope, corpus(9, 700));
+    await fill(store, otherScope, corpus(10, 300));
+    const storage = tenantStorage(scope.tenant);
+    const tables = lexicalTables(storage, "text");
+    assert.deepEqual(verifyLexicalIndex(store.db, storage), []);
+    // A tail whose first posting says tf 9 (a common word's tail holds several postings).
+    const row = store.db
+      .prepare(`SELECT id, term, tail FROM ${tables.terms} WHERE tail_n > 1 ORDER BY df DESC LIMIT 1`)
+      .get() as { id: number; term: string; tail: Uint8Array };
+    const tail = decodePostings(row.tail);
+    const changed = tail.docs.map((doc, index) => ({
+      doc,
+      tf: index === 0 ? 9 : (tail.tfs[index] as number),
+      length: tail.lengths[index] as number,
+      scope: tail.scopes[index] as number,
+    }));
+    store.db.prepare(`UPDATE ${tables.terms} SET tail = ? WHERE id = ?`).run(encodeChunk(changed), row.id);
+    const problems = verifyLexicalIndex(store.db, storage);
+    assert.ok(
+      problems.some(
+        (problem) => problem.startsWith(`text "${row.term}": posting 0`) || problem.includes(`"${row.term}": the tail`),
+      ),
+      problems.join("\n"),
+    );
+    // The rest of the index still agrees: only that term is named.
+    assert.ok(
+      problems.every((problem) => problem.includes(`"${row.term}"`)),
+      problems.join("\n"),
+    );
+    store.db.prepare(`UPDATE ${tables.terms} SET tail = ? WHERE id = ?`).run(row.tail, row.id);
+    assert.deepEqual(verifyLexicalIndex(store.db, storage), []);
+
+    store.db.prepare(`UPDATE ${tables.scopes} SET tokens = tokens + 3 WHERE scope_key = ?`).run(scopeKey(otherScope));
+    assert.ok(
+      verifyLexicalIndex(store.db, storage).some((problem) =>
+        problem.includes(`scope ${scopeKey(otherScope)} statistics`),
+      ),
+    );
+    store.db.prepare(`UPDATE ${tables.scopes} SET tokens = tokens - 3 WHERE scope_key = ?`).run(scopeKey(otherScope));
+    // A term the dictionary lost (its blocks left behind) is missing; FTS5 still holds it.
+    const lost = store.db.prepare(`SELECT term FROM ${tables.terms} ORDER BY df LIMIT 1`).pluck().get() as string;
+    store.db.prepare(`DELETE FROM ${tables.terms} WHERE term = ?`).run(lost);
+    assert.deepEqual(verifyLexicalIndex(store.db, storage), [
+      `text "${lost}": in FTS5's rows, missing from the dictionary`,
+    ]);
+    // The repair path builds it all again from FTS5's rows.
+    store.db.transaction(() => rebuildLexicalIndex(store.db, storage))();
+    assert.deepEqual(verifyLexicalIndex(store.db, storage), []);
   });
 
   it("forgets: the forgotten rows' postings go, and every term only they held leaves the dictionary and the file", async (t) => {

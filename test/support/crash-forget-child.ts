@@ -1,3 +1,4 @@
+import { warmTokenCounter } from "../../src/core/tokens.ts";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { crashScope } from "./crash-sessions.ts";
@@ -19,6 +20,9 @@ process.stdin.on("end", () => process.exit(0));
 process.stdin.resume();
 
 const memory = await Memory.open({ path: storeDir, models: createHashModels({ dimensions: 64 }) });
+// A process that has been running a while: its token tables are loaded (a first count pays ~0.6 s,
+// longer than most of the parent's kill delays, and then no write would ever be acknowledged).
+warmTokenCounter();
 process.stdout.write("READY\n");
 const sessions = await memory.listSessions(crashScope, { limit: 100_000 });
 for (const session of sessions) {

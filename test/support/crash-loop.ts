@@ -120,6 +120,11 @@ export async function runCrashLoop(options: {
   try {
     const check = await memory.checkIndex(crashScope);
     assert.deepEqual(check.violations, [], `the active index keeps its invariants ${context}`);
+    assert.deepEqual(
+      await memory.checkLexicalIndex(crashScope.tenant),
+      [],
+      `the lexical index and its statistics match the stored text ${context}`,
+    );
     const stored = new Map((await memory.listSessions(crashScope, { limit: 100_000 })).map((s) => [s.key, s]));
     for (const key of forgotten) assert.ok(!stored.has(key), `forgotten session ${key} is back ${context}`);
     for (const key of acked) {

@@ -132,6 +132,22 @@ export const dropPostingsStatement = `
   SELECT scope_key, field, lexeme, ${blockAggregate}
   FROM kept GROUP BY scope_key, field, lexeme, owner;`;
 
+/**
+ * The blocks of tenant $1 built again from its document rows (the repair path, `rebuildLexical`):
+ * each list's postings in rowid order, cut every `lexicalBlockSize`. The tenant's blocks must be
+ * gone first.
+ */
+export const rebuildBlocksStatement = `
+  INSERT INTO lexical_blocks (${blockColumns})
+  SELECT scope_key, field, lexeme, ${blockAggregate}
+  FROM (
+    SELECT d.tenant, d.scope_key, d.field, u.lexeme, d.raw_node_rowid AS rowid, u.tf, d.length,
+      (row_number() OVER (PARTITION BY d.scope_key, d.field, u.lexeme ORDER BY d.raw_node_rowid) - 1)
+        / ${lexicalBlockSize} AS piece
+    FROM lexical_docs d, unnest(d.terms, d.tfs) AS u (lexeme, tf) WHERE d.tenant = $1
+  ) p
+  GROUP BY scope_key, field, lexeme, piece`;
+
 /** A block's postings as arrays (the walk's `BlockPostings`). */
 export function decodeBlock(bytes: Uint8Array): BlockPostings {
   const count = Math.floor(bytes.byteLength / postingBytes);

@@ -7,6 +7,7 @@ import { keyedHashScheme } from "../audit-redaction.ts";
 import type { VectorSpace } from "../records.ts";
 import type { ScopedStore, Store } from "../store.ts";
 import { AnnIndexes, type AnnOptions } from "./ann-indexes.ts";
+import { rebuildLexical, verifyLexical } from "./lexical-verify.ts";
 import { migrate } from "./migrations.ts";
 import { PostgresScopedStore } from "./postgres-scoped-store.ts";
 import type { StoreServices, VectorSearchOptions } from "./scope-context.ts";
@@ -178,6 +179,18 @@ export class PostgresStore implements Store {
       }
       await sql.query("UPDATE audit_keys SET secret = $2 WHERE tenant = $1", [valid, Buffer.from(secret)]);
     });
+  }
+
+  async verifyLexical(tenant: string): Promise<string[]> {
+    this.#assertOpen("verifyLexical");
+    const valid = validateTenant(tenant);
+    return inTenant(this.#pool, valid, "verifyLexical", (sql) => verifyLexical(sql, valid), { readOnly: true });
+  }
+
+  async rebuildLexical(tenant: string): Promise<void> {
+    this.#assertOpen("rebuildLexical");
+    const valid = validateTenant(tenant);
+    await inTenant(this.#pool, valid, "rebuildLexical", (sql) => rebuildLexical(sql, valid));
   }
 
   /** Every vector space the store holds vectors in: for administration (`cairn migrate`). */

@@ -12,13 +12,15 @@ import type { ScopedStore, Store } from "../store.ts";
 import type { VectorIndexOptions } from "../vector-index-options.ts";
 import { loadAuditSecret, replaceAuditSecret } from "./audit-key.ts";
 import { BlobFiles, splitBlobKey } from "./blob-files.ts";
+import { rebuildLexicalIndex } from "./lexical-index.ts";
+import { verifyLexicalIndex } from "./lexical-verify.ts";
 import { migrate } from "./migrations.ts";
 import type { ReadPool } from "./read-pool.ts";
 import { numberOrUndefined, strings } from "./record-rows.ts";
 import type { StoreServices } from "./scope-context.ts";
 import { SqliteScopedStore } from "./sqlite-scoped-store.ts";
 import { statement } from "./statements.ts";
-import { tenantKeyRange } from "./tenants.ts";
+import { tenantExists, tenantKeyRange, tenantStorage } from "./tenants.ts";
 import { VectorIndexes } from "./vector-indexes.ts";
 import { plainTableSql, type SpaceRow, vectorTableOf } from "./vector-rows.ts";
 
@@ -220,6 +222,25 @@ export class SqliteStore implements Store, StoreServices {
       const [tenant = "", user = "", agent = ""] = key.split("/");
       return agent ? { tenant, user, agent } : { tenant, user };
     });
+  }
+
+  async verifyLexical(tenant: string): Promise<string[]> {
+    this.#assertOpen();
+    const storage = tenantStorage(validateTenant(tenant));
+    return tenantExists(this.db, storage) ? verifyLexicalIndex(this.db, storage) : [];
+  }
+
+  async rebuildLexical(tenant: string): Promise<void> {
+    this.#assertOpen();
+    const storage = tenantStorage(validateTenant(tenant));
+    if (!tenantExists(this.db, storage)) return;
+    this.db.transaction(() => {
+      // FTS5's own index first (from the rows it stores), then Cairn's, which is built from FTS5's tokens.
+      for (const table of [storage.textTable, storage.imageTextTable]) {
+        this.db.prepare(`INSERT INTO ${table} (${table}) VALUES ('rebuild')`).run();
+      }
+      rebuildLexicalIndex(this.db, storage);
+    })();
   }
 
   /** One secret for the whole store, whatever the tenant. */

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { validateScope } from "../../../core/scope.ts";
+import { warmTokenCounter } from "../../../core/tokens.ts";
 import { loadMcpModule } from "../../mcp/load-sdk.ts";
 import { type CommonOptions, openMemory, scopeOf } from "../context.ts";
 
@@ -15,6 +16,8 @@ export async function mcp(options: CommonOptions, flags: { imageFolder?: string 
   const { reserveStdoutForProtocol, serveStdio } = await loadMcpModule(() => import("../../mcp/stdio.ts"));
   const output = reserveStdoutForProtocol();
   const memory = await openMemory(options);
+  // The first tool call would otherwise pay for the token tables (~0.6 s).
+  warmTokenCounter();
   try {
     process.stderr.write(`cairn mcp: serving ${options.dbLabel} for ${scope.tenant}/${scope.user} over stdio\n`);
     await serveStdio(memory, scope, {

@@ -2,6 +2,7 @@ import { isIP } from "node:net";
 import { resolve as resolvePath } from "node:path";
 import { openKeyStore } from "../../../auth/key-store.ts";
 import { ConfigError, InputError } from "../../../core/errors.ts";
+import { warmTokenCounter } from "../../../core/tokens.ts";
 import { defaultReadWorkers, isPostgresUrl } from "../../../store/open-store.ts";
 import { defaultMaxBodyBytes } from "../../http/app.ts";
 import { listSetting } from "../../http/origin-policy.ts";
@@ -87,6 +88,8 @@ export async function serve(options: CommonOptions, flags: ServeFlags): Promise<
     await keys?.close();
     throw error;
   });
+  // The first request would otherwise pay for the token tables (~0.6 s).
+  warmTokenCounter();
   try {
     if (flags.demo && (await memory.listSessions(scopeOf(demoOptions(options)), { limit: 1 })).length === 0) {
       const summary = await buildDemoMemory(memory, options, { progress: false });
