@@ -218,6 +218,10 @@ if (skip) {
           walled.some((table) => table.name.startsWith("vec_")),
           "the vector tables are checked too",
         );
+        assert.ok(
+          walled.some((table) => table.name === "lexical_blocks"),
+          "the lexical postings' blocks are checked too",
+        );
         for (const table of walled) {
           assert.ok(table.secured && table.forced, `${table.name} has forced row-level security`);
         }

@@ -187,6 +187,9 @@ async function deleteRawNodesAndSessions(
     [context.key, nodeRowids],
   );
   await sql.query("DELETE FROM session_parts WHERE session_rowid = ANY($1::bigint[])", [sessionRowids]);
+  // The documents first, in one statement: their postings leave their blocks in one pass of the
+  // delete trigger (the cascade from raw_nodes would fire it once per raw node).
+  await sql.query("DELETE FROM lexical_docs WHERE raw_node_rowid = ANY($1::bigint[])", [nodeRowids]);
   const touched = await sql.query<{ session_rowid: number }>(
     "DELETE FROM raw_nodes WHERE scope_key = $1 AND rowid = ANY($2::bigint[]) RETURNING session_rowid",
     [context.key, nodeRowids],

@@ -16,8 +16,8 @@ export const documentParameters = (
 
 /**
  * Inserts lexical documents (raw-node text or image-derived text, already as `lexicalDocument`
- * makes it) of one scope: one `lexical_docs` row (with its terms and their frequencies) and its
- * postings per document. The caller adds them to the tenant's statistics. A document's length is
+ * makes it) of one scope: one `lexical_docs` row (with its terms and their frequencies) per
+ * document; its postings follow by trigger. The caller adds them to the tenant's statistics. A document's length is
  * its number of term occurrences (stop words are not terms).
  */
 export async function insertLexicalDocuments(
@@ -34,20 +34,18 @@ export async function insertLexicalDocuments(
 
 /**
  * The parts of a statement (`WITH` items, the first named `lexical_terms_of`) that insert lexical
- * documents and their postings: `source` is a FROM item with columns `rowid`, `field` and `body`
+ * documents (their postings follow, by trigger): `source` is a FROM item with columns `rowid`, `field` and `body`
  * named `x`; `tenant` and `scope` are SQL expressions. Each insert runs to completion whether or
  * not the statement reads it.
  *
  * A document row carries its terms (`terms`, in lexeme order) and their frequencies (`tfs`, in
- * step): the statistics are counted from them, and deleting the row deletes exactly its postings
- * (the `lexical_docs_drop_postings` trigger, migration 11), which have no foreign key of their own
- * and no index by raw node — one check and one index entry fewer for each of a session's ~600
- * postings (decision 031).
+ * step): the statistics are counted from them, and the statement-level triggers of migration 12
+ * (`lexical-blocks.ts`) append its postings to their lists' blocks when it is inserted and take them
+ * out when it is deleted (decision 034).
  */
 export function lexicalDocumentsParts(source: string, tenant: string, scope: string): string {
   // Both arrays come from one aggregation over the same rows, so they stay in step (in the vector's
-  // lexeme order); the postings zip them back with two set-returning functions in one target list,
-  // which run in lockstep without materialising a function scan per document.
+  // lexeme order).
   return `lexical_terms_of AS (
        SELECT x.rowid, x.field, to_tsvector('${textSearchConfig}', x.body) AS vector
        FROM ${source}
@@ -62,9 +60,5 @@ export function lexicalDocumentsParts(source: string, tenant: string, scope: str
      ), lexical_docs_rows AS (
        INSERT INTO lexical_docs (raw_node_rowid, field, tenant, scope_key, length, terms, tfs)
        SELECT rowid, field, ${tenant}, ${scope}, length, terms, tfs FROM lexical_documents
-     ), lexical_postings_rows AS (
-       INSERT INTO lexical_postings (scope_key, field, lexeme, raw_node_rowid, tenant, tf, length)
-       SELECT ${scope}, d.field, unnest(d.terms), d.rowid, ${tenant}, unnest(d.tfs), d.length
-       FROM lexical_documents d
      )`;
 }

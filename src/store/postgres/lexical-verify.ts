@@ -1,8 +1,10 @@
+import { lexicalBlockSize, postingBytes, rebuildBlocksStatement } from "./lexical-blocks.ts";
 import type { Sql } from "./tenant-transaction.ts";
 
 /**
  * `cairn check` on the Postgres store's lexical structures: each document row (`lexical_docs`,
- * which carries its terms and frequencies, decision 031) is the source, and its postings and the
+ * which carries its terms and frequencies, decision 031) is the source, and its postings (in blocks,
+ * decision 034, each block in shape) and the
  * tenant's BM25 statistics (`lexical_terms`, `lexical_stats`) must be exactly what its documents
  * make. Every comparison runs in the server and returns only differences, so the client's memory
  * does not grow with the tenant. Run inside the tenant's wall; the explicit `tenant = $1` keeps
@@ -61,14 +63,48 @@ export async function verifyLexical(sql: Sql, tenant: string): Promise<string[]>
     "documents",
   );
   report(await postingProblems(sql, tenant, limit), "postings");
+  report(await blockProblems(sql, tenant, limit), "blocks");
   return problems;
+}
+
+/**
+ * Blocks out of shape (decision 034): a count, last rowid, largest tf or smallest length that is
+ * not their postings', more than the block size, postings not ascending, bytes not whole postings,
+ * or a range reaching the next block's key. A wrong bound would make the walk skip a document.
+ */
+async function blockProblems(sql: Sql, tenant: string, limit: number): Promise<string[]> {
+  const rows = await sql.query<{ problem: string }>(
+    `SELECT format('%s "%s": the block from %s (%s postings, last %s, tf ≤ %s, length ≥ %s) holds %s postings, last %s, tf ≤ %s, length ≥ %s%s',
+              b.field, b.lexeme, b.block_start, b.n, b.last_rowid, b.max_tf, b.min_length, x.n, x.last, x.max_tf,
+              x.min_length, CASE WHEN NOT x.ascending THEN ', out of order' WHEN b.last_rowid >= nextb.block_start
+              THEN ', reaching the next block' ELSE '' END) AS problem
+     FROM lexical_blocks b
+     CROSS JOIN LATERAL (
+       SELECT count(*) AS n, max(rowid) AS last, max(tf) AS max_tf, min(length) AS min_length,
+         coalesce(bool_and(rowid > prev), true) AS ascending
+       FROM (SELECT p.*, lag(p.rowid, 1, -1::bigint) OVER (ORDER BY ordinality) AS prev
+             FROM lexical_block_postings(b.postings) WITH ORDINALITY p) y
+     ) x
+     LEFT JOIN LATERAL (
+       SELECT c.block_start FROM lexical_blocks c
+       WHERE c.scope_key = b.scope_key AND c.field = b.field AND c.lexeme = b.lexeme AND c.block_start > b.block_start
+       ORDER BY c.block_start LIMIT 1
+     ) nextb ON true
+     WHERE b.tenant = $1 AND (x.n <> b.n OR b.n > ${lexicalBlockSize} OR length(b.postings) % ${postingBytes} <> 0
+       OR x.last IS DISTINCT FROM b.last_rowid OR x.max_tf IS DISTINCT FROM b.max_tf
+       OR x.min_length IS DISTINCT FROM b.min_length OR NOT x.ascending OR b.last_rowid >= nextb.block_start)
+     ORDER BY 1 LIMIT ${limit}`,
+    [tenant],
+  );
+  return rows.map((row) => row.problem);
 }
 
 /** Postings a document should have and lacks, and postings no document accounts for. */
 async function postingProblems(sql: Sql, tenant: string, limit: number): Promise<string[]> {
   const expected = `SELECT d.scope_key, d.field, u.lexeme, d.raw_node_rowid, u.tf, d.length
      FROM lexical_docs d, unnest(d.terms, d.tfs) AS u (lexeme, tf) WHERE d.tenant = $1`;
-  const stored = `SELECT scope_key, field, lexeme, raw_node_rowid, tf, length FROM lexical_postings WHERE tenant = $1`;
+  const stored = `SELECT b.scope_key, b.field, b.lexeme, p.rowid AS raw_node_rowid, p.tf, p.length
+     FROM lexical_blocks b, lexical_block_postings(b.postings) p WHERE b.tenant = $1`;
   const rows = await sql.query<{ problem: string }>(
     `(SELECT format('%s "%s": raw node %s lacks its posting (tf %s, length %s)', field, lexeme, raw_node_rowid, tf, length) AS problem
       FROM (${expected} EXCEPT ALL ${stored}) missing LIMIT ${limit})
@@ -88,13 +124,8 @@ async function postingProblems(sql: Sql, tenant: string, limit: number): Promise
 export async function rebuildLexical(sql: Sql, tenant: string): Promise<void> {
   await sql.query("SELECT 1 FROM lexical_terms WHERE tenant = $1 ORDER BY field, lexeme FOR UPDATE", [tenant]);
   await sql.query("SELECT 1 FROM lexical_stats WHERE tenant = $1 ORDER BY field FOR UPDATE", [tenant]);
-  await sql.query("DELETE FROM lexical_postings WHERE tenant = $1", [tenant]);
-  await sql.query(
-    `INSERT INTO lexical_postings (scope_key, field, lexeme, raw_node_rowid, tenant, tf, length)
-     SELECT d.scope_key, d.field, u.lexeme, d.raw_node_rowid, d.tenant, u.tf, d.length
-     FROM lexical_docs d, unnest(d.terms, d.tfs) AS u (lexeme, tf) WHERE d.tenant = $1`,
-    [tenant],
-  );
+  await sql.query("DELETE FROM lexical_blocks WHERE tenant = $1", [tenant]);
+  await sql.query(rebuildBlocksStatement, [tenant]);
   await sql.query("DELETE FROM lexical_terms WHERE tenant = $1", [tenant]);
   await sql.query(
     `INSERT INTO lexical_terms (tenant, field, lexeme, df)

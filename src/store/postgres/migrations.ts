@@ -1,4 +1,10 @@
 import type pg from "pg";
+import {
+  addPostingsStatement,
+  dropPostingsStatement,
+  lexicalBlockFunctions,
+  lexicalBlockSize,
+} from "./lexical-blocks.ts";
 import { reindexCjkDocuments } from "./lexical-documents-before-11.ts";
 import { forEachTenant, type Sql } from "./tenant-transaction.ts";
 
@@ -36,7 +42,15 @@ const firstTenantTables = [
 /** Tables added after the first schema, each walled by the migration that creates it. */
 const bankTables = ["bank_programs", "bank_evidence"] as const;
 
-export const tenantTables = [...firstTenantTables, ...bankTables] as const;
+/** The lexical postings' blocks (migration 12), which replaced `lexical_postings`. */
+const blockTables = ["lexical_blocks"] as const;
+
+/** Every tenant table of the current schema. */
+export const tenantTables = [
+  ...firstTenantTables.filter((table) => table !== "lexical_postings"),
+  ...bankTables,
+  ...blockTables,
+] as const;
 
 const wall = (table: string) => `
   ALTER TABLE ${table} ENABLE ROW LEVEL SECURITY;
@@ -457,7 +471,71 @@ const migrations: readonly {
     `,
     run: termsOntoDocuments,
   },
+  {
+    version: 12,
+    name: "lexical postings packed in blocks of at most 128 per scope, field and term, with each block's largest tf and smallest length",
+    // Decision 034: a search reads its terms' blocks in one round trip and walks them by block-max
+    // MaxScore in the process, instead of aggregating every posting of every query term in SQL.
+    // Statement-level triggers on lexical_docs keep the blocks in step with the documents: an
+    // insert appends to each list's last block (or starts blocks), a delete rewrites the blocks
+    // that held the documents, so every path that writes or deletes documents (commits, forgets,
+    // survivors' re-derivation, cascades from raw_nodes) keeps them exact.
+    sql: `
+      CREATE TABLE lexical_blocks (
+        scope_key text COLLATE "C" NOT NULL,
+        field text COLLATE "C" NOT NULL,
+        lexeme text COLLATE "C" NOT NULL,
+        block_start bigint NOT NULL,
+        tenant text NOT NULL,
+        last_rowid bigint NOT NULL,
+        n integer NOT NULL CHECK (n BETWEEN 1 AND ${lexicalBlockSize}),
+        max_tf integer NOT NULL,
+        min_length integer NOT NULL,
+        postings bytea NOT NULL,
+        PRIMARY KEY (scope_key, field, lexeme, block_start)
+      ) WITH (fillfactor = 50, toast_tuple_target = 8160);
+      ALTER TABLE lexical_blocks ALTER COLUMN postings SET STORAGE EXTERNAL;
+      ${blockTables.map(wall).join("\n")}
+      ${lexicalBlockFunctions}
+      DROP TRIGGER lexical_docs_drop_postings ON lexical_docs;
+      DROP FUNCTION lexical_docs_drop_postings();
+      CREATE FUNCTION lexical_docs_drop_postings() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        ${dropPostingsStatement}
+        RETURN NULL;
+      END $$;
+      CREATE FUNCTION lexical_docs_add_postings() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        ${addPostingsStatement}
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER lexical_docs_add_postings AFTER INSERT ON lexical_docs
+        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION lexical_docs_add_postings();
+      CREATE TRIGGER lexical_docs_drop_postings AFTER DELETE ON lexical_docs
+        REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION lexical_docs_drop_postings();
+    `,
+    run: postingsIntoBlocks,
+  },
 ];
+
+/**
+ * Migration 12: every tenant's postings become blocks, inside its wall, then the old table goes.
+ * The blocks are cut from each list's postings in rowid order, 128 at a time.
+ */
+async function postingsIntoBlocks(sql: Sql): Promise<void> {
+  await forEachTenant(sql, async () => {
+    await sql.query(
+      `INSERT INTO lexical_blocks (scope_key, field, lexeme, block_start, tenant, last_rowid, n, max_tf, min_length, postings)
+       SELECT scope_key, field, lexeme, min(raw_node_rowid), min(tenant), max(raw_node_rowid), count(*), max(tf),
+         min(length), string_agg(lexical_posting(raw_node_rowid, tf, length), ''::bytea ORDER BY raw_node_rowid)
+       FROM (SELECT p.*, (row_number() OVER (PARTITION BY scope_key, field, lexeme ORDER BY raw_node_rowid) - 1)
+               / ${lexicalBlockSize} AS piece
+             FROM lexical_postings p) p
+       GROUP BY scope_key, field, lexeme, piece`,
+    );
+  });
+  await sql.query("DROP TABLE lexical_postings");
+}
 
 /**
  * Migration 11: every stored document gets its terms and frequencies from its postings, tenant by

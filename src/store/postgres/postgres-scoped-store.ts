@@ -47,7 +47,7 @@ import {
   restoreIndexAndAudit,
 } from "./scope-index.ts";
 import { scopeStats } from "./scope-stats.ts";
-import { searchLexical } from "./search-lexical.ts";
+import { type PostgresLexicalTrace, searchLexical } from "./search-lexical.ts";
 import { searchVectors } from "./search-vectors.ts";
 import { inTenant, readInOneTrip, type Sql } from "./tenant-transaction.ts";
 import { commitVideo, readNotifierState, readNotifierStreams, readVideoItems } from "./video-items.ts";
@@ -156,8 +156,9 @@ export class PostgresScopedStore implements ScopedStore {
     field: LexicalField,
     query: string,
     options: { limit: number; filters?: SearchFilters },
+    trace?: PostgresLexicalTrace,
   ): Promise<Ranked[]> {
-    return this.#read("searchLexical", (sql) => searchLexical(this.#context, sql, field, query, options));
+    return this.#read("searchLexical", (sql) => searchLexical(this.#context, sql, field, query, options, trace));
   }
 
   async searchVectors(

@@ -1,17 +1,51 @@
 import type { Ranked } from "../../core/ranked.ts";
+import { type BlockList, type BlockMaxTrace, blockBound, blockMaxTopK, slack } from "../lexical-block-max.ts";
 import type { SearchFilters } from "../records.ts";
 import type { LexicalField } from "../store.ts";
-import { filterSql } from "./filter-sql.ts";
+import { filterSql, hasFilters } from "./filter-sql.ts";
+import { decodeBlock } from "./lexical-blocks.ts";
 import { bm25, queryWords, textSearchConfig } from "./lexical-terms.ts";
 import type { ScopeContext } from "./scope-context.ts";
-import type { Sql } from "./tenant-transaction.ts";
+import { prepared, type Sql } from "./tenant-transaction.ts";
+
+/**
+ * Which BM25 pass answers: `index`, block-max MaxScore in this process over the query terms'
+ * blocks (decision 034, the default), or `sql`, the exhaustive aggregation in SQL over every
+ * posting of the query terms in the scope (decision 009's pass, on the blocks), kept for A/B runs
+ * and as the tests' oracle. Set by `CAIRN_LEXICAL_PASS=sql`; the ids and scores are the same
+ * either way (scores within rounding: the sums are added up in different orders).
+ */
+export type PostgresLexicalPass = "index" | "sql";
+
+let passKind: PostgresLexicalPass = process.env.CAIRN_LEXICAL_PASS === "sql" ? "sql" : "index";
+
+/** Switches the pass for this process (benchmarks and tests); returns the one before. */
+export function usePostgresLexicalPass(kind: PostgresLexicalPass): PostgresLexicalPass {
+  const before = passKind;
+  passKind = kind;
+  return before;
+}
+
+/** What one search did, for tests and benchmarks. */
+export interface PostgresLexicalTrace {
+  pass?: PostgresLexicalPass;
+  /** Blocks fetched (all of the query terms' in the scope) and blocks whose postings the walk decoded. */
+  blocks?: number;
+  decoded?: number;
+  /** Documents whose score the walk computed in full. */
+  scored?: number;
+  /** Wall milliseconds: the block statement (round trip included), the walk, the id lookup. */
+  fetchMs?: number;
+  walkMs?: number;
+  idsMs?: number;
+}
 
 /**
  * BM25 over raw-node text or image-derived text of one scope; best first, larger is better (the
  * negated FTS5 rank, on the same formula: idf = ln((N − df + 0.5) / (df + 0.5)), floored at 1e-6,
  * k1 = 1.2, b = 0.75). Its statistics — the document count N, the average length, each term's
  * document frequency — are this tenant's only (`lexical-statistics.ts`), so no other tenant's data
- * moves a score; term frequencies are the scope's own postings (`lexical_postings`), read by index.
+ * moves a score; term frequencies are the scope's own postings (`lexical_blocks`).
  */
 export async function searchLexical(
   context: ScopeContext,
@@ -19,16 +53,174 @@ export async function searchLexical(
   field: LexicalField,
   query: string,
   options: { limit: number; filters?: SearchFilters },
+  trace?: PostgresLexicalTrace,
 ): Promise<Ranked[]> {
   const words = queryWords(query);
   if (!words || options.limit === 0) return [];
+  if (trace) trace.pass = passKind;
+  return passKind === "sql"
+    ? exhaustiveLexical(context, sql, field, words, options)
+    : blockMaxLexical(context, sql, field, words, options, trace);
+}
+
+interface BlockRow {
+  lexeme: string;
+  df: number;
+  docs: number;
+  total_length: number;
+  last_rowid: number;
+  max_tf: number;
+  min_length: number;
+  postings: Buffer;
+  accepted: number[] | null;
+}
+
+/**
+ * The statement fetching a search's blocks ($1 tenant, $2 scope key, $3 query words, $4 field, then
+ * the filters' values): one row per block of the query terms in the scope, in no particular order
+ * (lists are put together here, their blocks in rowid order), each with its term's df and the
+ * tenant's totals; `accepted` is the first row's extra column.
+ */
+export function blockQuery(accepted: string): string {
+  // Planned to hold however stale the planner's statistics (a growing store is estimated at a row
+  // or two): each query term probes its df, then its blocks in the scope, by primary key (OFFSET 0
+  // keeps each lateral probe from being flattened into a scan of every block of the scope).
+  return `WITH totals AS MATERIALIZED (
+       SELECT docs, total_length FROM lexical_stats WHERE tenant = $1 AND field = $4
+     )
+     SELECT t.lexeme, t.df, s.docs, s.total_length, b.last_rowid, b.max_tf, b.min_length, b.postings,
+       ${accepted} AS accepted
+     FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('${textSearchConfig}', $3))) q
+     CROSS JOIN LATERAL (
+       SELECT lexeme, df FROM lexical_terms WHERE tenant = $1 AND field = $4 AND lexeme = q.lexeme OFFSET 0
+     ) t
+     CROSS JOIN totals s
+     CROSS JOIN LATERAL (
+       SELECT last_rowid, max_tf, min_length, postings FROM lexical_blocks
+       WHERE scope_key = $2 AND field = $4 AND lexeme = t.lexeme OFFSET 0
+     ) b`;
+}
+
+/**
+ * The winners' ids: by primary key (`scope_key || ''` keeps the planner off a scope index, the
+ * scope still bound), prepared (planning it cost about as much as running it).
+ */
+const idsStatement = prepared(
+  "SELECT rowid, id FROM raw_nodes WHERE scope_key || '' = $1 AND rowid = ANY($2::bigint[])",
+);
+
+interface FetchedList extends BlockList {
+  readonly blocks: Buffer[];
+}
+
+/**
+ * The query terms' document frequencies, the tenant's totals and the scope's blocks of those
+ * terms, in one round trip (and, with filters, the scope's raw nodes that pass them); the top k
+ * by block-max MaxScore here; then the winners' ids.
+ */
+async function blockMaxLexical(
+  context: ScopeContext,
+  sql: Sql,
+  field: LexicalField,
+  words: string,
+  options: { limit: number; filters?: SearchFilters },
+  trace?: PostgresLexicalTrace,
+): Promise<Ranked[]> {
+  const filtered = hasFilters(options.filters);
+  const filter = filterSql(options.filters, "r", 5);
+  // With filters, the raw nodes of the scope that pass them ride on the first row: the walk asks
+  // only about documents that would enter the top k, from this set, without another round trip.
+  const accepted = filtered
+    ? `CASE WHEN row_number() OVER () = 1 THEN
+         (SELECT coalesce(array_agg(r.rowid), '{}') FROM raw_nodes r WHERE r.scope_key = $2 ${filter.sql}) END`
+    : "NULL::bigint[]";
+  const fetchStarted = performance.now();
+  const rows = await sql.query<BlockRow>(prepared(blockQuery(accepted)), [
+    context.tenant,
+    context.key,
+    words,
+    field,
+    ...filter.values,
+  ]);
+  const walkStarted = performance.now();
+  const first = rows[0];
+  if (!first) return [];
+  const rowsCount = Number(first.docs);
+  const averageLength = Math.max(Number(first.total_length) / Math.max(rowsCount, 1), 1e-9);
+  const byTerm = new Map<string, { idf: number; blocks: { last: number; bound: number; postings: Buffer }[] }>();
+  for (const row of rows) {
+    let list = byTerm.get(row.lexeme);
+    if (!list) {
+      const df = Number(row.df);
+      list = { idf: Math.max(Math.log((rowsCount - df + 0.5) / (df + 0.5)), 1e-6), blocks: [] };
+      byTerm.set(row.lexeme, list);
+    }
+    const bound = list.idf * blockBound(row.max_tf, row.min_length, averageLength) * slack;
+    list.blocks.push({ last: Number(row.last_rowid), bound, postings: row.postings });
+  }
+  const lists: FetchedList[] = [...byTerm].map(([token, { idf, blocks }]) => {
+    // A list's blocks hold disjoint ranges: in order of their last rowids, they are in rowid order.
+    blocks.sort((a, b) => a.last - b.last);
+    const bounds = blocks.map((block) => block.bound);
+    return {
+      token,
+      idf,
+      weight: idf,
+      lastDocs: blocks.map((block) => block.last),
+      bounds,
+      upper: Math.max(...bounds),
+      blocks: blocks.map((block) => block.postings),
+    };
+  });
+  const acceptedSet = filtered ? new Set((first.accepted ?? []).map(Number)) : null;
+  const walked: BlockMaxTrace = { scored: 0 };
+  let decoded = 0;
+  const hits = blockMaxTopK(
+    {
+      lists,
+      phrases: lists.map((each) => each.token),
+      limit: options.limit,
+      averageLength,
+      fetch: (each, block) => {
+        decoded++;
+        return decodeBlock(each.blocks[block] as Buffer);
+      },
+      ...(acceptedSet ? { accept: (rowid: number) => acceptedSet.has(rowid) } : {}),
+    },
+    walked,
+  );
+  const idsStarted = performance.now();
+  if (trace) {
+    Object.assign(trace, {
+      blocks: rows.length,
+      decoded,
+      scored: walked.scored,
+      fetchMs: walkStarted - fetchStarted,
+      walkMs: idsStarted - walkStarted,
+    });
+  }
+  if (hits.length === 0) return [];
+  const ids = await sql.query<{ rowid: number; id: string }>(idsStatement, [context.key, hits.map((hit) => hit.rowid)]);
+  if (trace) trace.idsMs = performance.now() - idsStarted;
+  const idOf = new Map(ids.map((row) => [Number(row.rowid), row.id]));
+  return hits.flatMap((hit) => {
+    const id = idOf.get(hit.rowid);
+    return id === undefined ? [] : [{ id, score: hit.score }];
+  });
+}
+
+/** The exhaustive pass: every posting of the query terms in the scope scored and ranked in SQL. */
+async function exhaustiveLexical(
+  context: ScopeContext,
+  sql: Sql,
+  field: LexicalField,
+  words: string,
+  options: { limit: number; filters?: SearchFilters },
+): Promise<Ranked[]> {
   const filter = filterSql(options.filters, "r", 7);
   const limit = `$${7 + filter.values.length}`;
-  // Planned to hold when the planner misjudges a scope (a new one is estimated at a row or two):
-  // each query term probes its postings in the scope by index (the OFFSET 0 keeps that lateral
-  // probe from being flattened into a scan of all the scope's postings); without filters only the
-  // best `limit` are looked up; `r.scope_key || ''` keeps the raw-node look-up on the primary key
-  // (as the SQLite store's `+r.scope_key`), the scope still bound.
+  // `r.scope_key || ''` keeps the raw-node look-up on the primary key (as the SQLite store's
+  // `+r.scope_key`), the scope still bound.
   const rows = await sql.query<{ id: string; score: number }>(
     `WITH terms AS MATERIALIZED (
        SELECT t.lexeme, t.df::float8 AS df
@@ -38,18 +230,18 @@ export async function searchLexical(
        SELECT docs::float8 AS n, total_length::float8 / greatest(docs, 1) AS avgdl
        FROM lexical_stats WHERE tenant = $1 AND field = $4
      ), scored AS (
-       SELECT p.raw_node_rowid,
+       SELECT p.rowid AS raw_node_rowid,
          sum(greatest(ln((s.n - t.df + 0.5) / (t.df + 0.5)), 1e-6)
              * (p.tf * ($5::float8 + 1))
              / (p.tf + $5::float8 * (1 - $6::float8 + $6::float8 * p.length / greatest(s.avgdl, 1e-9)))) AS score
        FROM terms t
        CROSS JOIN LATERAL (
-         SELECT raw_node_rowid, tf, length FROM lexical_postings
-         WHERE scope_key = $2 AND field = $4 AND lexeme = t.lexeme OFFSET 0
-       ) p
+         SELECT postings FROM lexical_blocks WHERE scope_key = $2 AND field = $4 AND lexeme = t.lexeme OFFSET 0
+       ) b
+       CROSS JOIN LATERAL lexical_block_postings(b.postings) p
        CROSS JOIN totals s
-       GROUP BY p.raw_node_rowid
-       ${filter.values.length > 0 ? "" : `ORDER BY score DESC, p.raw_node_rowid LIMIT ${limit}`}
+       GROUP BY p.rowid
+       ${filter.values.length > 0 ? "" : `ORDER BY score DESC, p.rowid LIMIT ${limit}`}
      )
      SELECT r.id, scored.score FROM scored JOIN raw_nodes r ON r.rowid = scored.raw_node_rowid
      WHERE r.scope_key || '' = $2 ${filter.sql}

@@ -9,12 +9,12 @@
  * `||` makes text of its operands).
  */
 
+import { idfFloor } from "../lexical-block-max.ts";
+
 /** Postings a sealed block holds at most: big enough to amortise a row, small enough to skip cheaply. */
 export const blockSize = 128;
 
-/** FTS5's bm25 parameters (its built-in `rank`). */
-export const k1 = 1.2;
-export const b = 0.75;
+export { b, blockBound, idfFloor, k1, saturation } from "../lexical-block-max.ts";
 
 export interface Posting {
   readonly doc: number;
@@ -102,27 +102,6 @@ export function toPostings(arrays: PostingArrays): Posting[] {
 /** FTS5's idf: ln((N − df + 0.5) / (df + 0.5)), 1e-6 where that is not positive. */
 export function idf(rows: number, documents: number): number {
   return idfFloor(Math.log((rows - documents + 0.5) / (documents + 0.5)));
-}
-
-/** FTS5 gives a term in at least half the documents an idf of 1e-6 instead of a non-positive one. */
-export function idfFloor(logarithm: number): number {
-  return logarithm <= 0 ? 1e-6 : logarithm;
-}
-
-/**
- * One phrase's term of FTS5's bm25 for a document, without its idf, in FTS5's own order of
- * operations (`fts5_aux.c`): tf(k1 + 1) / (tf + k1(1 − b + b·D / avgdl)).
- */
-export function saturation(tf: number, length: number, averageLength: number): number {
-  return (tf * (k1 + 1.0)) / (tf + k1 * (1 - b + (b * length) / averageLength));
-}
-
-/**
- * The most `saturation` can be for any posting of a block: it grows with tf and falls with length,
- * so the block's largest tf and smallest length bound every posting in it, whatever avgdl is now.
- */
-export function blockBound(maxTf: number, minLength: number, averageLength: number): number {
-  return saturation(maxTf, minLength, averageLength);
 }
 
 /** Largest tf and smallest length of a list of postings (what a block row keeps beside its bytes). */

@@ -1,0 +1,204 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type pg from "pg";
+import type { Ranked } from "../../src/core/ranked.ts";
+import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
+import { type PostgresLexicalPass, usePostgresLexicalPass } from "../../src/store/postgres/search-lexical.ts";
+import type { SearchFilters } from "../../src/store/records.ts";
+import type { ScopedStore } from "../../src/store/store.ts";
+import { postgresSkipReason, usePostgresCluster } from "../support/postgres-cluster.ts";
+import { blocksOutOfShape, postingsOutOfStep } from "../support/postgres-lexical-blocks.ts";
+import { seededRandom } from "../support/random.ts";
+import { buildSessionWrite, scopeA, scopeB, scopeC, spaces } from "./conformance-support.ts";
+import { forget } from "./scoped-reads.ts";
+
+/**
+ * Decision 034: the block-max pass over the Postgres store's lexical blocks returns what the
+ * exhaustive SQL pass returns (same ids, scores within 1e-9), on a generated corpus of two tenants
+ * and three scopes whose common words fill several blocks, with filters, after more writes, a
+ * concurrent writer, forgets and documents written again below their lists' last rowids; and the
+ * blocks stay exactly their documents' postings, in shape.
+ */
+const skip = postgresSkipReason();
+
+const vocabulary = [
+  "otter",
+  "river",
+  "kayak",
+  "harbour",
+  "lantern",
+  "marmalade",
+  "quokka",
+  "island",
+  "ferry",
+  "violin",
+  "glacier",
+  "pepper",
+  "meadow",
+  "falcon",
+  "copper",
+  "biscuit",
+  "thunder",
+  "orchard",
+  "compass",
+  "saffron",
+  "walrus",
+  "canyon",
+  "pebble",
+  "tulip",
+  "anchor",
+  "velvet",
+  "cobalt",
+  "juniper",
+  "mosaic",
+  "nectar",
+];
+const speakers = ["Ana", "Bo", "Cy"];
+
+/** A word drawn with a skew: the first words are in most documents (lists of several blocks), the last in few. */
+function word(random: () => number): string {
+  return vocabulary[Math.floor(vocabulary.length * random() ** 2.5)] as string;
+}
+
+function session(random: () => number, key: string, turns: number, timeMs: number) {
+  return buildSessionWrite({
+    key,
+    timeMs,
+    turns: Array.from({ length: turns }, (_, turn) => ({
+      speaker: speakers[Math.floor(random() * speakers.length)] as string,
+      timeMs: timeMs + turn * 1_000,
+      text: Array.from({ length: 2 + Math.floor(random() * 12) }, () => word(random)).join(" "),
+    })),
+  });
+}
+
+async function withPass<T>(kind: PostgresLexicalPass, run: () => Promise<T>): Promise<T> {
+  const before = usePostgresLexicalPass(kind);
+  try {
+    return await run();
+  } finally {
+    usePostgresLexicalPass(before);
+  }
+}
+
+/**
+ * The two passes agree: position by position the scores within 1e-9, and every id of the block-max
+ * pass has the exhaustive pass's score for it (or, cut at the limit, ties the last one kept).
+ */
+function assertSameRanking(walked: readonly Ranked[], exhaustive: readonly Ranked[], label: string): void {
+  assert.equal(walked.length, exhaustive.length, `${label}: as many hits`);
+  const scoreOf = new Map(exhaustive.map((hit) => [hit.id, hit.score]));
+  const last = exhaustive.at(-1)?.score ?? 0;
+  walked.forEach((hit, index) => {
+    const expected = exhaustive[index] as Ranked;
+    assert.ok(Math.abs(hit.score - expected.score) <= 1e-9, `${label}: score at ${index}`);
+    const own = scoreOf.get(hit.id);
+    assert.ok(
+      own === undefined ? Math.abs(hit.score - last) <= 1e-9 : Math.abs(own - hit.score) <= 1e-9,
+      `${label}: ${hit.id} at ${index}`,
+    );
+  });
+}
+
+if (skip) {
+  describe("Postgres lexical blocks", { skip }, () => {});
+} else {
+  const cluster = usePostgresCluster();
+
+  describe("Postgres lexical blocks", () => {
+    it("the block-max pass ranks as the exhaustive SQL pass through writes, a concurrent writer, forgets and rewritten documents", async () => {
+      const url = await cluster.freshDatabase();
+      const store = await PostgresStore.open({ url });
+      const second = await PostgresStore.open({ url });
+      const random = seededRandom(34);
+      const day = 86_400_000;
+      try {
+        const scopes = [scopeA, scopeB, scopeC].map((scope) => store.forScope(scope));
+        for (const [index, scoped] of scopes.entries()) {
+          const sessions = index === 1 ? 3 : 10;
+          for (let number = 0; number < sessions; number++) {
+            await scoped.commitSession(await session(random, `s${number}`, 30, number * day));
+          }
+        }
+        const queries = Array.from({ length: 12 }, () =>
+          Array.from({ length: 1 + Math.floor(random() * 4) }, () => word(random)).join(" "),
+        );
+        queries.push("otter river", "nectar", "unheard-of words only");
+        const filters: (SearchFilters | undefined)[] = [
+          undefined,
+          { speakers: ["Bo"] },
+          { sessionKeys: ["s1", "s2"] },
+          { timeFromMs: 2 * day, timeToMs: 6 * day },
+        ];
+        let compared = 0;
+        const compare = async (stage: string) => {
+          for (const [index, scoped] of scopes.entries()) {
+            for (const query of queries) {
+              for (const limit of [1, 7, 60]) {
+                for (const filter of filters) {
+                  const options = { limit, ...(filter ? { filters: filter } : {}) };
+                  const walked = await withPass("index", () => scoped.searchLexical("text", query, options));
+                  const exhaustive = await withPass("sql", () => scoped.searchLexical("text", query, options));
+                  assertSameRanking(
+                    walked,
+                    exhaustive,
+                    `${stage} scope ${index} "${query}" ${limit} ${JSON.stringify(filter)}`,
+                  );
+                  compared += exhaustive.length;
+                }
+              }
+            }
+          }
+          const shape = await cluster.inspect(url, async (client: pg.Client) => ({
+            outOfStep: (await client.query(postingsOutOfStep)).rows,
+            blocks: (await client.query(blocksOutOfShape)).rows,
+          }));
+          assert.deepEqual(shape, { outOfStep: [], blocks: [] }, `${stage}: blocks are their documents' postings`);
+        };
+        await compare("written");
+        const multiBlock = await cluster.inspect(
+          url,
+          async (client: pg.Client) =>
+            (await client.query("SELECT count(*)::int AS n FROM lexical_blocks WHERE n = 128")).rows[0]?.n as number,
+        );
+        assert.ok(multiBlock > 0, "common words fill whole blocks");
+
+        // Two stores write to one scope at once (their commits take the scope's lock in turn).
+        const [a] = scopes as [ScopedStore];
+        const other = second.forScope(scopeA);
+        const writes = await Promise.all(
+          Array.from({ length: 6 }, async (_, number) =>
+            (number % 2 === 0 ? a : other).commitSession(await session(random, `c${number}`, 25, (10 + number) * day)),
+          ),
+        );
+        assert.ok(writes.every((write) => !write.duplicate));
+        await compare("concurrent");
+
+        await forget(a, { session: "s3" }, spaces);
+        await forget(a, { rawNode: writes[1]?.rawNodeIds[4] as string }, spaces);
+        await compare("forgotten");
+
+        // Documents written again under their own (old) rowids, as a survivor's re-derivation does:
+        // each posting goes back into the block whose range holds it.
+        await cluster.inspect(url, async (client: pg.Client) => {
+          await client.query("BEGIN");
+          await client.query(
+            `CREATE TEMP TABLE again ON COMMIT DROP AS
+             SELECT * FROM lexical_docs WHERE scope_key = (SELECT scope_key FROM lexical_docs ORDER BY raw_node_rowid LIMIT 1)
+               AND raw_node_rowid % 3 = 0`,
+          );
+          await client.query(
+            "DELETE FROM lexical_docs WHERE (raw_node_rowid, field) IN (SELECT raw_node_rowid, field FROM again)",
+          );
+          await client.query("INSERT INTO lexical_docs SELECT * FROM again");
+          await client.query("COMMIT");
+        });
+        await compare("rewritten");
+        assert.ok(compared > 1_000, `compared ${compared} hits`);
+      } finally {
+        await second.close();
+        await store.close();
+      }
+    });
+  });
+}
