@@ -55,6 +55,9 @@ async function startAll(
   throw failed.reason;
 }
 
+/** The most extra time a round gives the ingesting child (see `ingestGrace`). */
+const maxIngestGrace = 3_200;
+
 export async function runCrashLoop(options: {
   /** A store folder or a `postgres://` URL. */
   readonly location: string;
@@ -74,6 +77,10 @@ export async function runCrashLoop(options: {
   const maybeForgotten = new Set<string>();
   const killed = { ingest: 0, forget: 0 };
   let below = 0;
+  // Extra time the ingesting child gets before its kill, doubled after each round in which it
+  // acknowledged nothing: on a loaded machine a commit can take longer than every kill delay, and a
+  // loop that never lets one finish tests nothing (and cannot check survivors).
+  let ingestGrace = 0;
   for (let round = 0; killed.ingest + killed.forget < kills && round < kills * 3; round++) {
     // Both children at once: the forgetting one takes sessions the ingesting one never writes again.
     const [ingest, ...forgets] = await startAll([
@@ -82,7 +89,7 @@ export async function runCrashLoop(options: {
       [forgetChild, location, String(below), "2"],
     ]);
     const killAt = [10 + Math.floor(next() * 150), 10 + Math.floor(next() * 150)];
-    const ingestAt = Math.max(...killAt) + Math.floor(next() * 100);
+    const ingestAt = Math.max(...killAt) + Math.floor(next() * 100) + ingestGrace;
     await Promise.all(
       forgets.map(async (forget, index) => {
         await sleep(killAt[index] ?? 0);
@@ -107,6 +114,7 @@ export async function runCrashLoop(options: {
       acked.add(key);
       last = Math.max(last, Number(key.slice(1)));
     }
+    ingestGrace = last >= below ? 0 : Math.min(maxIngestGrace, Math.max(100, ingestGrace * 2));
     // Carry on after the last acknowledged session: the next one may or may not have been committed.
     below = last + 1;
   }
