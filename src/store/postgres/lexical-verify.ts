@@ -68,16 +68,31 @@ export async function verifyLexical(sql: Sql, tenant: string): Promise<string[]>
 }
 
 /**
- * Blocks out of shape (decision 034): a count, last rowid, largest tf or smallest length that is
- * not their postings', more than the block size, postings not ascending, bytes not whole postings,
- * or a range reaching the next block's key. A wrong bound would make the walk skip a document.
+ * The postings the documents of `tenant` say exist (`tenant` is an SQL expression: `$1` for one
+ * tenant; the tests pass the row's own column to read every tenant): columns tenant, scope_key,
+ * field, lexeme, raw_node_rowid, tf, length. `blockPostingsSql` is what the blocks hold, in the
+ * same columns.
  */
-async function blockProblems(sql: Sql, tenant: string, limit: number): Promise<string[]> {
-  const rows = await sql.query<{ problem: string }>(
-    `SELECT format('%s "%s": the block from %s (%s postings, last %s, tf ≤ %s, length ≥ %s) holds %s postings, last %s, tf ≤ %s, length ≥ %s%s',
-              b.field, b.lexeme, b.block_start, b.n, b.last_rowid, b.max_tf, b.min_length, x.n, x.last, x.max_tf,
-              x.min_length, CASE WHEN NOT x.ascending THEN ', out of order' WHEN b.last_rowid >= nextb.block_start
-              THEN ', reaching the next block' ELSE '' END) AS problem
+export function documentPostingsSql(tenant: string): string {
+  return `SELECT d.tenant, d.scope_key, d.field, u.lexeme, d.raw_node_rowid, u.tf, d.length
+     FROM lexical_docs d, unnest(d.terms, d.tfs) AS u (lexeme, tf) WHERE d.tenant = ${tenant}`;
+}
+
+export function blockPostingsSql(tenant: string): string {
+  return `SELECT b.tenant, b.scope_key, b.field, b.lexeme, p.rowid AS raw_node_rowid, p.tf, p.length
+     FROM lexical_blocks b, lexical_block_postings(b.postings) p WHERE b.tenant = ${tenant}`;
+}
+
+/**
+ * Blocks of `tenant` out of shape (decision 034): a count, last rowid, largest tf or smallest length
+ * that is not their postings', more than the block size, postings not ascending, bytes not whole
+ * postings, or a range reaching the next block's key. A wrong bound would make the walk skip a
+ * document. Columns: the block's (`b.*` as stored) and its postings' (`held_*`), `ascending`, `next_start`.
+ */
+export function blocksOutOfShapeSql(tenant: string): string {
+  return `SELECT b.field, b.lexeme, b.scope_key, b.block_start, b.n, b.last_rowid, b.max_tf, b.min_length,
+       x.n AS held_n, x.last AS held_last, x.max_tf AS held_max_tf, x.min_length AS held_min_length, x.ascending,
+       nextb.block_start AS next_start
      FROM lexical_blocks b
      CROSS JOIN LATERAL (
        SELECT count(*) AS n, max(rowid) AS last, max(tf) AS max_tf, min(length) AS min_length,
@@ -90,10 +105,18 @@ async function blockProblems(sql: Sql, tenant: string, limit: number): Promise<s
        WHERE c.scope_key = b.scope_key AND c.field = b.field AND c.lexeme = b.lexeme AND c.block_start > b.block_start
        ORDER BY c.block_start LIMIT 1
      ) nextb ON true
-     WHERE b.tenant = $1 AND (x.n <> b.n OR b.n > ${lexicalBlockSize} OR length(b.postings) % ${postingBytes} <> 0
+     WHERE b.tenant = ${tenant} AND (x.n <> b.n OR b.n > ${lexicalBlockSize} OR length(b.postings) % ${postingBytes} <> 0
        OR x.last IS DISTINCT FROM b.last_rowid OR x.max_tf IS DISTINCT FROM b.max_tf
-       OR x.min_length IS DISTINCT FROM b.min_length OR NOT x.ascending OR b.last_rowid >= nextb.block_start)
-     ORDER BY 1 LIMIT ${limit}`,
+       OR x.min_length IS DISTINCT FROM b.min_length OR NOT x.ascending OR b.last_rowid >= nextb.block_start)`;
+}
+
+async function blockProblems(sql: Sql, tenant: string, limit: number): Promise<string[]> {
+  const rows = await sql.query<{ problem: string }>(
+    `SELECT format('%s "%s": the block from %s (%s postings, last %s, tf ≤ %s, length ≥ %s) holds %s postings, last %s, tf ≤ %s, length ≥ %s%s',
+              field, lexeme, block_start, n, last_rowid, max_tf, min_length, held_n, held_last, held_max_tf,
+              held_min_length, CASE WHEN NOT ascending THEN ', out of order' WHEN last_rowid >= next_start
+              THEN ', reaching the next block' ELSE '' END) AS problem
+     FROM (${blocksOutOfShapeSql("$1")}) shape ORDER BY 1 LIMIT ${limit}`,
     [tenant],
   );
   return rows.map((row) => row.problem);
@@ -101,10 +124,8 @@ async function blockProblems(sql: Sql, tenant: string, limit: number): Promise<s
 
 /** Postings a document should have and lacks, and postings no document accounts for. */
 async function postingProblems(sql: Sql, tenant: string, limit: number): Promise<string[]> {
-  const expected = `SELECT d.scope_key, d.field, u.lexeme, d.raw_node_rowid, u.tf, d.length
-     FROM lexical_docs d, unnest(d.terms, d.tfs) AS u (lexeme, tf) WHERE d.tenant = $1`;
-  const stored = `SELECT b.scope_key, b.field, b.lexeme, p.rowid AS raw_node_rowid, p.tf, p.length
-     FROM lexical_blocks b, lexical_block_postings(b.postings) p WHERE b.tenant = $1`;
+  const expected = documentPostingsSql("$1");
+  const stored = blockPostingsSql("$1");
   const rows = await sql.query<{ problem: string }>(
     `(SELECT format('%s "%s": raw node %s lacks its posting (tf %s, length %s)', field, lexeme, raw_node_rowid, tf, length) AS problem
       FROM (${expected} EXCEPT ALL ${stored}) missing LIMIT ${limit})
