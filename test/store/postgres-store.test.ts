@@ -7,7 +7,7 @@ import {
   insertDocumentsBefore11,
   removeStatisticsBefore11,
 } from "../../src/store/postgres/lexical-documents-before-11.ts";
-import { latestSchemaVersion } from "../../src/store/postgres/migrations.ts";
+import { latestSchemaVersion, rowPostingsTrigger } from "../../src/store/postgres/migrations.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { appRole, postgresSkipReason, usePostgresCluster } from "../support/postgres-cluster.ts";
 import { blockPostings, blocksOutOfShape, postingsOutOfStep } from "../support/postgres-lexical-blocks.ts";
@@ -40,16 +40,8 @@ const lexicalTablesBefore12 = `
   DROP TABLE lexical_blocks;
   DROP FUNCTION lexical_block_postings(bytea);
   DROP FUNCTION lexical_posting(bigint, integer, integer);
-  CREATE FUNCTION lexical_docs_drop_postings() RETURNS trigger LANGUAGE plpgsql AS $$
-  BEGIN
-    DELETE FROM lexical_postings p
-    WHERE p.scope_key = OLD.scope_key AND p.field = OLD.field AND p.lexeme = ANY (OLD.terms)
-      AND p.raw_node_rowid = OLD.raw_node_rowid;
-    RETURN NULL;
-  END $$;
-  ALTER FUNCTION lexical_docs_drop_postings() OWNER TO ${appRole};
-  CREATE TRIGGER lexical_docs_drop_postings AFTER DELETE ON lexical_docs
-    FOR EACH ROW EXECUTE FUNCTION lexical_docs_drop_postings();`;
+  ${rowPostingsTrigger}
+  ALTER FUNCTION lexical_docs_drop_postings() OWNER TO ${appRole};`;
 
 /** Puts a database's lexical tables back in their shape before migration 11 (their rows kept, documents without terms). */
 const lexicalTablesBefore11 = `

@@ -20,6 +20,20 @@ import { forEachTenant, type Sql } from "./tenant-transaction.ts";
  * names, no tenant data) and `api_keys` (verified before a tenant is known; key hashes only) have none.
  */
 
+/**
+ * Migration 11's row trigger: deleting a document deletes its postings (`lexical_postings`, until
+ * migration 12 put them in blocks). Exported for the tests that put a database back in that shape.
+ */
+export const rowPostingsTrigger = `CREATE FUNCTION lexical_docs_drop_postings() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM lexical_postings p
+        WHERE p.scope_key = OLD.scope_key AND p.field = OLD.field AND p.lexeme = ANY (OLD.terms)
+          AND p.raw_node_rowid = OLD.raw_node_rowid;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER lexical_docs_drop_postings AFTER DELETE ON lexical_docs
+        FOR EACH ROW EXECUTE FUNCTION lexical_docs_drop_postings();`;
+
 /** The policy every tenant table gets; `tenant_wall()` reads the setting (NULL when unset: no row matches). */
 const firstTenantTables = [
   "scopes",
@@ -459,15 +473,7 @@ const migrations: readonly {
         ALTER COLUMN lexeme TYPE text COLLATE "C";
       ALTER TABLE lexical_terms ALTER COLUMN field TYPE text COLLATE "C", ALTER COLUMN lexeme TYPE text COLLATE "C";
       DROP INDEX lexical_postings_by_node;
-      CREATE FUNCTION lexical_docs_drop_postings() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        DELETE FROM lexical_postings p
-        WHERE p.scope_key = OLD.scope_key AND p.field = OLD.field AND p.lexeme = ANY (OLD.terms)
-          AND p.raw_node_rowid = OLD.raw_node_rowid;
-        RETURN NULL;
-      END $$;
-      CREATE TRIGGER lexical_docs_drop_postings AFTER DELETE ON lexical_docs
-        FOR EACH ROW EXECUTE FUNCTION lexical_docs_drop_postings();
+      ${rowPostingsTrigger}
     `,
     run: termsOntoDocuments,
   },
