@@ -23,7 +23,7 @@ export function verifyLexicalIndex(
   options: { maxProblems?: number } = {},
 ): string[] {
   const problems = new Problems(options.maxProblems ?? defaultMaxProblems);
-  for (const field of lexicalFields) verifyField(db, lexicalTables(storage, field), field, problems);
+  for (const field of lexicalFields) verifyField({ db, tables: lexicalTables(storage, field), field, problems });
   return problems.list();
 }
 
@@ -49,7 +49,23 @@ function tableExists(db: Database, name: string): boolean {
   );
 }
 
-function verifyField(db: Database, tables: LexicalTables, field: string, problems: Problems): void {
+/** One field's index under check: where it lives, and where its problems go. */
+interface FieldCheck {
+  readonly db: Database;
+  readonly tables: LexicalTables;
+  readonly field: string;
+  readonly problems: Problems;
+}
+
+/** A scope's row in the index's statistics. */
+interface ScopeRow {
+  readonly ordinal: number;
+  readonly docs: number;
+  readonly tokens: number;
+}
+
+function verifyField(check: FieldCheck): void {
+  const { db, tables, field, problems } = check;
   if (!tableExists(db, tables.fts)) return;
   if (!tableExists(db, tables.terms)) {
     const rows = statement(db, `SELECT count(*) FROM ${tables.fts}`, "pluck").get() as number;
@@ -63,9 +79,17 @@ function verifyField(db: Database, tables: LexicalTables, field: string, problem
     problems.add(`${field}: FTS5's integrity-check failed: ${(error as Error).message}`);
     return;
   }
-  const documents = readDocuments(db, tables, field, problems);
-  verifyStatistics(db, tables, field, documents, problems);
-  verifyTerms(db, tables, field, documents, problems);
+  const scopes = new Map<string, ScopeRow>();
+  for (const [scopeKey, ordinal, docs, tokens] of statement(
+    db,
+    `SELECT scope_key, ord, docs, tokens FROM ${tables.scopes} WHERE ord <> 0`,
+    "raw",
+  ).all() as [string, number, number, number][]) {
+    scopes.set(scopeKey, { ordinal, docs, tokens });
+  }
+  const documents = readDocuments(check, scopes);
+  verifyStatistics(check, scopes, documents);
+  verifyTerms(check, documents);
 }
 
 interface Documents {
@@ -82,18 +106,11 @@ interface Documents {
 }
 
 /** Each FTS row's length (FTS5's `_docsize`) and the scope its raw node belongs to. */
-function readDocuments(db: Database, tables: LexicalTables, field: string, problems: Problems): Documents {
+function readDocuments(check: FieldCheck, scopes: ReadonlyMap<string, ScopeRow>): Documents {
+  const { db, tables, field, problems } = check;
   const maxRowid = (statement(db, `SELECT max(id) FROM ${tables.fts}_docsize`, "pluck").get() as number | null) ?? 0;
   const lengths = new Int32Array(maxRowid + 1).fill(-1);
   const ordinals = new Int32Array(maxRowid + 1).fill(-1);
-  const scopeOrdinals = new Map<string, number>();
-  for (const [scopeKey, ordinal] of statement(
-    db,
-    `SELECT scope_key, ord FROM ${tables.scopes} WHERE ord <> 0`,
-    "raw",
-  ).all() as [string, number][]) {
-    scopeOrdinals.set(scopeKey, ordinal);
-  }
   const perScope = new Map<string, { docs: number; tokens: number }>();
   let rows = 0;
   let tokens = 0;
@@ -114,9 +131,9 @@ function readDocuments(db: Database, tables: LexicalTables, field: string, probl
     counts.docs++;
     counts.tokens += length;
     perScope.set(scopeKey, counts);
-    const ordinal = scopeOrdinals.get(scopeKey);
-    if (ordinal === undefined) continue; // reported once per scope by verifyStatistics
-    ordinals[rowid] = ordinal;
+    const scope = scopes.get(scopeKey);
+    if (scope === undefined) continue; // reported once per scope by verifyStatistics
+    ordinals[rowid] = scope.ordinal;
   }
   const keys = [...perScope.keys()];
   const scopeTokens = new Set(
@@ -128,21 +145,9 @@ function readDocuments(db: Database, tables: LexicalTables, field: string, probl
   return { lengths, ordinals, scopeTokens, perScope, rows, tokens };
 }
 
-function verifyStatistics(
-  db: Database,
-  tables: LexicalTables,
-  field: string,
-  documents: Documents,
-  problems: Problems,
-): void {
-  const stored = new Map<string, { docs: number; tokens: number }>();
-  for (const [scopeKey, docs, tokens] of statement(
-    db,
-    `SELECT scope_key, docs, tokens FROM ${tables.scopes} WHERE ord <> 0`,
-    "raw",
-  ).all() as [string, number, number][]) {
-    stored.set(scopeKey, { docs, tokens });
-  }
+function verifyStatistics(check: FieldCheck, scopes: ReadonlyMap<string, ScopeRow>, documents: Documents): void {
+  const { db, tables, field, problems } = check;
+  const stored = new Map(scopes);
   for (const [scopeKey, counted] of documents.perScope) {
     const held = stored.get(scopeKey);
     stored.delete(scopeKey);
@@ -187,13 +192,8 @@ function compareBytes(a: string, b: string): number {
 }
 
 /** The dictionary and FTS5's vocabulary merged in term order; each shared term's list compared in full. */
-function verifyTerms(
-  db: Database,
-  tables: LexicalTables,
-  field: string,
-  documents: Documents,
-  problems: Problems,
-): void {
+function verifyTerms(check: FieldCheck, documents: Documents): void {
+  const { db, tables, field, problems } = check;
   const vocabulary = `cairn_verify_${tables.fts}_row`;
   const instances = `cairn_verify_${tables.fts}_instance`;
   db.exec(
