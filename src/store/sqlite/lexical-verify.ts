@@ -17,18 +17,14 @@ import type { TenantStorage } from "./tenants.ts";
  * the same (byte) order; only each row's length and scope ordinal are held, in two typed arrays
  * indexed by rowid. `cairn check` runs it on every tenant; the tests run it after every kind of write.
  */
-export function verifyLexicalIndex(
-  db: Database,
-  storage: TenantStorage,
-  options: { maxProblems?: number } = {},
-): string[] {
-  const problems = new Problems(options.maxProblems ?? defaultMaxProblems);
+export function verifyLexicalIndex(db: Database, storage: TenantStorage): string[] {
+  const problems = new Problems(maxProblems);
   for (const field of lexicalFields) verifyField({ db, tables: lexicalTables(storage, field), field, problems });
   return problems.list();
 }
 
 /** Problems reported per tenant at most: a broken index would otherwise name every term it holds. */
-const defaultMaxProblems = 50;
+const maxProblems = 50;
 
 class Problems {
   readonly #kept: string[] = [];
