@@ -1,3 +1,4 @@
+import { b, k1 } from "../lexical-block-max.ts";
 import { queryTerms } from "../query-terms.ts";
 
 /**
@@ -8,8 +9,8 @@ import { queryTerms } from "../query-terms.ts";
  */
 export const textSearchConfig = "english";
 
-/** BM25's parameters, as FTS5's `bm25()` uses them by default. */
-export const bm25 = { k1: 1.2, b: 0.75 } as const;
+/** BM25's parameters: the block-max walk's (FTS5's defaults), so the exhaustive SQL pass scores alike. */
+export const bm25 = { k1, b } as const;
 
 /** The words of a query worth matching (see `queryTerms`), as plain text for `to_tsvector`. */
 export function queryWords(text: string, maxTerms = 32): string | null {
