@@ -289,13 +289,14 @@ class LinkRepair {
 
   /**
    * Entries reached from `from` as a routed search walks (`routedReach`): a merged entry is reached
-   * with its host, but nothing is walked from it, so an earlier state or a guest hanging off a merged
-   * entry counts as unreachable and gets hosted.
+   * with its host, and so are the entries merged into it (their evidence is its host's too), but no
+   * other link is walked from it, so an earlier state or a guest hanging off a merged entry counts
+   * as unreachable and gets hosted.
    */
   #reachable(from: readonly string[]): Set<string> {
-    const hostedBy = new Map<string, string[]>();
+    const hostedBy = new Map<string, IndexEntry[]>();
     for (const entry of this.#entries.values()) {
-      if (entry.host) hostedBy.set(entry.host, [...(hostedBy.get(entry.host) ?? []), entry.id]);
+      if (entry.host) hostedBy.set(entry.host, [...(hostedBy.get(entry.host) ?? []), entry]);
     }
     const starts = new Set(from);
     const seen = new Set<string>();
@@ -304,9 +305,13 @@ class LinkRepair {
       if (seen.has(id)) continue;
       seen.add(id);
       const entry = this.#entries.get(id);
-      if (entry?.status === "merged" && !starts.has(id)) continue;
+      const guests = hostedBy.get(id) ?? [];
+      if (entry?.status === "merged" && !starts.has(id)) {
+        stack.push(...guests.filter((guest) => guest.status === "merged").map((guest) => guest.id));
+        continue;
+      }
       if (entry?.predecessor) stack.push(entry.predecessor);
-      stack.push(...(hostedBy.get(id) ?? []));
+      stack.push(...guests.map((guest) => guest.id));
     }
     return seen;
   }
