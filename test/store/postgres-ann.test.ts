@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { defaultAnnOptions, estimatedBytes } from "../../src/store/postgres/ann-indexes.ts";
+import type { PostgresScopedStore } from "../../src/store/postgres/postgres-scoped-store.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
+import type { PostgresLexicalTrace } from "../../src/store/postgres/search-lexical.ts";
 import { postgresSkipReason, usePostgresCluster } from "../support/postgres-cluster.ts";
 import { embedText, scopeA, scopeB, textSpace } from "./conformance-support.ts";
 import { forget } from "./scoped-reads.ts";
@@ -69,6 +71,72 @@ describe("Postgres store: the in-process ANN index (decision 025)", { skip }, ()
     } finally {
       await reader.close();
       await writer.close();
+    }
+  });
+
+  it("an unfiltered search of a built graph answers in one trip as the exact scan does, and names the lexical winners", async () => {
+    const url = await cluster.freshDatabase();
+    const store = await PostgresStore.open({ url, vectorSearch: { exactBelow: 4 } });
+    const exact = await PostgresStore.open({ url, vectorSearch: { exactBelow: 1_000 } });
+    try {
+      const scoped = store.forScope(scopeA) as PostgresScopedStore;
+      await scoped.commitSession(await buildSessionWrite({ key: "river", turns: turnsOf(words) }));
+      const again = await scoped.commitSession(
+        await buildSessionWrite({ key: "again", turns: turnsOf(words.slice(0, 3)) }),
+      );
+      const lexicalBefore: PostgresLexicalTrace = {};
+      const before = await scoped.searchLexical("text", "heron river", { limit: 5 }, lexicalBefore);
+      assert.equal(lexicalBefore.idsRead, before.length, "no graph yet: every winner's id is read");
+      await store.vectorIndexReady(textSpace.name, scopeA);
+      const answered = store.vectorIndexOneTripAnswers();
+      for (const word of words) {
+        const query = await embedText(`the ${word} by the river`);
+        for (const limit of [1, 4, 11]) {
+          const quick = await scoped.searchVectors(textSpace.name, query, { limit });
+          const scanned = await exact.forScope(scopeA).searchVectors(textSpace.name, query, { limit });
+          assert.deepEqual(
+            quick.map((hit) => hit.id),
+            scanned.map((hit) => hit.id),
+            `${word} top ${limit}`,
+          );
+          quick.forEach((hit, rank) => {
+            assert.ok(Math.abs(hit.score - (scanned[rank]?.score ?? Number.NaN)) < 1e-5, "the same cosine");
+          });
+        }
+      }
+      assert.equal(store.vectorIndexOneTripAnswers(), answered + words.length * 3, "every one through the graph");
+      const filtered = await scoped.searchVectors(textSpace.name, await embedText("the heron by the river"), {
+        limit: 2,
+        filters: { sessionKeys: ["again"] },
+      });
+      assert.equal(filtered.length, 2);
+      assert.equal(store.vectorIndexOneTripAnswers(), answered + words.length * 3, "a filtered search is not");
+
+      const lexicalAfter: PostgresLexicalTrace = {};
+      const after = await scoped.searchLexical("text", "heron river", { limit: 5 }, lexicalAfter);
+      assert.deepEqual(after, before);
+      assert.equal(lexicalAfter.idsRead, 0, "the graph knows every raw node's id");
+
+      // Forgotten: the graph and what it knew go; neither pass names a forgotten raw node.
+      await forget(scoped, { session: "again" }, spaces);
+      const heron = await embedText("the heron by the river");
+      const gone = await scoped.searchVectors(textSpace.name, heron, { limit: 11 });
+      assert.equal(gone.length, 8);
+      await store.vectorIndexReady(textSpace.name, scopeA);
+      const oneTrip = store.vectorIndexOneTripAnswers();
+      const rebuilt = await scoped.searchVectors(textSpace.name, heron, { limit: 8 });
+      assert.equal(store.vectorIndexOneTripAnswers(), oneTrip + 1, "through the rebuilt graph");
+      assert.deepEqual(
+        rebuilt.map((hit) => hit.id),
+        gone.map((hit) => hit.id),
+      );
+      const lexicalGone = await scoped.searchLexical("text", "heron river", { limit: 11 });
+      for (const hits of [gone, rebuilt, lexicalGone]) {
+        assert.ok(!hits.some((hit) => again.rawNodeIds.includes(hit.id)), "no forgotten raw node comes back");
+      }
+    } finally {
+      await store.close();
+      await exact.close();
     }
   });
 

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { StoreError } from "../../core/errors.ts";
 import { type HnswOptions, type Neighbour, VectorIndex } from "../vector-index.ts";
 import { defaultVectorIndexOptions } from "../vector-index-options.ts";
-import { inTenant, type Sql } from "./tenant-transaction.ts";
+import { inTenant, readInOneTrip, type Sql } from "./tenant-transaction.ts";
 import { type SpaceRow, vectorFromSend } from "./vector-spaces.ts";
 
 /**
@@ -55,15 +55,34 @@ const scalarBytes = { f32: 4, f16: 2, bf16: 2, i8: 1 } as const;
 
 /**
  * What a graph of `size` vectors of `dimensions` holds in memory, estimated: the vectors at the
- * graph's quantization, up to `2 × connectivity` level-0 links of 4 bytes each, and ~96 bytes of
- * key maps and level bookkeeping per vector. An estimate for the bound, not a measurement.
+ * graph's quantization, up to `2 × connectivity` level-0 links of 4 bytes each, ~96 bytes of key
+ * maps and level bookkeeping per vector, and ~160 bytes for the row → raw node map (two map
+ * entries and the raw node's id, decision 036). An estimate for the bound, not a measurement.
  */
 export function estimatedBytes(size: number, dimensions: number, hnsw: HnswOptions): number {
-  return size * (dimensions * scalarBytes[hnsw.quantization] + 2 * hnsw.connectivity * 4 + 96);
+  return size * (dimensions * scalarBytes[hnsw.quantization] + 2 * hnsw.connectivity * 4 + 96 + 160);
 }
 
 /** Vectors handed to usearch per step of a build: each step blocks the event loop for tens of milliseconds. */
 const buildChunk = 1_024;
+
+/**
+ * What the graph's rows stand for: vector row seq → raw node rowid, raw node rowid → id, filled
+ * from the same rows the graph is (built and caught up together, dropped together). Both
+ * mappings never change: seqs and rowids are drawn from sequences and never reused.
+ */
+interface RowMap {
+  readonly rawRowidOf: Map<number, number>;
+  readonly idOf: Map<number, string>;
+}
+
+/** One raw node from the graph, at its nearest vector: cosine distance from the graph's f32 vectors. */
+export interface GraphHit {
+  readonly id: string;
+  /** The raw node's rowid: equal distances rank in storage order, as the exact scan does. */
+  readonly rowid: number;
+  readonly distance: number;
+}
 
 interface Partition {
   readonly table: string;
@@ -71,6 +90,7 @@ interface Partition {
   readonly tenant: string;
   readonly dimensions: number;
   index?: VectorIndex;
+  rows?: RowMap;
   /** Every row of the scope with seq ≤ this is in `index`. */
   seq: number;
   generation: number;
@@ -84,6 +104,8 @@ interface CatchUpRow {
   readonly generation: number | null;
   readonly seq: number | null;
   readonly vector: Buffer | null;
+  readonly raw_node_rowid: number | null;
+  readonly id: string | null;
 }
 
 export class AnnIndexes {
@@ -91,6 +113,7 @@ export class AnnIndexes {
   readonly #pool: pg.Pool;
   readonly #partitions = new Map<string, Partition>();
   #closed = false;
+  #oneTrip = 0;
 
   constructor(pool: pg.Pool, options: Partial<AnnOptions> = {}) {
     this.#pool = pool;
@@ -109,8 +132,8 @@ export class AnnIndexes {
     k: number,
   ): Promise<Neighbour[] | null> {
     const partition = this.#partition(space, scope);
-    const { index, epoch } = partition;
-    if (!index) {
+    const { index, rows: map, epoch } = partition;
+    if (!index || !map) {
       this.#build(partition);
       return null;
     }
@@ -127,9 +150,91 @@ export class AnnIndexes {
       return null;
     }
     const before = index.size;
-    add(partition, index, rows.slice(1));
+    add(partition, index, map, rows.slice(1));
     if (index.size > before) this.#bound(partition);
     return index.search(vector, k);
+  }
+
+  /**
+   * The `k` nearest vector rows of the scope as raw nodes (each at its nearest vector, nearest
+   * first, equal distances in rowid order), scored by the graph's own f32 vectors, in one round
+   * trip: the transaction's opening, the catch-up statement (which also reads the largest seq its
+   * snapshot sees) and the COMMIT go as one simple query. Null when the scope has no usable graph
+   * (none yet, a forget the graph predates or postdates, too long a lag): the caller searches in a
+   * transaction of its own, as before. Graph rows above the snapshot's largest seq (added by a
+   * concurrent search with a newer snapshot) are left out, so the answer is the snapshot's; every
+   * row at or below it is in the snapshot, since deletions renew the generation (decision 036).
+   */
+  async nearestNodes(
+    space: SpaceRow,
+    scope: { key: string; tenant: string },
+    vector: Float32Array,
+    k: number,
+  ): Promise<GraphHit[] | null> {
+    const partition = this.#partition(space, scope);
+    const { index, rows: map, epoch } = partition;
+    if (!index || !map) {
+      this.#build(partition);
+      return null;
+    }
+    this.#touch(partition);
+    const rows = await readInOneTrip<CatchUpRow & { visible: number | null }>(
+      this.#pool,
+      scope.tenant,
+      "searchVectors",
+      {
+        text: rowsStatement(partition.table, this.options.maxCatchUp + 1, true),
+        values: [partition.scopeKey, partition.seq],
+      },
+    );
+    if (partition.epoch !== epoch) return null;
+    const generation = generationOf(rows);
+    if (generation < partition.generation) return null;
+    if (generation > partition.generation || rows.length - 1 > this.options.maxCatchUp) {
+      this.#drop(partition);
+      this.#build(partition);
+      return null;
+    }
+    const before = index.size;
+    add(partition, index, map, rows.slice(1));
+    if (index.size > before) this.#bound(partition);
+    // No vector row of the scope in the snapshot: nothing to find (a graph holding rows anyway
+    // would hold only rows committed after it).
+    const visible = rows[0]?.visible ?? 0;
+    const best = new Map<number, number>();
+    for (const { rowid: seq, similarity } of index.search(vector, k)) {
+      if (seq > visible) continue;
+      const rawRowid = map.rawRowidOf.get(seq);
+      if (rawRowid === undefined) return null;
+      const distance = 1 - similarity;
+      if (distance < (best.get(rawRowid) ?? Number.POSITIVE_INFINITY)) best.set(rawRowid, distance);
+    }
+    const hits: GraphHit[] = [];
+    for (const [rowid, distance] of best) {
+      const id = map.idOf.get(rowid);
+      if (id === undefined) return null;
+      hits.push({ id, rowid, distance });
+    }
+    this.#oneTrip++;
+    return hits.sort((left, right) => left.distance - right.distance || left.rowid - right.rowid);
+  }
+
+  /** Searches `nearestNodes` answered (in one round trip, from a graph): for tests and reports. */
+  get oneTripAnswers(): number {
+    return this.#oneTrip;
+  }
+
+  /**
+   * Raw node rowid → id of the scope, as far as this process's graphs of the scope know them (a
+   * graph knows every raw node with a vector in its space). A rowid → id pair never changes, so a
+   * caller holding a rowid its snapshot sees may name it from here instead of reading it again.
+   */
+  knownIds(scopeKey: string): ReadonlyMap<number, string>[] {
+    const known: ReadonlyMap<number, string>[] = [];
+    for (const partition of this.#partitions.values()) {
+      if (partition.scopeKey === scopeKey && partition.rows) known.push(partition.rows.idOf);
+    }
+    return known;
   }
 
   /**
@@ -214,6 +319,7 @@ export class AnnIndexes {
 
   #drop(partition: Partition): void {
     partition.index = undefined;
+    partition.rows = undefined;
     partition.seq = 0;
     partition.generation = -1;
     partition.epoch++;
@@ -235,6 +341,7 @@ export class AnnIndexes {
       "vectorIndex",
       async (sql) => {
         const index = VectorIndex.create(partition.dimensions, this.options.hnsw);
+        const map: RowMap = { rawRowidOf: new Map(), idOf: new Map() };
         const built = { ...partition, seq: 0 };
         let generation = 0;
         for (let full = true; full; ) {
@@ -243,12 +350,13 @@ export class AnnIndexes {
           full = rows.length - 1 >= this.options.buildPage;
           for (let start = 1; start < rows.length; start += buildChunk) {
             if (stale()) return;
-            add(built, index, rows.slice(start, start + buildChunk));
+            add(built, index, map, rows.slice(start, start + buildChunk));
             await new Promise((resolve) => setImmediate(resolve));
           }
         }
         if (stale()) return;
         partition.index = index;
+        partition.rows = map;
         partition.seq = built.seq;
         partition.generation = generation;
         this.#touch(partition);
@@ -266,19 +374,25 @@ export class AnnIndexes {
 }
 
 /**
- * One statement: first row the scope's vector generation (null when the scope has no state row),
- * then its vector rows with seq above the partition's, in seq order (at most `limit` of them).
- * `vector_send` is pgvector's binary form: 4 header bytes, then big-endian float32s.
+ * One statement: first row the scope's vector generation (null when the scope has no state row)
+ * and, with `visible`, the largest seq of the scope's rows (one step down the (scope, seq) btree);
+ * then its vector rows with seq above the partition's, in seq order (at most `limit` of them), each
+ * with its raw node's rowid and id. `vector_send` is pgvector's binary form: 4 header bytes, then
+ * big-endian float32s.
  */
-function readRows(sql: Sql, partition: Pick<Partition, "table" | "scopeKey" | "seq">, limit: number) {
-  return sql.query<CatchUpRow>(
-    `SELECT (SELECT vector_generation FROM index_state WHERE scope_key = $1) AS generation, NULL::bigint AS seq,
-       NULL::bytea AS vector
+function rowsStatement(table: string, limit: number, visible: boolean): string {
+  return `SELECT (SELECT vector_generation FROM index_state WHERE scope_key = $1) AS generation, NULL::bigint AS seq,
+       NULL::bytea AS vector, NULL::bigint AS raw_node_rowid, NULL::text AS id${
+         visible ? `, (SELECT max(seq) FROM ${table} WHERE scope_key = $1) AS visible` : ""
+       }
      UNION ALL
-     (SELECT NULL, v.seq, vector_send(v.embedding) FROM ${partition.table} v
-      WHERE v.scope_key = $1 AND v.seq > $2 ORDER BY v.seq LIMIT ${Math.max(1, Math.trunc(limit))})`,
-    [partition.scopeKey, partition.seq],
-  );
+     (SELECT NULL, v.seq, vector_send(v.embedding), v.raw_node_rowid, r.id${visible ? ", NULL" : ""}
+      FROM ${table} v JOIN raw_nodes r ON r.rowid = v.raw_node_rowid
+      WHERE v.scope_key = $1 AND v.seq > $2 ORDER BY v.seq LIMIT ${Math.max(1, Math.trunc(limit))})`;
+}
+
+function readRows(sql: Sql, partition: Pick<Partition, "table" | "scopeKey" | "seq">, limit: number) {
+  return sql.query<CatchUpRow>(rowsStatement(partition.table, limit, false), [partition.scopeKey, partition.seq]);
 }
 
 /** The scope's vector generation in a `readRows` answer; 0 for a scope with no state row (it holds no vectors). */
@@ -291,7 +405,12 @@ function generationOf(rows: readonly CatchUpRow[]): number {
  * row of the scope from some seq on, in commit order, so rows at or below the partition's seq
  * (added by a search that read meanwhile) are already in.
  */
-function add(partition: Pick<Partition, "seq" | "dimensions">, index: VectorIndex, rows: readonly CatchUpRow[]): void {
+function add(
+  partition: Pick<Partition, "seq" | "dimensions">,
+  index: VectorIndex,
+  map: RowMap,
+  rows: readonly CatchUpRow[],
+): void {
   const fresh = rows.filter((row) => (row.seq as number) > partition.seq);
   if (fresh.length === 0) return;
   const { dimensions } = partition;
@@ -300,6 +419,8 @@ function add(partition: Pick<Partition, "seq" | "dimensions">, index: VectorInde
   fresh.forEach((row, position) => {
     vectors.set(vectorFromSend(row.vector as Buffer), position * dimensions);
     seqs.push(row.seq as number);
+    map.rawRowidOf.set(row.seq as number, row.raw_node_rowid as number);
+    map.idOf.set(row.raw_node_rowid as number, row.id as string);
   });
   index.upsert(seqs, vectors);
   partition.seq = seqs[seqs.length - 1] as number;

@@ -48,7 +48,7 @@ import {
 } from "./scope-index.ts";
 import { scopeStats } from "./scope-stats.ts";
 import { type PostgresLexicalTrace, searchLexical } from "./search-lexical.ts";
-import { searchVectors } from "./search-vectors.ts";
+import { searchVectors, searchVectorsInOneTrip } from "./search-vectors.ts";
 import { inTenant, readInOneTrip, type Sql } from "./tenant-transaction.ts";
 import { commitVideo, readNotifierState, readNotifierStreams, readVideoItems } from "./video-items.ts";
 
@@ -166,6 +166,8 @@ export class PostgresScopedStore implements ScopedStore {
     vector: Float32Array,
     options: { limit: number; filters?: SearchFilters },
   ): Promise<Ranked[]> {
+    const quick = await searchVectorsInOneTrip(this.#context, space, vector, options);
+    if (quick) return quick;
     return inTenant(
       this.#pool,
       this.#context.tenant,

@@ -226,6 +226,11 @@ export class PostgresStore implements Store {
     return row ? this.#services.ann.size(row, scopeKey(validateScope(scope))) : 0;
   }
 
+  /** Dense searches this process answered from a graph in one round trip (decision 036): for tests and reports. */
+  vectorIndexOneTripAnswers(): number {
+    return this.#services.ann.oneTripAnswers;
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

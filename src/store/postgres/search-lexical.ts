@@ -38,6 +38,8 @@ export interface PostgresLexicalTrace {
   fetchMs?: number;
   walkMs?: number;
   idsMs?: number;
+  /** Winners whose ids were read from the database (the rest were known to this process). */
+  idsRead?: number;
 }
 
 /**
@@ -200,9 +202,25 @@ async function blockMaxLexical(
     });
   }
   if (hits.length === 0) return [];
-  const ids = await sql.query<{ rowid: number; id: string }>(idsStatement, [context.key, hits.map((hit) => hit.rowid)]);
-  if (trace) trace.idsMs = performance.now() - idsStarted;
-  const idOf = new Map(ids.map((row) => [Number(row.rowid), row.id]));
+  // Each winner's posting is in this snapshot, so its raw node is too: its id may come from what
+  // this process's vector graphs of the scope know (rowid → id never changes, decision 036);
+  // only the rest are read.
+  const known = context.store.ann.knownIds(context.key);
+  const idOf = new Map<number, string>();
+  const unknown: number[] = [];
+  for (const { rowid } of hits) {
+    const id = known.find((map) => map.has(rowid))?.get(rowid);
+    if (id === undefined) unknown.push(rowid);
+    else idOf.set(rowid, id);
+  }
+  if (unknown.length > 0) {
+    const ids = await sql.query<{ rowid: number; id: string }>(idsStatement, [context.key, unknown]);
+    for (const row of ids) idOf.set(Number(row.rowid), row.id);
+  }
+  if (trace) {
+    trace.idsMs = performance.now() - idsStarted;
+    trace.idsRead = unknown.length;
+  }
   return hits.flatMap((hit) => {
     const id = idOf.get(hit.rowid);
     return id === undefined ? [] : [{ id, score: hit.score }];

@@ -55,6 +55,30 @@ export async function searchVectors(
 }
 
 /**
+ * The unfiltered search of a scope whose graph is built, in one round trip and no transaction held
+ * (decision 036): the catch-up read and the COMMIT ride on the transaction's opening, and the
+ * graph's candidates are scored by the graph's own f32 vectors (as the SQLite store scores them)
+ * and named from the raw nodes the graph was built and caught up with. Undefined when this path
+ * does not apply (a filter, no graph yet, a graph the snapshot cannot use, fewer raw nodes than
+ * asked): the caller runs `searchVectors` in a transaction, which decides as before.
+ */
+export async function searchVectorsInOneTrip(
+  context: ScopeContext,
+  spaceName: string,
+  vector: Float32Array,
+  options: { limit: number; filters?: SearchFilters },
+): Promise<Ranked[] | undefined> {
+  if (hasFilters(options.filters) || options.limit === 0) return undefined;
+  const space = await context.store.spaces.named(spaceName);
+  if (!space || space.dimensions !== vector.length) return undefined;
+  const { ann } = context.store;
+  const wanted = space.kind === "image" ? options.limit * imageOverFetch : options.limit;
+  const hits = await ann.nearestNodes(space, context, vector, wanted);
+  if (!hits || hits.length < options.limit) return undefined;
+  return ranked(hits, options.limit);
+}
+
+/**
  * The index's candidates scored exactly: rows of this scope the snapshot sees (a forgotten one is
  * gone), passing the filters, each raw node at its best vector. Null when the scope has no index yet.
  */
