@@ -2,7 +2,7 @@ import type pg from "pg";
 import { StoreError } from "../../core/errors.ts";
 import { type HnswOptions, type Neighbour, VectorIndex } from "../vector-index.ts";
 import { defaultVectorIndexOptions } from "../vector-index-options.ts";
-import { inTenant, readInOneTrip, type Sql } from "./tenant-transaction.ts";
+import { inTenant, prepared, readInOneTrip, type Sql } from "./tenant-transaction.ts";
 import { type SpaceRow, vectorFromSend } from "./vector-spaces.ts";
 
 /**
@@ -183,7 +183,7 @@ export class AnnIndexes {
       scope.tenant,
       "searchVectors",
       {
-        text: rowsStatement(partition.table, this.options.maxCatchUp + 1, true),
+        text: prepared(rowsStatement(partition.table, this.options.maxCatchUp + 1, true)),
         values: [partition.scopeKey, partition.seq],
       },
     );

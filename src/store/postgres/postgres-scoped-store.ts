@@ -47,7 +47,7 @@ import {
   restoreIndexAndAudit,
 } from "./scope-index.ts";
 import { scopeStats } from "./scope-stats.ts";
-import { type PostgresLexicalTrace, searchLexical } from "./search-lexical.ts";
+import { type PostgresLexicalTrace, searchLexical, searchLexicalInOneTrip } from "./search-lexical.ts";
 import { searchVectors, searchVectorsInOneTrip } from "./search-vectors.ts";
 import { inTenant, readInOneTrip, type Sql } from "./tenant-transaction.ts";
 import { commitVideo, readNotifierState, readNotifierStreams, readVideoItems } from "./video-items.ts";
@@ -158,6 +158,8 @@ export class PostgresScopedStore implements ScopedStore {
     options: { limit: number; filters?: SearchFilters },
     trace?: PostgresLexicalTrace,
   ): Promise<Ranked[]> {
+    const quick = await searchLexicalInOneTrip(this.#context, this.#pool, field, query, options, trace);
+    if (quick) return quick;
     return this.#read("searchLexical", (sql) => searchLexical(this.#context, sql, field, query, options, trace));
   }
 

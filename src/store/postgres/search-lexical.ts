@@ -1,3 +1,4 @@
+import type pg from "pg";
 import type { Ranked } from "../../core/ranked.ts";
 import { type BlockList, type BlockMaxTrace, blockBound, blockMaxTopK, slack } from "../lexical-block-max.ts";
 import type { SearchFilters } from "../records.ts";
@@ -6,7 +7,7 @@ import { filterSql, hasFilters } from "./filter-sql.ts";
 import { decodeBlock } from "./lexical-blocks.ts";
 import { bm25, queryWords, textSearchConfig } from "./lexical-terms.ts";
 import type { ScopeContext } from "./scope-context.ts";
-import { prepared, type Sql } from "./tenant-transaction.ts";
+import { type Inlinable, type Prepared, prepared, readInOneTrip, type Sql } from "./tenant-transaction.ts";
 
 /**
  * Which BM25 pass answers: `index`, block-max MaxScore in this process over the query terms'
@@ -62,8 +63,35 @@ export async function searchLexical(
   if (trace) trace.pass = passKind;
   return passKind === "sql"
     ? exhaustiveLexical(context, sql, field, words, options)
-    : blockMaxLexical(context, sql, field, words, options, trace);
+    : blockMaxLexical(context, (statement, values) => sql.query(statement, values), field, words, options, trace);
 }
+
+/**
+ * The unfiltered block-max pass without a transaction held (decision 036): the block statement
+ * rides on the transaction's opening with its COMMIT, in one round trip; winners this process
+ * cannot name are looked up in a second one-trip read (a winner forgotten in between is left out,
+ * never named). Undefined when this path does not apply (filters, or the exhaustive pass chosen):
+ * the caller searches in a transaction.
+ */
+export async function searchLexicalInOneTrip(
+  context: ScopeContext,
+  pool: pg.Pool,
+  field: LexicalField,
+  query: string,
+  options: { limit: number; filters?: SearchFilters },
+  trace?: PostgresLexicalTrace,
+): Promise<Ranked[] | undefined> {
+  if (passKind !== "index" || hasFilters(options.filters)) return undefined;
+  const words = queryWords(query);
+  if (!words || options.limit === 0) return [];
+  if (trace) trace.pass = passKind;
+  const read: Read = (statement, values) =>
+    readInOneTrip(pool, context.tenant, "searchLexical", { text: statement, values: values as Inlinable[] });
+  return blockMaxLexical(context, read, field, words, options, trace);
+}
+
+/** Runs one prepared statement of the pass (in the caller's transaction, or in a one-trip read of its own). */
+type Read = <Row extends pg.QueryResultRow>(statement: Prepared, values: readonly unknown[]) => Promise<Row[]>;
 
 interface BlockRow {
   lexeme: string;
@@ -122,7 +150,7 @@ interface FetchedList extends BlockList {
  */
 async function blockMaxLexical(
   context: ScopeContext,
-  sql: Sql,
+  read: Read,
   field: LexicalField,
   words: string,
   options: { limit: number; filters?: SearchFilters },
@@ -137,7 +165,7 @@ async function blockMaxLexical(
          (SELECT coalesce(array_agg(r.rowid), '{}') FROM raw_nodes r WHERE r.scope_key = $2 ${filter.sql}) END`
     : "NULL::bigint[]";
   const fetchStarted = performance.now();
-  const rows = await sql.query<BlockRow>(prepared(blockQuery(accepted)), [
+  const rows = await read<BlockRow>(prepared(blockQuery(accepted)), [
     context.tenant,
     context.key,
     words,
@@ -214,7 +242,7 @@ async function blockMaxLexical(
     else idOf.set(rowid, id);
   }
   if (unknown.length > 0) {
-    const ids = await sql.query<{ rowid: number; id: string }>(idsStatement, [context.key, unknown]);
+    const ids = await read<{ rowid: number; id: string }>(idsStatement, [context.key, unknown]);
     for (const row of ids) idOf.set(Number(row.rowid), row.id);
   }
   if (trace) {

@@ -136,12 +136,13 @@ export async function inTenant<T>(
 }
 
 /** A value `inlined` can write as a literal. */
-export type Inlinable = string | number | null | readonly string[];
+export type Inlinable = string | number | null | readonly string[] | readonly number[];
 
 /**
  * `text` with its `$n` placeholders replaced by the values as literals: strings escaped by the
  * client (`escapeLiteral`, which handles quotes and backslashes under any setting), finite numbers,
- * NULL, and arrays of strings as `ARRAY[…]` (the statement casts them, `$2::text[]`).
+ * NULL, arrays of strings as `ARRAY[…]` (the statement casts them, `$2::text[]`) and arrays of
+ * finite numbers as `'{…}'` (`$2::bigint[]`).
  */
 function inlined(client: pg.PoolClient, text: string, values: readonly Inlinable[]): string {
   return text.replace(/\$(\d+)/g, (_, index: string) => {
@@ -151,6 +152,10 @@ function inlined(client: pg.PoolClient, text: string, values: readonly Inlinable
     if (typeof value === "string") return client.escapeLiteral(value);
     if (Array.isArray(value) && value.every((item) => typeof item === "string")) {
       return `ARRAY[${value.map((item: string) => client.escapeLiteral(item)).join(", ")}]`;
+    }
+    if (Array.isArray(value) && value.every((item) => typeof item === "number" && Number.isFinite(item))) {
+      // An array literal: its type comes from the placeholder's cast (`$2::bigint[]`), even empty.
+      return `'{${value.join(",")}}'`;
     }
     throw new StoreError("transaction", `no literal for placeholder $${index}`);
   });
@@ -166,7 +171,7 @@ export async function readInOneTrip<Row extends pg.QueryResultRow>(
   pool: pg.Pool,
   tenant: string,
   operation: string,
-  statement: { readonly text: string; readonly values: readonly Inlinable[] },
+  statement: { readonly text: string | Prepared; readonly values: readonly Inlinable[] },
 ): Promise<Row[]> {
   let client: pg.PoolClient;
   try {
@@ -175,17 +180,36 @@ export async function readInOneTrip<Row extends pg.QueryResultRow>(
     throw new StoreError(operation, error);
   }
   let broken: Error | undefined;
+  let preparing = false;
   try {
+    const { text, values } = statement;
+    // A prepared statement is prepared once per connection (by SQL `PREPARE`, under a name of its
+    // own: the driver's protocol-level statements keep theirs) and then only executed: its plan
+    // is not made again every call.
+    let run: string;
+    if (typeof text === "string") run = inlined(client, text, values);
+    else {
+      const name = `${text.name}_trip`;
+      const known = preparedOn.get(client) ?? new Set<string>();
+      preparedOn.set(client, known);
+      preparing = !known.has(name);
+      const execute = `EXECUTE ${name}(${values.map((_, index) => `$${index + 1}`).join(", ")})`;
+      run = `${preparing ? `PREPARE ${name} AS ${text.text}; ` : ""}${inlined(client, execute, values)}`;
+    }
     const results = (await client.query(
-      `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL cairn.tenant = ${literal(tenant)}; ${inlined(client, statement.text, statement.values)}; COMMIT`,
+      `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL cairn.tenant = ${literal(tenant)}; ${run}; COMMIT`,
     )) as unknown as pg.QueryResult<Row>[];
-    const rows = results[2]?.rows;
-    if (!Array.isArray(results) || results.length !== 4 || !rows) {
+    const expected = preparing ? 5 : 4;
+    const rows = Array.isArray(results) ? results[expected - 2]?.rows : undefined;
+    if (!Array.isArray(results) || results.length !== expected || !rows) {
       throw new StoreError(operation, "a one-statement read returned an unexpected number of results");
     }
+    if (preparing && typeof text !== "string") preparedOn.get(client)?.add(`${text.name}_trip`);
     return rows;
   } catch (error) {
-    // An error inside the simple query leaves its transaction open and aborted.
+    // An error inside the simple query leaves its transaction open and aborted. Whether a PREPARE
+    // in it stood is not worth knowing: a connection that tried one is not handed out again.
+    if (preparing) broken = error instanceof Error ? error : new Error(String(error));
     try {
       await client.query("ROLLBACK");
     } catch (rollbackError) {
@@ -197,6 +221,9 @@ export async function readInOneTrip<Row extends pg.QueryResultRow>(
     client.release(broken);
   }
 }
+
+/** The statements `readInOneTrip` prepared on each pooled connection, by name. */
+const preparedOn = new WeakMap<pg.PoolClient, Set<string>>();
 
 /** 64-bit integers (counts, times in ms, row ids) as numbers: every one Cairn stores fits in 2^53. */
 export const poolTypes = {
