@@ -6,6 +6,7 @@ import type { LexicalField } from "../store.ts";
 import { filterSql, hasFilters } from "./filter-sql.ts";
 import { decodeBlock } from "./lexical-blocks.ts";
 import { bm25, queryWords, textSearchConfig } from "./lexical-terms.ts";
+import { oneTripSearch } from "./one-trip-reads.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import { type Inlinable, type Prepared, prepared, readInOneTrip, type Sql } from "./tenant-transaction.ts";
 
@@ -81,7 +82,7 @@ export async function searchLexicalInOneTrip(
   options: { limit: number; filters?: SearchFilters },
   trace?: PostgresLexicalTrace,
 ): Promise<Ranked[] | undefined> {
-  if (passKind !== "index" || hasFilters(options.filters)) return undefined;
+  if (!oneTripSearch() || passKind !== "index" || hasFilters(options.filters)) return undefined;
   const words = queryWords(query);
   if (!words || options.limit === 0) return [];
   if (trace) trace.pass = passKind;
@@ -233,7 +234,7 @@ async function blockMaxLexical(
   // Each winner's posting is in this snapshot, so its raw node is too: its id may come from what
   // this process's vector graphs of the scope know (rowid → id never changes, decision 036);
   // only the rest are read.
-  const known = context.store.ann.knownIds(context.key);
+  const known = oneTripSearch() ? context.store.ann.knownIds(context.key) : [];
   const idOf = new Map<number, string>();
   const unknown: number[] = [];
   for (const { rowid } of hits) {

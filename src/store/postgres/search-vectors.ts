@@ -2,6 +2,7 @@ import { StoreError } from "../../core/errors.ts";
 import type { Ranked } from "../../core/ranked.ts";
 import type { SearchFilters } from "../records.ts";
 import { filterSql, hasFilters } from "./filter-sql.ts";
+import { oneTripSearch } from "./one-trip-reads.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
 import { type SpaceRow, vectorLiteral } from "./vector-spaces.ts";
@@ -68,7 +69,7 @@ export async function searchVectorsInOneTrip(
   vector: Float32Array,
   options: { limit: number; filters?: SearchFilters },
 ): Promise<Ranked[] | undefined> {
-  if (hasFilters(options.filters) || options.limit === 0) return undefined;
+  if (!oneTripSearch() || hasFilters(options.filters) || options.limit === 0) return undefined;
   const space = await context.store.spaces.named(spaceName);
   if (!space || space.dimensions !== vector.length) return undefined;
   const { ann } = context.store;

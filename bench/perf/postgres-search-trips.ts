@@ -1,0 +1,129 @@
+/**
+ * The Postgres store's searches with and without decision 036's one-round-trip path, on one store
+ * at one moment: `size` raw nodes of the perf corpus through `Memory.addSessions` into a fresh
+ * database (graphs built), then each perf query timed with the one-trip path on and off in turn
+ * (alternating which goes first): the default `cairn` search, the dense pass at top 400 and the
+ * BM25 pass at top 100 (a routed search's depths). Prints p50/p95 wall and this process's CPU per
+ * call, and checks that both paths give the same ids (dense scores within 1e-5).
+ *
+ *   npx tsx bench/perf/postgres-search-trips.ts --size 100000 --queries 200 --out bench/results/postgres-p95-s31/trips.json
+ */
+import { writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { openBenchPostgres } from "../../src/bench/postgres/bench-postgres.ts";
+import type { Ranked } from "../../src/core/ranked.ts";
+import { Memory } from "../../src/memory.ts";
+import { openPostgresStore } from "../../src/store/open-store.ts";
+import { usePostgresOneTripSearch } from "../../src/store/postgres/one-trip-reads.ts";
+import type { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
+import { generateQueries, generateSessions, makeImagePool } from "./corpus.ts";
+import { embedAll, loadModels, scope } from "./run-config.ts";
+import { latency } from "./stats.ts";
+
+const { values } = parseArgs({
+  options: {
+    size: { type: "string", default: "10000" },
+    queries: { type: "string", default: "200" },
+    batch: { type: "string", default: "32" },
+    out: { type: "string" },
+  },
+});
+
+type Path = "oneTrip" | "transaction";
+type Pass = "cairn" | "dense400" | "bm25_100";
+const passes: Pass[] = ["cairn", "dense400", "bm25_100"];
+
+const models = await loadModels("hash");
+const postgres = await openBenchPostgres();
+try {
+  const url = await postgres.freshDatabase();
+  const store = (await openPostgresStore({ url })) as PostgresStore;
+  const memory = await Memory.open({ store, models });
+  try {
+    const images = await makeImagePool(48);
+    const started = performance.now();
+    let batch = [];
+    for (const session of generateSessions({ rawNodes: Number(values.size), imageShare: 0.05 }, images)) {
+      batch.push(session);
+      if (batch.length === Number(values.batch)) {
+        await memory.addSessions(scope, batch);
+        batch = [];
+      }
+    }
+    if (batch.length > 0) await memory.addSessions(scope, batch);
+    const ingestSeconds = (performance.now() - started) / 1000;
+    console.log(`ingested ${values.size} raw nodes in ${ingestSeconds.toFixed(1)} s`);
+    for (const space of [memory.spaces.text.name, memory.spaces.imageText.name]) {
+      if ((await store.vectorSpaces()).some((known) => known.name === space))
+        await store.vectorIndexReady(space, scope);
+    }
+    const scoped = store.forScope(scope);
+    const queries = generateQueries(Number(values.queries));
+    const vectors = await embedAll(models, queries);
+    const space = memory.spaces.text.name;
+    const run = async (pass: Pass, index: number): Promise<Ranked[]> => {
+      const query = queries[index] as string;
+      if (pass === "cairn") {
+        await memory.search(scope, query, { mode: "cairn" });
+        return [];
+      }
+      if (pass === "dense400") return scoped.searchVectors(space, vectors[index] as Float32Array, { limit: 400 });
+      return scoped.searchLexical("text", query, { limit: 100 });
+    };
+    // Warm-up: every connection of the pool prepared, caches filled, on both paths.
+    for (const on of [true, false]) {
+      usePostgresOneTripSearch(on);
+      for (let index = 0; index < 20; index++) for (const pass of passes) await run(pass, index);
+    }
+    const wall: Record<Path, Record<Pass, number[]>> = {
+      oneTrip: { cairn: [], dense400: [], bm25_100: [] },
+      transaction: { cairn: [], dense400: [], bm25_100: [] },
+    };
+    const cpu: Record<Path, Record<Pass, number[]>> = {
+      oneTrip: { cairn: [], dense400: [], bm25_100: [] },
+      transaction: { cairn: [], dense400: [], bm25_100: [] },
+    };
+    let differing = 0;
+    const oneTripBefore = store.vectorIndexOneTripAnswers();
+    for (const [index] of queries.entries()) {
+      for (const pass of passes) {
+        const order: Path[] = index % 2 === 0 ? ["oneTrip", "transaction"] : ["transaction", "oneTrip"];
+        const answers: Partial<Record<Path, Ranked[]>> = {};
+        for (const path of order) {
+          usePostgresOneTripSearch(path === "oneTrip");
+          const cpuBefore = process.cpuUsage();
+          const wallBefore = performance.now();
+          answers[path] = await run(pass, index);
+          wall[path][pass].push(performance.now() - wallBefore);
+          const used = process.cpuUsage(cpuBefore);
+          cpu[path][pass].push((used.user + used.system) / 1000);
+        }
+        const [a, b] = [answers.oneTrip ?? [], answers.transaction ?? []];
+        const same =
+          a.length === b.length &&
+          a.every((hit, rank) => hit.id === b[rank]?.id && Math.abs(hit.score - (b[rank]?.score ?? 0)) <= 1e-5);
+        if (!same) differing++;
+      }
+    }
+    usePostgresOneTripSearch(true);
+    const summary = (samples: Record<Pass, number[]>) =>
+      Object.fromEntries(passes.map((pass) => [pass, latency(samples[pass])]));
+    const result = {
+      size: Number(values.size),
+      queries: queries.length,
+      ingestSeconds,
+      oneTripDenseAnswers: store.vectorIndexOneTripAnswers() - oneTripBefore,
+      differingAnswers: differing,
+      wallMs: { oneTrip: summary(wall.oneTrip), transaction: summary(wall.transaction) },
+      clientCpuMs: { oneTrip: summary(cpu.oneTrip), transaction: summary(cpu.transaction) },
+      date: new Date().toISOString(),
+    };
+    console.log(JSON.stringify(result, null, 2));
+    if (values.out) writeFileSync(values.out, `${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    await memory.close();
+  }
+} finally {
+  await models.close();
+  await postgres.close();
+}
