@@ -34,7 +34,7 @@ import { forget } from "./forget.ts";
 import { lockIndexStatement, readIndex, readLinked } from "./index-rows.ts";
 import { admitPrograms, readBank, refreshPrograms, retirePrograms } from "./question-bank.ts";
 import { type KnownImageRow, knownImagesFrom, knownImagesStatement, readBlob } from "./read-blobs.ts";
-import { readRawNodes } from "./read-raw-nodes.ts";
+import { readRawNodes, readRawNodesByIdInOneTrip } from "./read-raw-nodes.ts";
 import { readSessionParts, sessionsFrom, sessionsStatement } from "./read-sessions.ts";
 import { readVectors } from "./read-vectors.ts";
 import { replaceVectors } from "./replace-vectors.ts";
@@ -49,7 +49,7 @@ import {
 import { scopeStats } from "./scope-stats.ts";
 import { type PostgresLexicalTrace, searchLexical, searchLexicalInOneTrip } from "./search-lexical.ts";
 import { searchVectors, searchVectorsInOneTrip } from "./search-vectors.ts";
-import { inTenant, readInOneTrip, type Sql } from "./tenant-transaction.ts";
+import { inTenant, oneTripSql, readInOneTrip, type Sql } from "./tenant-transaction.ts";
 import { commitVideo, readNotifierState, readNotifierStreams, readVideoItems } from "./video-items.ts";
 
 /**
@@ -115,6 +115,7 @@ export class PostgresScopedStore implements ScopedStore {
   }
 
   async readRawNodes(query: RawNodeQuery): Promise<RawNode[]> {
+    if ("ids" in query) return readRawNodesByIdInOneTrip(this.#context, this.#pool, query.ids);
     return this.#read("readRawNodes", (sql) => readRawNodes(this.#context, sql, query));
   }
 
@@ -182,7 +183,8 @@ export class PostgresScopedStore implements ScopedStore {
   async readVectors(space: string, rawNodeIds: readonly string[]): Promise<Map<string, Float32Array>> {
     const known = await this.#context.store.spaces.named(space);
     if (!known) return new Map();
-    return this.#read("readVectors", (sql) => readVectors(this.#context, sql, known, rawNodeIds));
+    // One statement: one round trip, its COMMIT included (a routed search reads its candidates' vectors).
+    return readVectors(this.#context, oneTripSql(this.#pool, this.#context.tenant, "readVectors"), known, rawNodeIds);
   }
 
   async replaceVectors(write: VectorReplacement): Promise<{ readonly vectors: number }> {

@@ -1,8 +1,9 @@
+import type pg from "pg";
 import { type ImageRow, type RawNodeRow, rawNodeColumns, toImageRef, toRawNode } from "../record-rows.ts";
 import type { ImageRef, RawNode } from "../records.ts";
 import type { RawNodeQuery } from "../store.ts";
 import type { ScopeContext } from "./scope-context.ts";
-import type { Sql } from "./tenant-transaction.ts";
+import { readAllInOneTrip, type Sql } from "./tenant-transaction.ts";
 
 /**
  * Raw nodes of one scope, with their images: a foreign id reads exactly like a missing one. By id,
@@ -41,6 +42,35 @@ export async function readRawNodes(context: ScopeContext, sql: Sql, query: RawNo
   return withImages(sql, rows);
 }
 
+/**
+ * `readRawNodes({ ids })` in one round trip: the raw nodes and their images as two statements of
+ * one snapshot (the images' statement finds the same raw nodes again by id), with the opening and
+ * the COMMIT (a routed search reads its best candidates this way).
+ */
+export async function readRawNodesByIdInOneTrip(
+  context: ScopeContext,
+  pool: pg.Pool,
+  ids: readonly string[],
+): Promise<RawNode[]> {
+  if (ids.length === 0) return [];
+  const [rows, images] = (await readAllInOneTrip(pool, context.tenant, "readRawNodes", [
+    {
+      text: `SELECT ${rawNodeColumns} FROM raw_nodes r JOIN sessions s ON s.rowid = r.session_rowid
+       WHERE r.scope_key || '' = $1 AND r.id = ANY($2::text[])`,
+      values: [context.key, ids],
+    },
+    {
+      text: `SELECT ${imageColumns}
+       FROM raw_node_images i LEFT JOIN blobs b ON b.tenant = i.tenant AND b.hash = i.blob_hash
+       WHERE i.raw_node_rowid = ANY(ARRAY(SELECT rowid FROM raw_nodes WHERE scope_key || '' = $1 AND id = ANY($2::text[])))
+       ORDER BY i.raw_node_rowid, i.ordinal`,
+      values: [context.key, ids],
+    },
+  ])) as [RawNodeRow[], ImageRow[]];
+  const byId = new Map(attachImages(rows, images).map((node) => [node.id, node]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
 /** The rowids of this scope's raw nodes by id; missing and foreign ids are absent. */
 export async function rawNodeRowids(
   context: ScopeContext,
@@ -55,15 +85,21 @@ export async function rawNodeRowids(
   return new Map(rows.map((row) => [row.id, row.rowid]));
 }
 
+const imageColumns = `i.raw_node_rowid, i.ordinal, i.blob_hash, i.caption, i.derived_text, i.origin,
+            b.media_type, b.bytes, b.width, b.height`;
+
 async function withImages(sql: Sql, rows: readonly RawNodeRow[]): Promise<RawNode[]> {
   if (rows.length === 0) return [];
   const images = await sql.query<ImageRow>(
-    `SELECT i.raw_node_rowid, i.ordinal, i.blob_hash, i.caption, i.derived_text, i.origin,
-            b.media_type, b.bytes, b.width, b.height
+    `SELECT ${imageColumns}
      FROM raw_node_images i LEFT JOIN blobs b ON b.tenant = i.tenant AND b.hash = i.blob_hash
      WHERE i.raw_node_rowid = ANY($1::bigint[]) ORDER BY i.raw_node_rowid, i.ordinal`,
     [rows.map((row) => row.rowid)],
   );
+  return attachImages(rows, images);
+}
+
+function attachImages(rows: readonly RawNodeRow[], images: readonly ImageRow[]): RawNode[] {
   const byNode = new Map<number, ImageRef[]>();
   for (const image of images) {
     const list = byNode.get(image.raw_node_rowid) ?? [];

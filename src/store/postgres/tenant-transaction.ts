@@ -171,8 +171,28 @@ export async function readInOneTrip<Row extends pg.QueryResultRow>(
   pool: pg.Pool,
   tenant: string,
   operation: string,
-  statement: { readonly text: string | Prepared; readonly values: readonly Inlinable[] },
+  statement: OneTripStatement,
 ): Promise<Row[]> {
+  return (await readAllInOneTrip(pool, tenant, operation, [statement]))[0] as Row[];
+}
+
+/** A statement of a one-trip read: its text (or a prepared statement) and the values inlined into it. */
+export interface OneTripStatement {
+  readonly text: string | Prepared;
+  readonly values: readonly Inlinable[];
+}
+
+/**
+ * Several statements in one snapshot and one round trip, as `readInOneTrip` runs one: the rows of
+ * each, in order. For a read whose second statement depends on the first only through what it
+ * can select again itself (the same snapshot answers both).
+ */
+export async function readAllInOneTrip(
+  pool: pg.Pool,
+  tenant: string,
+  operation: string,
+  statements: readonly OneTripStatement[],
+): Promise<pg.QueryResultRow[][]> {
   let client: pg.PoolClient;
   try {
     client = await pool.connect();
@@ -180,36 +200,40 @@ export async function readInOneTrip<Row extends pg.QueryResultRow>(
     throw new StoreError(operation, error);
   }
   let broken: Error | undefined;
-  let preparing = false;
+  const preparing: string[] = [];
   try {
-    const { text, values } = statement;
     // A prepared statement is prepared once per connection (by SQL `PREPARE`, under a name of its
     // own: the driver's protocol-level statements keep theirs) and then only executed: its plan
     // is not made again every call.
-    let run: string;
-    if (typeof text === "string") run = inlined(client, text, values);
-    else {
+    const known = preparedOn.get(client) ?? new Set<string>();
+    preparedOn.set(client, known);
+    const runs = statements.map(({ text, values }) => {
+      if (typeof text === "string") return inlined(client, text, values);
       const name = `${text.name}_trip`;
-      const known = preparedOn.get(client) ?? new Set<string>();
-      preparedOn.set(client, known);
-      preparing = !known.has(name);
-      const execute = `EXECUTE ${name}(${values.map((_, index) => `$${index + 1}`).join(", ")})`;
-      run = `${preparing ? `PREPARE ${name} AS ${text.text}; ` : ""}${inlined(client, execute, values)}`;
-    }
+      const execute = inlined(
+        client,
+        `EXECUTE ${name}(${values.map((_, index) => `$${index + 1}`).join(", ")})`,
+        values,
+      );
+      if (known.has(name) || preparing.includes(name)) return execute;
+      preparing.push(name);
+      return `PREPARE ${name} AS ${text.text}; ${execute}`;
+    });
     const results = (await client.query(
-      `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL cairn.tenant = ${literal(tenant)}; ${run}; COMMIT`,
-    )) as unknown as pg.QueryResult<Row>[];
-    const expected = preparing ? 5 : 4;
-    const rows = Array.isArray(results) ? results[expected - 2]?.rows : undefined;
-    if (!Array.isArray(results) || results.length !== expected || !rows) {
-      throw new StoreError(operation, "a one-statement read returned an unexpected number of results");
+      `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL cairn.tenant = ${literal(tenant)}; ${runs.join("; ")}; COMMIT`,
+    )) as unknown as pg.QueryResult[];
+    const expected = 3 + preparing.length + statements.length;
+    if (!Array.isArray(results) || results.length !== expected) {
+      throw new StoreError(operation, "a one-trip read returned an unexpected number of results");
     }
-    if (preparing && typeof text !== "string") preparedOn.get(client)?.add(`${text.name}_trip`);
-    return rows;
+    for (const name of preparing) known.add(name);
+    // The results: BEGIN, SET, then each statement's (after its PREPARE's, if any), then COMMIT.
+    const rows = results.slice(2, -1).filter((result) => result.command !== "PREPARE");
+    return rows.map((result) => result.rows);
   } catch (error) {
     // An error inside the simple query leaves its transaction open and aborted. Whether a PREPARE
     // in it stood is not worth knowing: a connection that tried one is not handed out again.
-    if (preparing) broken = error instanceof Error ? error : new Error(String(error));
+    if (preparing.length > 0) broken = error instanceof Error ? error : new Error(String(error));
     try {
       await client.query("ROLLBACK");
     } catch (rollbackError) {
@@ -220,6 +244,17 @@ export async function readInOneTrip<Row extends pg.QueryResultRow>(
   } finally {
     client.release(broken);
   }
+}
+
+/**
+ * `Sql` whose every query is a `readInOneTrip` of its own (its own snapshot, values inlined): for
+ * a read of one statement written against `Sql`, never for several that must see one snapshot.
+ */
+export function oneTripSql(pool: pg.Pool, tenant: string, operation: string): Sql {
+  return {
+    query: <Row extends pg.QueryResultRow>(text: string | Prepared, values?: readonly unknown[]) =>
+      readInOneTrip<Row>(pool, tenant, operation, { text, values: (values ?? []) as readonly Inlinable[] }),
+  };
 }
 
 /** The statements `readInOneTrip` prepared on each pooled connection, by name. */
