@@ -43,6 +43,8 @@ const { values } = parseArgs({
     size: { type: "string", default: "10000" },
     queries: { type: "string", default: "200" },
     batch: { type: "string", default: "32" },
+    /** Times through the queries (each query on both paths each time). */
+    rounds: { type: "string", default: "1" },
     out: { type: "string" },
   },
 });
@@ -103,7 +105,8 @@ try {
     };
     let differing = 0;
     const oneTripBefore = store.vectorIndexOneTripAnswers();
-    for (const [index] of queries.entries()) {
+    const rounds = Number(values.rounds);
+    for (const index of Array.from({ length: queries.length * rounds }, (_, at) => at % queries.length)) {
       for (const pass of passes) {
         const order: Path[] = index % 2 === 0 ? ["oneTrip", "transaction"] : ["transaction", "oneTrip"];
         const answers: Partial<Record<Path, Ranked[]>> = {};
@@ -132,6 +135,7 @@ try {
     const result = {
       size: Number(values.size),
       queries: queries.length,
+      rounds,
       ingestSeconds,
       oneTripDenseAnswers: store.vectorIndexOneTripAnswers() - oneTripBefore,
       differingAnswers: differing,
