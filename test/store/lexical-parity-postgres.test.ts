@@ -37,7 +37,7 @@ const queries = [
   "who is it",
   "cafe resume",
   "相机",
-  "東京 camera",
+  "东京 camera",
   "ana email",
   "2023",
   "ran runs runner",
@@ -88,7 +88,7 @@ if (skip) {
         // The cases the english configuration answered otherwise: stop words are terms, stems are Porter's.
         assert.deepEqual(onPostgres["who is it"]?.slice(0, 1), [2]);
         assert.ok((onPostgres["it is"] ?? []).includes(8), "a query of stop words finds the turn that says them");
-        assert.ok((onPostgres["generalization general"] ?? []).includes(9));
+        assert.deepEqual(onPostgres["cafe resume"]?.slice().sort(), [1, 3, 7], "accents removed, as FTS5 removes them");
       } finally {
         await sqlite.close();
         await postgres.close();
