@@ -109,8 +109,15 @@ export function contextualTexts(turns: readonly IndexTextTurn[], config: IndexTe
 }
 
 /** A stored turn's image text as a write joins it: each image's caption and read text, one per line. */
-export function storedImageText(node: RawNode): string {
-  return node.images
+export function storedImageText(node: Pick<RawNode, "images">): string {
+  return imagesText(node.images);
+}
+
+/** Images' text as a write joins it for a turn's index text: each one's caption and read text, one per line. */
+export function imagesText(
+  images: readonly { readonly caption: string | null; readonly derivedText: string | null }[],
+): string {
+  return images
     .flatMap((image) => [image.caption, image.derivedText])
     .filter(Boolean)
     .join("\n");

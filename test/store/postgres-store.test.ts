@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type pg from "pg";
 import { StoreError } from "../../src/core/errors.ts";
+import { contextualTexts, defaultIndexTextConfig, imagesText } from "../../src/ingest/index-text.ts";
+import { lexicalDocument } from "../../src/store/lexical-text.ts";
 import {
   addStatisticsBefore11,
   insertDocumentsBefore11,
@@ -11,7 +13,17 @@ import { latestSchemaVersion, rowPostingsTrigger } from "../../src/store/postgre
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { appRole, postgresSkipReason, usePostgresCluster } from "../support/postgres-cluster.ts";
 import { blockPostings, blocksOutOfShape, postingsOutOfStep } from "../support/postgres-lexical-blocks.ts";
-import { embedText, images, scopeA, scopeB, scopeC, sha256, textSpace } from "./conformance-support.ts";
+import {
+  base,
+  embedText,
+  images,
+  scopeA,
+  scopeB,
+  scopeC,
+  sha256,
+  type TurnSpec,
+  textSpace,
+} from "./conformance-support.ts";
 import { forget } from "./scoped-reads.ts";
 import { buildSessionWrite, runStoreConformance, spaces } from "./store-conformance.ts";
 
@@ -56,6 +68,28 @@ const lexicalTablesBefore11 = `
   ALTER TABLE lexical_terms ALTER COLUMN field TYPE text COLLATE "default",
     ALTER COLUMN lexeme TYPE text COLLATE "default";
   CREATE INDEX lexical_postings_by_node ON lexical_postings (raw_node_rowid);`;
+
+/**
+ * Turns with the index text a write through the SDK gives them (the default settings: speaker, date,
+ * images, neighbours): what migration 13 makes again from the stored raw nodes.
+ */
+function withIndexText(turns: readonly TurnSpec[]): TurnSpec[] {
+  const texts = contextualTexts(
+    turns.map((turn) => ({
+      speaker: turn.speaker ?? null,
+      text: turn.text,
+      imageText: imagesText(
+        (turn.images ?? []).map((image) => ({
+          caption: image.caption ?? null,
+          derivedText: image.derivedText ?? null,
+        })),
+      ),
+      timeMs: turn.timeMs ?? base,
+    })),
+    defaultIndexTextConfig,
+  );
+  return turns.map((turn, index) => ({ ...turn, indexText: texts[index] ?? "" }));
+}
 
 if (skip) {
   describe("Store conformance: postgres", { skip }, () => {});
@@ -258,20 +292,24 @@ if (skip) {
       const a = store.forScope(scopeA);
       const c = store.forScope(scopeC);
       const { red } = await images();
+      // Written as the SDK writes (contextual index text), so migration 13, which makes every document
+      // again from its raw node, gives back the documents the store held before.
       const written = await a.commitSession(
         await buildSessionWrite({
           key: "s",
-          turns: [
+          turns: withIndexText([
             { text: "我昨天在东京买了一台新相机" },
             { text: "the quokka smiled on the island" },
             { text: "a photo", images: [{ data: red, caption: "夕焼けの海" }] },
-          ],
+          ]),
         }),
       );
-      await c.commitSession(await buildSessionWrite({ key: "s", turns: [{ text: "週末は京都で抹茶を飲みました" }] }));
+      await c.commitSession(
+        await buildSessionWrite({ key: "s", turns: withIndexText([{ text: "週末は京都で抹茶を飲みました" }]) }),
+      );
       const english = await a.searchLexical("text", "quokka island", { limit: 10 });
       // As a store before migration 6 held them: each document's raw text as one parse, the lexical
-      // tables in their shape before migration 11, and versions 6 and 11 unapplied.
+      // tables in their shape before migration 11, and versions 6 to 13 unapplied.
       await inspect(url, async (client) => {
         const sql = {
           query: async (text: string, values?: readonly unknown[]) =>
@@ -296,7 +334,7 @@ if (skip) {
           );
           await addStatisticsBefore11(tenant, sql, [...new Set(rowids)]);
         }
-        await client.query("DELETE FROM schema_migrations WHERE version IN (6, 11, 12)");
+        await client.query("DELETE FROM schema_migrations WHERE version IN (6, 11, 12, 13)");
       });
       // This Cairn cannot search the old shape (its postings are rows, not blocks): the rows show it.
       assert.equal(
@@ -403,6 +441,102 @@ if (skip) {
           "the forgotten documents' postings went with them",
         );
         assert.equal((await scoped.searchLexical("text", "quokka island", { limit: 10 })).length, 3);
+      } finally {
+        await migrated.close();
+      }
+    });
+
+    it("migration 13 cuts every stored document again as FTS5 does: BM25 ranks as in a store written now", async () => {
+      const url = await cluster.freshDatabase();
+      const store = await PostgresStore.open({ url });
+      const a = store.forScope(scopeA);
+      const { red } = await images();
+      const turnsA = withIndexText([
+        { speaker: "Ana", text: "The zebras were running across the plains" },
+        { speaker: "Ben", text: "I saw a zebra run past the café" },
+        { speaker: "Ana", text: "who is it", images: [{ data: red, caption: "a striped animal by a red wall" }] },
+      ]);
+      const turnsC = withIndexText([{ text: "zebras of another tenant" }]);
+      const [zebras, cafe, who] = (await a.commitSession(await buildSessionWrite({ key: "s", turns: turnsA })))
+        .rawNodeIds;
+      await store.forScope(scopeC).commitSession(await buildSessionWrite({ key: "s", turns: turnsC }));
+      const search = async (scoped: typeof a) => ({
+        zebras: await scoped.searchLexical("text", "zebras running", { limit: 10 }),
+        // Only stop words: the query keeps them all (`queryTerms`), and FTS5's documents hold them.
+        stopWords: await scoped.searchLexical("text", "who is it", { limit: 10 }),
+        cafe: await scoped.searchLexical("text", "cafe", { limit: 10 }),
+        image: await scoped.searchLexical("imageText", "striped wall", { limit: 10 }),
+      });
+      const before = await search(a);
+      const ids = (hits: readonly { id: string }[]) => hits.map((hit) => hit.id);
+      assert.deepEqual(ids(before.zebras).slice(0, 2), [zebras, cafe], "zebras → zebra, running → run");
+      assert.deepEqual(ids(before.stopWords), [who], "a query of stop words finds the turn that says them");
+      assert.equal(before.cafe[0]?.id, cafe, "café found without its accent");
+      assert.deepEqual(ids(before.image), [who]);
+      await store.close();
+
+      // As a store before migration 13 held them: each document cut by the english configuration
+      // (stop words dropped, Snowball stems), its statistics counted from those terms.
+      const bodies = new Map<string, string>();
+      for (const turn of [...turnsA, ...turnsC]) {
+        bodies.set(`text:${turn.text}`, lexicalDocument(turn.indexText ?? turn.text));
+        for (const image of turn.images ?? [])
+          bodies.set(`imageText:${turn.text}`, lexicalDocument(image.caption ?? ""));
+      }
+      const englishTerms = await inspect(url, async (client) => {
+        const documents = (
+          await client.query<{ rowid: string; field: string; text: string }>(
+            "SELECT d.raw_node_rowid AS rowid, d.field, r.text FROM lexical_docs d JOIN raw_nodes r ON r.rowid = d.raw_node_rowid",
+          )
+        ).rows;
+        await client.query("DELETE FROM lexical_docs");
+        await client.query("DELETE FROM lexical_terms");
+        await client.query("DELETE FROM lexical_stats");
+        await client.query(
+          `INSERT INTO lexical_docs (raw_node_rowid, field, tenant, scope_key, length, terms, tfs)
+           SELECT r.rowid, x.field, r.tenant, r.scope_key, coalesce(a.length, 0), coalesce(a.terms, '{}'), coalesce(a.tfs, '{}')
+           FROM unnest($1::bigint[], $2::text[], $3::text[]) AS x (rowid, field, body)
+           JOIN raw_nodes r ON r.rowid = x.rowid
+           CROSS JOIN LATERAL (
+             SELECT array_agg(u.lexeme) AS terms, array_agg(array_length(u.positions, 1)) AS tfs,
+               sum(array_length(u.positions, 1))::int AS length
+             FROM unnest(to_tsvector('english', x.body)) u
+           ) a`,
+          [
+            documents.map((document) => document.rowid),
+            documents.map((document) => document.field),
+            documents.map((document) => bodies.get(`${document.field}:${document.text}`) ?? assert.fail(document.text)),
+          ],
+        );
+        await client.query(
+          `INSERT INTO lexical_terms (tenant, field, lexeme, df)
+           SELECT d.tenant, d.field, u.lexeme, count(*) FROM lexical_docs d, unnest(d.terms) AS u (lexeme) GROUP BY 1, 2, 3`,
+        );
+        await client.query(
+          `INSERT INTO lexical_stats (tenant, field, docs, total_length)
+           SELECT tenant, field, count(*), sum(length) FROM lexical_docs GROUP BY 1, 2`,
+        );
+        return count(client, "lexical_docs WHERE 'the' = ANY(terms) OR 'zebras' = ANY(terms)");
+      });
+      assert.equal(englishTerms, 0, "the english configuration held neither stop words nor FTS5's stems");
+      await inspect(url, (client) => client.query("DELETE FROM schema_migrations WHERE version = 13"));
+
+      const migrated = await PostgresStore.open({ url });
+      try {
+        assert.deepEqual(await search(migrated.forScope(scopeA)), before, "every id, score and order as written now");
+        assert.equal(
+          (await migrated.forScope(scopeC).searchLexical("text", "zebras", { limit: 10 })).length,
+          1,
+          "every tenant is migrated",
+        );
+        const shape = await inspect(url, async (client) => ({
+          outOfStep: (await client.query(postingsOutOfStep)).rows,
+          blocks: (await client.query(blocksOutOfShape)).rows,
+          stopWords: await count(client, "lexical_docs WHERE 'the' = ANY(terms)"),
+        }));
+        assert.deepEqual(shape, { outOfStep: [], blocks: [], stopWords: 2 });
+        assert.deepEqual(await migrated.verifyLexical("acme"), []);
+        assert.deepEqual(await migrated.verifyLexical("globex"), []);
       } finally {
         await migrated.close();
       }

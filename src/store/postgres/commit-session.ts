@@ -7,7 +7,7 @@ import type { CommitResult, RawNodeWrite, SessionRecord, SessionWrite } from "..
 import type { SessionIdentity } from "../store.ts";
 import { auditParameters } from "./audit-events.ts";
 import { applyPlan, bumpVersionStatement, lockIndex } from "./index-rows.ts";
-import { insertLexicalDocuments, lexicalDocumentsParts } from "./lexical-documents.ts";
+import { insertLexicalDocuments, lexicalDocumentsParts, termColumns } from "./lexical-documents.ts";
 import { addLexicalStatistics, addLexicalTermsStatement, addLexicalTotalsStatement } from "./lexical-statistics.ts";
 import { rawNodeRowids } from "./read-raw-nodes.ts";
 import { sessionRowByKey } from "./read-sessions.ts";
@@ -422,7 +422,7 @@ async function insertDerivedRows(
   }
   if (documents.size > 0) {
     const [rowids = [], fields = [], bodies = []] = documents.values;
-    await insertLexicalDocuments(sql, context, { rowids, fields, bodies });
+    await insertLexicalDocuments(sql, context, { rowids, fields, bodies: bodies as string[] });
   }
   for (const [name, columns] of vectors) {
     const space = spaces.get(name);
@@ -511,10 +511,10 @@ async function writeNewSession(
     node((item) => item.source),
     node((item) => item.uri),
     node((item) => JSON.stringify(item.metadata)),
-    // $27–$32: image references; $33–$35: cached image vectors; $36–$38: lexical documents
+    // $27–$32: image references; $33–$35: cached image vectors; $36–$40: lexical documents
     ...derived.images.values,
     ...derived.cached.values,
-    ...derived.documents.values,
+    ...documentColumns(derived.documents),
   ];
   const vectorParts = vectorTables.map((space) => {
     const first = values.length + 1;
@@ -591,11 +591,19 @@ const newSessionStatement = `WITH registered AS (
        WHERE EXISTS (SELECT 1 FROM session)
        ON CONFLICT (tenant, blob_hash, space) DO NOTHING
      ), ${lexicalDocumentsParts(
-       `(SELECT n.rowid, d.field, d.body
-         FROM unnest($36::text[], $37::text[], $38::text[]) AS d (node_id, field, body) JOIN nodes n ON n.id = d.node_id) AS x`,
+       `(SELECT n.rowid, d.field, d.terms, d.tfs, d.length
+         FROM unnest($36::text[], $37::text[], $38::text[], $39::text[], $40::int[]) AS d (node_id, field, terms, tfs, length)
+         JOIN nodes n ON n.id = d.node_id) AS x`,
        "$1",
        "$2",
      )}`;
+
+/** Lexical documents (key, field, body) as a new session's statement reads them: key, field, then `termColumns`. */
+function documentColumns(documents: Columns): unknown[][] {
+  const [keys = [], fields = [], bodies = []] = documents.values;
+  const { terms, tfs, lengths } = termColumns(bodies as string[]);
+  return [keys, fields, terms, tfs, lengths];
+}
 
 /**
  * A session's image references, cached image vectors, lexical documents and vectors as columns, each

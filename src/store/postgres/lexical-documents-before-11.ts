@@ -1,7 +1,12 @@
 import { hasCjk, lexicalDocument } from "../lexical-text.ts";
-import { documentParameters, type LexicalDocumentColumns } from "./lexical-documents.ts";
-import { textSearchConfig } from "./lexical-terms.ts";
+import type { LexicalDocumentColumns } from "./lexical-documents.ts";
 import { forEachTenant, type Sql } from "./tenant-transaction.ts";
+
+/**
+ * The text search configuration stores used for their terms before decision 037 (the Snowball
+ * stemmer, English stop words dropped); migration 13 cuts every document again as FTS5 does.
+ */
+const textSearchConfig = "english";
 
 /**
  * The lexical tables as migrations 1–10 left them: a document row without its terms, one posting
@@ -74,7 +79,7 @@ export async function insertDocumentsBefore11(
        FROM lexical_documents d, unnest(d.terms) u
      )
      SELECT 1`,
-    documentParameters(scope, documents),
+    [scope.tenant, scope.key, documents.rowids, documents.fields, documents.bodies],
   );
 }
 

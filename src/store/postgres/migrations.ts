@@ -6,6 +6,7 @@ import {
   lexicalBlockSize,
 } from "./lexical-blocks.ts";
 import { reindexCjkDocuments } from "./lexical-documents-before-11.ts";
+import { documentsCutAgain } from "./lexical-retokenize.ts";
 import { forEachTenant, type Sql } from "./tenant-transaction.ts";
 
 /**
@@ -172,8 +173,8 @@ const migrations: readonly {
 
       -- The lexical channel as an inverted index: one document per raw node and field ('text',
       -- 'imageText') with its length in terms, and one posting per term of a document with its
-      -- frequency (and the document's length, so scoring reads postings only). Terms come from the
-      -- 'english' text search configuration (lexical-terms.ts).
+      -- frequency (and the document's length, so scoring reads postings only). Terms came from the
+      -- 'english' text search configuration until migration 13 (lexical-terms.ts).
       CREATE TABLE lexical_docs (
         raw_node_rowid bigint NOT NULL REFERENCES raw_nodes (rowid) ON DELETE CASCADE,
         field text NOT NULL CHECK (field IN ('text', 'imageText')),
@@ -521,6 +522,15 @@ const migrations: readonly {
         REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION lexical_docs_drop_postings();
     `,
     run: postingsIntoBlocks,
+  },
+  {
+    version: 13,
+    name: "lexical terms cut by FTS5's tokenizer, as the SQLite store cuts them, in place of the english configuration's",
+    // Decision 037: the two stores held different terms for the same text (Snowball against Porter,
+    // stop words dropped against kept), so BM25 ranked differently and evidence recall differed by up
+    // to 2 points. Every document is made again from its raw node and cut in the process.
+    sql: "SELECT 1",
+    run: documentsCutAgain,
   },
 ];
 

@@ -3,7 +3,7 @@ import { lexicalDocument } from "../lexical-text.ts";
 import type { RawNodeReindex } from "../records.ts";
 import { insertLexicalDocuments } from "./lexical-documents.ts";
 import { addLexicalStatistics } from "./lexical-statistics.ts";
-import { textSearchConfig } from "./lexical-terms.ts";
+import { documentTerms } from "./lexical-terms.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import type { Sql } from "./tenant-transaction.ts";
 import { textOrdinal, vectorLiteral } from "./vector-spaces.ts";
@@ -45,14 +45,17 @@ export async function lockReindexTerms(
   reindex: readonly RawNodeReindex[],
 ): Promise<void> {
   if (reindex.length === 0) return;
+  const newTerms = [
+    ...new Set(documentTerms(reindex.map((node) => lexicalDocument(node.indexText))).flatMap((each) => each.terms)),
+  ];
   await sql.query(
     `SELECT 1 FROM lexical_terms t JOIN (
        SELECT d.field, u.lexeme FROM lexical_docs d, unnest(d.terms) AS u (lexeme) WHERE d.raw_node_rowid = ANY($2::bigint[])
        UNION
-       SELECT 'text', u.lexeme FROM unnest($3::text[]) AS b (body), unnest(to_tsvector('${textSearchConfig}', b.body)) u
+       SELECT 'text', u.lexeme FROM unnest($3::text[]) AS u (lexeme)
      ) r ON t.field = r.field AND t.lexeme = r.lexeme
      WHERE t.tenant = $1 ORDER BY t.field, t.lexeme FOR UPDATE OF t`,
-    [context.tenant, rowids, reindex.map((node) => lexicalDocument(node.indexText))],
+    [context.tenant, rowids, newTerms],
   );
 }
 

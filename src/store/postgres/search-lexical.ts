@@ -5,7 +5,7 @@ import type { SearchFilters } from "../records.ts";
 import type { LexicalField } from "../store.ts";
 import { filterSql, hasFilters } from "./filter-sql.ts";
 import { decodeBlock } from "./lexical-blocks.ts";
-import { bm25, queryWords, textSearchConfig } from "./lexical-terms.ts";
+import { bm25, queryLexemes } from "./lexical-terms.ts";
 import { oneTripSearch } from "./one-trip-reads.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import { type Inlinable, type Prepared, prepared, readInOneTrip, type Sql } from "./tenant-transaction.ts";
@@ -45,7 +45,8 @@ export interface PostgresLexicalTrace {
 }
 
 /**
- * BM25 over raw-node text or image-derived text of one scope; best first, larger is better (the
+ * BM25 over raw-node text or image-derived text of one scope (the query's terms cut as the SQLite
+ * store cuts them, decision 037); best first, larger is better (the
  * negated FTS5 rank, on the same formula: idf = ln((N − df + 0.5) / (df + 0.5)), floored at 1e-6,
  * k1 = 1.2, b = 0.75). Its statistics — the document count N, the average length, each term's
  * document frequency — are this tenant's only (`lexical-statistics.ts`), so no other tenant's data
@@ -59,8 +60,8 @@ export async function searchLexical(
   options: { limit: number; filters?: SearchFilters },
   trace?: PostgresLexicalTrace,
 ): Promise<Ranked[]> {
-  const words = queryWords(query);
-  if (!words || options.limit === 0) return [];
+  const words = queryLexemes(query);
+  if (words.length === 0 || options.limit === 0) return [];
   if (trace) trace.pass = passKind;
   return passKind === "sql"
     ? exhaustiveLexical(context, sql, field, words, options)
@@ -83,8 +84,8 @@ export async function searchLexicalInOneTrip(
   trace?: PostgresLexicalTrace,
 ): Promise<Ranked[] | undefined> {
   if (!oneTripSearch() || passKind !== "index" || hasFilters(options.filters)) return undefined;
-  const words = queryWords(query);
-  if (!words || options.limit === 0) return [];
+  const words = queryLexemes(query);
+  if (words.length === 0 || options.limit === 0) return [];
   if (trace) trace.pass = passKind;
   const read: Read = (statement, values) =>
     readInOneTrip(pool, context.tenant, "searchLexical", { text: statement, values: values as Inlinable[] });
@@ -107,7 +108,7 @@ interface BlockRow {
 }
 
 /**
- * The statement fetching a search's blocks ($1 tenant, $2 scope key, $3 query words, $4 field, then
+ * The statement fetching a search's blocks ($1 tenant, $2 scope key, $3 the query's distinct terms, $4 field, then
  * the filters' values): one row per block of the query terms in the scope, in no particular order
  * (lists are put together here, their blocks in rowid order), each with its term's df and the
  * tenant's totals; `accepted` is the first row's extra column.
@@ -121,7 +122,7 @@ export function blockQuery(accepted: string): string {
      )
      SELECT t.lexeme, t.df, s.docs, s.total_length, b.last_rowid, b.max_tf, b.min_length, b.postings,
        ${accepted} AS accepted
-     FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('${textSearchConfig}', $3))) q
+     FROM unnest($3::text[]) AS q (lexeme)
      CROSS JOIN LATERAL (
        SELECT lexeme, df FROM lexical_terms WHERE tenant = $1 AND field = $4 AND lexeme = q.lexeme OFFSET 0
      ) t
@@ -153,7 +154,7 @@ async function blockMaxLexical(
   context: ScopeContext,
   read: Read,
   field: LexicalField,
-  words: string,
+  words: readonly string[],
   options: { limit: number; filters?: SearchFilters },
   trace?: PostgresLexicalTrace,
 ): Promise<Ranked[]> {
@@ -261,7 +262,7 @@ async function exhaustiveLexical(
   context: ScopeContext,
   sql: Sql,
   field: LexicalField,
-  words: string,
+  words: readonly string[],
   options: { limit: number; filters?: SearchFilters },
 ): Promise<Ranked[]> {
   const filter = filterSql(options.filters, "r", 7);
@@ -271,7 +272,7 @@ async function exhaustiveLexical(
   const rows = await sql.query<{ id: string; score: number }>(
     `WITH terms AS MATERIALIZED (
        SELECT t.lexeme, t.df::float8 AS df
-       FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('${textSearchConfig}', $3))) q
+       FROM unnest($3::text[]) AS q (lexeme)
        JOIN lexical_terms t ON t.tenant = $1 AND t.field = $4 AND t.lexeme = q.lexeme
      ), totals AS (
        SELECT docs::float8 AS n, total_length::float8 / greatest(docs, 1) AS avgdl
