@@ -122,6 +122,13 @@ function build(base: string, ts: typeof TypeScript): void {
     rmSync(scratch, { recursive: true, force: true });
     if (!existsSync(join(base, "complete"))) throw error;
   }
+  // Copies of sources long since edited (a day old: no run still uses them) are removed.
+  for (const name of readdirSync(tmpdir())) {
+    const path = join(tmpdir(), name);
+    if (!name.startsWith("cairn-compiled-") || path === base) continue;
+    const modified = statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
+    if (Date.now() - modified > 86_400_000) rmSync(path, { recursive: true, force: true });
+  }
 }
 
 /** The `cairn` CLI's entry for a child process: `bin/cairn.js` runs the same module after registering tsx. */
