@@ -3,9 +3,11 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { cairnEntry } from "../support/compiled.ts";
 import { drawPng, tempDir, writeFile } from "../support/fixtures.ts";
 
-const bin = join(import.meta.dirname, "../../bin/cairn.js");
+/** The CLI's entry: bin/cairn.js's module, compiled once for the run (test/support/compiled.ts). */
+const bin = cairnEntry();
 
 function cairn(args: string[], cwd: string) {
   const result = spawnSync(process.execPath, [bin, ...args, "--tenant", "acme", "--user", "ana", "--profile", "hash"], {

@@ -4,10 +4,12 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { writeLocomoFixture } from "../bench/dataset-fixtures.ts";
+import { cairnEntry } from "../support/compiled.ts";
 import { tempDir, writeFile } from "../support/fixtures.ts";
 import { postgresSkipReason } from "../support/postgres-cluster.ts";
 
-const bin = join(import.meta.dirname, "../../bin/cairn.js");
+/** The CLI's entry: bin/cairn.js's module, compiled once for the run (test/support/compiled.ts). */
+const bin = cairnEntry();
 const committed = "# Benchmarks\n\nthe committed full run\n";
 
 function bench(cwd: string, args: string[], expectedStatus = 0) {

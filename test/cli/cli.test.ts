@@ -5,10 +5,12 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
+import { cairnEntry } from "../support/compiled.ts";
 import { drawPng, tempDir, writeFile } from "../support/fixtures.ts";
 import { snapshotTree } from "../support/store-snapshot.ts";
 
-const bin = join(import.meta.dirname, "../../bin/cairn.js");
+/** The CLI's entry: bin/cairn.js's module, compiled once for the run (test/support/compiled.ts). */
+const bin = cairnEntry();
 
 function cairn(args: string[], cwd?: string) {
   const result = spawnSync(process.execPath, [bin, ...args, "--profile", "hash"], {

@@ -59,6 +59,19 @@ describe("cairn --help", () => {
     assert.ok(helps >= 15, `found the commands' help texts (${helps})`);
   });
 
+  // The other CLI tests start a compiled copy of the CLI (test/support/compiled.ts); bin/cairn.js itself, in a
+  // checkout, registers tsx and runs the sources.
+  it("bin/cairn.js in a checkout runs the CLI from its TypeScript sources", () => {
+    const result = spawnSync(
+      process.execPath,
+      ["--import", join(root, "test/support/log-resolutions.mjs"), join(root, "bin/cairn.js"), "search", "--help"],
+      { cwd: root, encoding: "utf8", timeout: 60_000 },
+    );
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, /^cairn search "<text>"/);
+    assert.ok(result.stderr.includes(`resolved ${new URL("src/surfaces/cli/commands/search.ts", `file://${root}/`)}`));
+  });
+
   it("shows one command's help, loading that command", () => {
     const search = cairn(["search", "--help"]);
     assert.equal(search.code, 0, search.stderr);

@@ -1,15 +1,16 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { request as httpRequest } from "node:http";
-import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Memory } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
 import { cairnProcess } from "../support/cairn-process.ts";
+import { cairnEntry } from "../support/compiled.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { spawnServe } from "../support/serve-process.ts";
 
-const bin = join(import.meta.dirname, "../../bin/cairn.js");
+/** The CLI's entry: bin/cairn.js's module, compiled once for the run (test/support/compiled.ts). */
+const bin = cairnEntry();
 
 /** GET /v1/stats with exactly these Host and Origin headers (fetch may not send a forged Host). */
 function hostRequest(port: string, headers: { host: string; origin?: string }) {

@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { cairnEntry } from "../support/compiled.ts";
 import { tempDir } from "../support/fixtures.ts";
 import { inspector, kayakSession, toolNames } from "./support.ts";
 
-const bin = join(import.meta.dirname, "../../bin/cairn.js");
+/** The CLI's entry: bin/cairn.js's module, compiled once for the run (test/support/compiled.ts). */
+const bin = cairnEntry();
 
 /** The MCP Inspector CLI as an outside client of `cairn mcp`. */
 function inspect(db: string, args: string[]) {

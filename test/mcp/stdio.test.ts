@@ -7,10 +7,12 @@ import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { cairnEntry } from "../support/compiled.ts";
 import { drawPng, tempDir, writeFile } from "../support/fixtures.ts";
 import { call, callFailing, images, kayakSession, links, texts, toolNames } from "./support.ts";
 
-const bin = join(import.meta.dirname, "../../bin/cairn.js");
+/** The CLI's entry: bin/cairn.js's module, compiled once for the run (test/support/compiled.ts). */
+const bin = cairnEntry();
 
 async function connect(db: string, scope: string[]) {
   const transport = new StdioClientTransport({

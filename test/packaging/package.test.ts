@@ -23,6 +23,8 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
+  statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -108,6 +110,93 @@ function runSmoke(project: string, node = process.execPath): { node: string; con
   const out = run(project, "quickstart.mjs", readmeQuickstart(), node);
   assert.equal(out.split("\n")[0], "2024-05-08-bike I locked the red bike outside the library.", out);
   return JSON.parse(run(project, "missing-addon.mjs", missingAddon, node).trim());
+}
+
+/**
+ * The project the other Nodes run the quickstart from: the tarball installed once, better-sqlite3 then compiled
+ * for one Node after the other in place, as `npm rebuild` does after a switch of Node.
+ */
+let secondNode: string | undefined;
+function secondNodeProject(): string {
+  if (secondNode === undefined) {
+    secondNode = join(work, "app-second-node");
+    installCore(secondNode);
+    rmSync(join(secondNode, "node_modules/better-sqlite3/build"), { recursive: true, force: true });
+  }
+  return secondNode;
+}
+
+/** SQLite's object in better-sqlite3's build folder (node-gyp's make: the amalgamation copied under gen/, compiled). */
+const sqliteObject = "build/Release/obj.target/sqlite3/gen/sqlite3/sqlite3.o";
+
+/**
+ * Compiles the installed better-sqlite3 for the Node at `otherNode` with npm's own node-gyp (`configure`, then
+ * `build`: `rebuild` without its `clean`), against the headers the node package ships; better-sqlite3's install
+ * script would first try to download a prebuilt binary from GitHub, which CI cannot reach.
+ *
+ * What depends on the Node (better_sqlite3.cpp, test_extension.c and the two .node files) is deleted first, so
+ * it is always compiled for this Node. SQLite's amalgamation (sqlite3.c, most of the compile time) includes no
+ * Node header, and its compiler command is the same for Node 22 and Node 24 (their common.gypi differ in the C++
+ * standard only) once the headers are reached through one link, repointed for each Node: when a previous
+ * compile left SQLite's object, make keeps it if, and only if, the command it recorded for the object is the one
+ * this configuration gives (make's own rule: node-gyp's makefiles record each object's command). One thing make
+ * is told: better-sqlite3's makefile copies the amalgamation under build/ again on every build, which alone would
+ * make the object look stale, so `-o` marks that copy as current; the test checks it is byte for byte the
+ * installed amalgamation first. True when SQLite's object was kept.
+ */
+function compileBetterSqlite3(project: string, otherNode: string, node: string): boolean {
+  const nodeGyp = join(
+    dirname(realpathSync(execFileSync("which", ["npm"], { encoding: "utf8" }).trim())),
+    "../node_modules/node-gyp/bin/node-gyp.js",
+  );
+  const sqlite = join(project, "node_modules/better-sqlite3");
+  const release = join(sqlite, "build/Release");
+  for (const output of [
+    "obj.target/better_sqlite3",
+    "obj.target/test_extension",
+    "obj.target/better_sqlite3.node",
+    "obj.target/test_extension.node",
+    "better_sqlite3.node",
+    "test_extension.node",
+  ]) {
+    rmSync(join(release, output), { recursive: true, force: true });
+  }
+  const previous = existsSync(join(sqlite, sqliteObject)) ? statSync(join(sqlite, sqliteObject)).mtimeMs : undefined;
+  const headers = join(work, "node-headers");
+  rmSync(headers, { force: true });
+  symlinkSync(otherNode, headers);
+  // Without npm's own settings: under `npm test` npm exports them as npm_config_* (e.g. nodedir=/usr, the
+  // Node that runs npm), and node-gyp lets those override its arguments, building for the wrong Node.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_/i.test(name)));
+  const options = {
+    cwd: sqlite,
+    env: { ...env, PATH: `${join(otherNode, "bin")}:${process.env.PATH ?? ""}` },
+    stdio: "ignore",
+    timeout: 840_000,
+  } as const;
+  execFileSync(node, [nodeGyp, "configure", "--release", `--nodedir=${headers}`], options);
+  const copied = "Release/obj/gen/sqlite3/sqlite3.c";
+  const keep: string[] = [];
+  if (previous !== undefined) {
+    assert.ok(
+      readFileSync(join(sqlite, "build", copied)).equals(readFileSync(join(sqlite, "deps/sqlite3/sqlite3.c"))),
+      "the amalgamation's copy under build/ is the installed one",
+    );
+    keep.push("--", "-o", copied);
+  }
+  execFileSync(node, [nodeGyp, "build", "--release", "-j", "2", ...keep], options);
+  // make's record for SQLite's object: its command, then the files it read (a kept object's inputs are these).
+  const [command = "", ...inputs] = readFileSync(
+    join(release, ".deps/Release/obj.target/sqlite3/gen/sqlite3/sqlite3.o.d"),
+    "utf8",
+  ).split("\n");
+  assert.ok(
+    command.includes(` -I${headers}/include/node `),
+    `SQLite's command reaches the headers by the link: ${command}`,
+  );
+  const nodeInputs = inputs.filter((line) => line.includes(headers) || line.includes(otherNode));
+  assert.deepEqual(nodeInputs, [], "sqlite3.c includes no Node header");
+  return previous !== undefined && statSync(join(sqlite, sqliteObject)).mtimeMs === previous;
 }
 
 before(() => {
@@ -288,28 +377,19 @@ await memory.close();
             ? `no Node ${major}: run npm ci --prefix ${folder}`
             : false,
       timeout: 900_000,
-    }, () => {
+    }, (t) => {
       const node = join(otherNode, "bin/node");
-      const project = join(work, `app-node-${major}`);
-      installCore(project);
-      // better-sqlite3 compiled for that Node by npm's own node-gyp, against the headers the node package ships
-      // (its install script would first try to download a prebuilt binary from GitHub, which CI cannot reach).
-      const nodeGyp = join(
-        dirname(realpathSync(execFileSync("which", ["npm"], { encoding: "utf8" }).trim())),
-        "../node_modules/node-gyp/bin/node-gyp.js",
+      const project = secondNodeProject();
+      const reused = compileBetterSqlite3(project, otherNode, node);
+      t.diagnostic(
+        reused
+          ? `Node ${major}: better-sqlite3 compiled; SQLite's object kept from the previous compile (same command line, same amalgamation)`
+          : `Node ${major}: better-sqlite3 compiled, SQLite included`,
       );
-      const sqlite = join(project, "node_modules/better-sqlite3");
-      rmSync(join(sqlite, "build"), { recursive: true, force: true });
-      // Without npm's own settings: under `npm test` npm exports them as npm_config_* (e.g. nodedir=/usr, the
-      // Node that runs npm), and node-gyp lets those override its arguments, building for the wrong Node.
-      const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_config_/i.test(name)));
-      execFileSync(node, [nodeGyp, "rebuild", "--release", `--nodedir=${otherNode}`, "-j", "2"], {
-        cwd: sqlite,
-        env: { ...env, PATH: `${join(otherNode, "bin")}:${process.env.PATH ?? ""}` },
-        stdio: "ignore",
-        timeout: 840_000,
-      });
-      const result = runSmoke(project, node);
+      // Each Node's quickstart in a folder of its own (a fresh .cairn store), resolving the one install above it.
+      const cwd = join(project, `node-${major}`);
+      mkdirSync(cwd);
+      const result = runSmoke(cwd, node);
       assert.match(result.node, new RegExp(`^v${major}\\.`));
       assert.ok(result.config);
     });

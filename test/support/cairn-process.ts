@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
-import { join } from "node:path";
+import { cairnEntry } from "./compiled.ts";
 
-const bin = join(import.meta.dirname, "../../bin/cairn.js");
+/** The CLI's entry: bin/cairn.js's module, compiled once for the run (test/support/compiled.ts). */
+const bin = cairnEntry();
 
 /**
  * The `cairn` CLI as a child process, without blocking this one: a test that also talks to a

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { moduleArgs } from "./compiled.ts";
 
 const repoRoot = resolve(import.meta.dirname, "../..");
 
@@ -14,14 +15,16 @@ export interface CrashChild {
 }
 
 /**
- * Starts `node --import tsx <args>` from the repository root and waits until it prints `READY`,
- * so a kill always lands in the work, not in start-up; a child that never gets ready is an error.
+ * Starts `node <module> <args>` from the repository root (the module compiled, see test/support/compiled.ts)
+ * and waits until it prints `READY`, so a kill always lands in the work, not in start-up; a child that never gets
+ * ready is an error.
  */
 export async function startCrashChild(
   args: readonly string[],
   options: { readonly readyTimeoutMs: number },
 ): Promise<CrashChild> {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", ...args], {
+  const [module = "", ...rest] = args;
+  const child: ChildProcess = spawn(process.execPath, [...moduleArgs(module), ...rest], {
     cwd: repoRoot,
     stdio: ["pipe", "pipe", "pipe"],
   });
