@@ -22,23 +22,9 @@ import {
   type PostgresLexicalTrace,
   usePostgresLexicalPass,
 } from "../../src/store/postgres/search-lexical.ts";
-import { generateQueries, generateSessions, makeImagePool } from "./corpus.ts";
-import { loadModels, scope } from "./run-config.ts";
-import { percentile } from "./stats.ts";
-
-/** The same ranking up to scores within 1e-9 (ties broken by rowid on either side, of sums added in another order). */
-function sameUpToTies(walked: readonly Ranked[], exhaustive: readonly Ranked[]): boolean {
-  if (walked.length !== exhaustive.length) return false;
-  const scoreOf = new Map(exhaustive.map((hit) => [hit.id, hit.score]));
-  const last = exhaustive.at(-1)?.score ?? 0;
-  return walked.every((hit, index) => {
-    const own = scoreOf.get(hit.id);
-    return (
-      Math.abs(hit.score - (exhaustive[index] as Ranked).score) <= 1e-9 &&
-      (own === undefined ? Math.abs(hit.score - last) <= 1e-9 : Math.abs(own - hit.score) <= 1e-9)
-    );
-  });
-}
+import { generateQueries } from "./corpus.ts";
+import { ingest, loadModels, scope } from "./run-config.ts";
+import { percentile, sameUpToTies } from "./stats.ts";
 
 const { values } = parseArgs({
   options: {
@@ -59,18 +45,19 @@ try {
   const store = await openPostgresStore({ url });
   const memory = await Memory.open({ store, models });
   try {
-    const images = await makeImagePool(48);
-    const started = performance.now();
-    let batch = [];
-    for (const session of generateSessions({ rawNodes: Number(values.size), imageShare: 0.05 }, images)) {
-      batch.push(session);
-      if (batch.length === Number(values.batch)) {
-        await memory.addSessions(scope, batch);
-        batch = [];
-      }
-    }
-    if (batch.length > 0) await memory.addSessions(scope, batch);
-    console.log(`ingested ${values.size} raw nodes in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    const size = Number(values.size);
+    const config = {
+      profile: "hash" as const,
+      size,
+      queries: 0,
+      imageShare: 0.05,
+      embedSample: 0,
+      exactQueries: 0,
+      workDir: "",
+      keepStore: false,
+    };
+    const ingested = await ingest(memory, config, Number(values.batch));
+    console.log(`ingested ${values.size} raw nodes in ${ingested.seconds.toFixed(1)} s`);
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     const blockStats = async () =>
@@ -127,7 +114,7 @@ try {
           const [walked = [], exhaustive = []] = [results.index, results.sql];
           if (order.length < 2) continue;
           if (walked.map((hit) => hit.id).join() !== exhaustive.map((hit) => hit.id).join()) differing++;
-          if (!sameUpToTies(walked, exhaustive)) {
+          if (!sameUpToTies(walked, exhaustive, 1e-9)) {
             beyondTies++;
             console.log(`differs beyond ties: "${query}" top ${limit}`);
           }

@@ -16,27 +16,9 @@ import { Memory } from "../../src/memory.ts";
 import { openPostgresStore } from "../../src/store/open-store.ts";
 import { usePostgresOneTripSearch } from "../../src/store/postgres/one-trip-reads.ts";
 import type { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
-import { generateQueries, generateSessions, makeImagePool } from "./corpus.ts";
-import { embedAll, loadModels, scope } from "./run-config.ts";
-import { latency } from "./stats.ts";
-
-/**
- * The same ranking up to rounding: equal lengths, each rank's score within 1e-5 of the other's,
- * and a differing id only where the two scores are that close (a near-tie ordered the other way:
- * the dense scores come from the graph's f32 arithmetic on one path and pgvector's on the other).
- */
-function sameUpToTies(a: readonly Ranked[], b: readonly Ranked[]): boolean {
-  if (a.length !== b.length) return false;
-  const scoreOf = new Map(b.map((hit) => [hit.id, hit.score]));
-  const last = b.at(-1)?.score ?? 0;
-  return a.every((hit, rank) => {
-    const own = scoreOf.get(hit.id);
-    return (
-      Math.abs(hit.score - (b[rank] as Ranked).score) <= 1e-5 &&
-      (own === undefined ? Math.abs(hit.score - last) <= 1e-5 : Math.abs(own - hit.score) <= 1e-5)
-    );
-  });
-}
+import { generateQueries } from "./corpus.ts";
+import { embedAll, ingest, loadModels, scope } from "./run-config.ts";
+import { latency, sameUpToTies } from "./stats.ts";
 
 const { values } = parseArgs({
   options: {
@@ -60,18 +42,19 @@ try {
   const store = (await openPostgresStore({ url })) as PostgresStore;
   const memory = await Memory.open({ store, models });
   try {
-    const images = await makeImagePool(48);
-    const started = performance.now();
-    let batch = [];
-    for (const session of generateSessions({ rawNodes: Number(values.size), imageShare: 0.05 }, images)) {
-      batch.push(session);
-      if (batch.length === Number(values.batch)) {
-        await memory.addSessions(scope, batch);
-        batch = [];
-      }
-    }
-    if (batch.length > 0) await memory.addSessions(scope, batch);
-    const ingestSeconds = (performance.now() - started) / 1000;
+    const size = Number(values.size);
+    const config = {
+      profile: "hash" as const,
+      size,
+      queries: 0,
+      imageShare: 0.05,
+      embedSample: 0,
+      exactQueries: 0,
+      workDir: "",
+      keepStore: false,
+    };
+    const ingested = await ingest(memory, config, Number(values.batch));
+    const ingestSeconds = ingested.seconds;
     console.log(`ingested ${values.size} raw nodes in ${ingestSeconds.toFixed(1)} s`);
     for (const space of [memory.spaces.text.name, memory.spaces.imageText.name]) {
       if ((await store.vectorSpaces()).some((known) => known.name === space))
@@ -93,7 +76,7 @@ try {
     // Warm-up: every connection of the pool prepared, caches filled, on both paths.
     for (const on of [true, false]) {
       usePostgresOneTripSearch(on);
-      for (let index = 0; index < 20; index++) for (const pass of passes) await run(pass, index);
+      for (let index = 0; index < Math.min(20, queries.length); index++) for (const pass of passes) await run(pass, index);
     }
     const wall: Record<Path, Record<Pass, number[]>> = {
       oneTrip: { cairn: [], dense400: [], bm25_100: [] },
@@ -120,7 +103,7 @@ try {
           cpu[path][pass].push((used.user + used.system) / 1000);
         }
         const [a, b] = [answers.oneTrip ?? [], answers.transaction ?? []];
-        if (!sameUpToTies(a, b)) {
+        if (!sameUpToTies(a, b, 1e-5)) {
           differing++;
           if (process.env.TRIPS_DEBUG) {
             const firstDiff = a.findIndex((hit, rank) => hit.id !== b[rank]?.id);

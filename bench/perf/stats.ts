@@ -77,3 +77,25 @@ export function dot(left: Float32Array, right: Float32Array, rightOffset = 0): n
   }
   return sum;
 }
+
+/**
+ * Two rankings the same up to near-ties: equal lengths, scores equal rank by rank within `tolerance`,
+ * and an id that differs only where its score is that close to the other's (ties broken another way,
+ * of sums added in another order or scores from other arithmetic).
+ */
+export function sameUpToTies(
+  a: readonly { id: string; score: number }[],
+  b: readonly { id: string; score: number }[],
+  tolerance: number,
+): boolean {
+  if (a.length !== b.length) return false;
+  const scoreOf = new Map(b.map((hit) => [hit.id, hit.score]));
+  const last = b.at(-1)?.score ?? 0;
+  return a.every((hit, rank) => {
+    const own = scoreOf.get(hit.id);
+    return (
+      Math.abs(hit.score - (b[rank] as { score: number }).score) <= tolerance &&
+      (own === undefined ? Math.abs(hit.score - last) <= tolerance : Math.abs(own - hit.score) <= tolerance)
+    );
+  });
+}

@@ -139,19 +139,7 @@ export class AnnIndexes {
     }
     this.#touch(partition);
     const rows = await readRows(sql, partition, this.options.maxCatchUp + 1);
-    if (partition.epoch !== epoch) return null;
-    const generation = generationOf(rows);
-    // Generations come from a sequence: an older one means this search's snapshot predates the
-    // forget the index was rebuilt after (rows it still sees are not in the graph): scan exactly.
-    if (generation < partition.generation) return null;
-    if (generation > partition.generation || rows.length - 1 > this.options.maxCatchUp) {
-      this.#drop(partition);
-      this.#build(partition);
-      return null;
-    }
-    const before = index.size;
-    add(partition, index, map, rows.slice(1));
-    if (index.size > before) this.#bound(partition);
+    if (!this.#caughtUp(partition, index, map, epoch, rows)) return null;
     return index.search(vector, k);
   }
 
@@ -187,17 +175,7 @@ export class AnnIndexes {
         values: [partition.scopeKey, partition.seq],
       },
     );
-    if (partition.epoch !== epoch) return null;
-    const generation = generationOf(rows);
-    if (generation < partition.generation) return null;
-    if (generation > partition.generation || rows.length - 1 > this.options.maxCatchUp) {
-      this.#drop(partition);
-      this.#build(partition);
-      return null;
-    }
-    const before = index.size;
-    add(partition, index, map, rows.slice(1));
-    if (index.size > before) this.#bound(partition);
+    if (!this.#caughtUp(partition, index, map, epoch, rows)) return null;
     // No vector row of the scope in the snapshot: nothing to find (a graph holding rows anyway
     // would hold only rows committed after it).
     const visible = rows[0]?.visible ?? 0;
@@ -315,6 +293,34 @@ export class AnnIndexes {
       this.#drop(partition);
       if (!partition.building) this.#partitions.delete(key);
     }
+  }
+
+  /**
+   * Adds a catch-up read's rows (`readRows`' shape, read in the search's snapshot) to the graph.
+   * False when the graph cannot answer for that snapshot: dropped meanwhile (another epoch); a
+   * generation older than the graph's (the snapshot predates the forget the graph was rebuilt
+   * after: rows it still sees are not in the graph); or a newer one, or too long a lag, after
+   * which the graph is dropped and rebuilt. Generations come from a sequence.
+   */
+  #caughtUp(
+    partition: Partition,
+    index: VectorIndex,
+    map: RowMap,
+    epoch: number,
+    rows: readonly CatchUpRow[],
+  ): boolean {
+    if (partition.epoch !== epoch) return false;
+    const generation = generationOf(rows);
+    if (generation < partition.generation) return false;
+    if (generation > partition.generation || rows.length - 1 > this.options.maxCatchUp) {
+      this.#drop(partition);
+      this.#build(partition);
+      return false;
+    }
+    const before = index.size;
+    add(partition, index, map, rows.slice(1));
+    if (index.size > before) this.#bound(partition);
+    return true;
   }
 
   #drop(partition: Partition): void {
