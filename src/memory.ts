@@ -14,7 +14,6 @@ import { type Scope, scopeKey, validateScope } from "./core/scope.ts";
 import { type Budget, defaultBudget } from "./evidence/budget.ts";
 import type { EvidencePack } from "./evidence/evidence-pack.ts";
 import type { IntakeOptions } from "./ingest/image-intake.ts";
-import { defaultIndexTextConfig, type IndexTextConfig, storedIndexTexts } from "./ingest/index-text.ts";
 import { defaultIngestLimits, type IngestLimits } from "./ingest/limits.ts";
 import { type PreparedSession, prepareSession, prepareSessions, validateSession } from "./ingest/prepare-session.ts";
 import { type RememberOptions, type RememberResult, remember } from "./ingest/remember.ts";
@@ -46,6 +45,7 @@ import { type SearchContext, type SearchOptions, type SearchQuery, search } from
 import { defaultSearchConfig, type SearchConfig } from "./route/search-config.ts";
 import type { BankProgram } from "./store/bank-records.ts";
 import type { IndexState, MaintenancePlan } from "./store/index-records.ts";
+import { defaultIndexTextConfig, type IndexTextConfig, storedIndexTexts } from "./store/index-text.ts";
 import { openStore } from "./store/open-store.ts";
 import type {
   AuditEvent,

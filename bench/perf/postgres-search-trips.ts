@@ -76,7 +76,8 @@ try {
     // Warm-up: every connection of the pool prepared, caches filled, on both paths.
     for (const on of [true, false]) {
       usePostgresOneTripSearch(on);
-      for (let index = 0; index < Math.min(20, queries.length); index++) for (const pass of passes) await run(pass, index);
+      for (let index = 0; index < Math.min(20, queries.length); index++)
+        for (const pass of passes) await run(pass, index);
     }
     const wall: Record<Path, Record<Pass, number[]>> = {
       oneTrip: { cairn: [], dense400: [], bm25_100: [] },

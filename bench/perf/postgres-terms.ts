@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import { loadDataset, resolveDataDir } from "../../src/bench/datasets/index.ts";
 import { startThrowawayCluster } from "../../src/bench/postgres/throwaway-cluster.ts";
-import { contextualTexts, defaultIndexTextConfig } from "../../src/ingest/index-text.ts";
+import { contextualTexts, defaultIndexTextConfig } from "../../src/store/index-text.ts";
 import { lexicalDocument } from "../../src/store/lexical-text.ts";
 import { documentTerms } from "../../src/store/postgres/lexical-terms.ts";
 

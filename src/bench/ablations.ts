@@ -1,6 +1,6 @@
 import { InputError } from "../core/errors.ts";
-import { plainIndexTextConfig } from "../ingest/index-text.ts";
 import type { MemoryOptions } from "../memory.ts";
+import { plainIndexTextConfig } from "../store/index-text.ts";
 
 /** The memory settings an ablation may change: what the replay writes with and what searches read with. */
 export type AblationOptions = Pick<MemoryOptions, "indexText" | "search">;

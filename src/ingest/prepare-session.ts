@@ -4,10 +4,10 @@ import { parseRfc3339 } from "../core/time.ts";
 import { embedImages as embedImagesInBatches, embedTexts } from "../models/model-calls.ts";
 import type { Models } from "../models/provider.ts";
 import type { VectorSpaces } from "../models/vector-spaces.ts";
+import { contextualTexts, defaultIndexTextConfig, type IndexTextConfig } from "../store/index-text.ts";
 import type { RawNodeWrite, SessionWrite } from "../store/records.ts";
 import type { ScopedStore } from "../store/store.ts";
 import type { AcceptedImage, IntakeOptions } from "./image-intake.ts";
-import { contextualTexts, defaultIndexTextConfig, type IndexTextConfig } from "./index-text.ts";
 import { intakeSessionImages, readImages, type SessionImages, type TurnImage } from "./session-images.ts";
 import { parseSessionInput, type SessionInput } from "./session-input.ts";
 

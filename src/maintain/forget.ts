@@ -12,7 +12,7 @@ import { withStoredVectors } from "./incoming.ts";
 
 /**
  * How a forget re-derives the index text of the raw nodes it keeps: a turn's index text quotes the
- * gist of its neighbouring turns (ingest/index-text.ts), so forgetting one turn must rewrite the
+ * gist of its neighbouring turns (store/index-text.ts), so forgetting one turn must rewrite the
  * lexical rows and text vectors of the turns beside it, or its words outlive it there.
  */
 export interface ForgetRederive {

@@ -104,7 +104,7 @@ export interface RawNodeWrite {
   readonly text: string;
   /**
    * What lexical search reads for this raw node (its text with context: speaker, date, neighbours, images;
-   * see ingest/index-text.ts). Derived, never shown as evidence; `text` when absent.
+   * see store/index-text.ts). Derived, never shown as evidence; `text` when absent.
    */
   readonly indexText?: string;
   readonly timeMs: number;

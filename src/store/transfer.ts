@@ -61,7 +61,7 @@ export interface CopyOptions {
   readonly onProgress?: (progress: TransferProgress) => void;
   /**
    * The text lexical search reads for each raw node of one session (in turn order), as the write path
-   * derives it (`ingest/index-text.ts`): stores keep no copy of it, so a copy derives it again. Without
+   * derives it (`store/index-text.ts`): stores keep no copy of it, so a copy derives it again. Without
    * it a copy indexes each raw node's own text, and searches differ from the source's.
    */
   readonly indexTexts?: (nodes: readonly RawNode[]) => readonly string[];

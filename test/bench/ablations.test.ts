@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ablationOptions, ablations } from "../../src/bench/ablations.ts";
 import { InputError } from "../../src/core/errors.ts";
-import { plainIndexTextConfig } from "../../src/ingest/index-text.ts";
+import { plainIndexTextConfig } from "../../src/store/index-text.ts";
 
 describe("bench ablations", () => {
   it("switches a named lever off and leaves every other setting at its default", () => {

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { plainIndexTextConfig } from "../../src/ingest/index-text.ts";
 import { Memory, type MemoryOptions } from "../../src/memory.ts";
 import { createHashModels } from "../../src/models/hash-provider.ts";
+import { plainIndexTextConfig } from "../../src/store/index-text.ts";
 import { tempDir } from "../support/fixtures.ts";
 
 const scope = { tenant: "acme", user: "ana" };

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type pg from "pg";
 import { StoreError } from "../../src/core/errors.ts";
-import { contextualTexts, defaultIndexTextConfig, imagesText } from "../../src/ingest/index-text.ts";
+import { contextualTexts, defaultIndexTextConfig, imagesText } from "../../src/store/index-text.ts";
 import { lexicalDocument } from "../../src/store/lexical-text.ts";
 import {
   addStatisticsBefore11,

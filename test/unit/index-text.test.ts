@@ -5,7 +5,7 @@ import {
   dateWords,
   defaultIndexTextConfig,
   plainIndexTextConfig,
-} from "../../src/ingest/index-text.ts";
+} from "../../src/store/index-text.ts";
 
 const may8 = Date.UTC(2023, 4, 8, 13, 56);
 const turns = [

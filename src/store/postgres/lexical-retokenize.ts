@@ -1,4 +1,4 @@
-import { contextualTexts, defaultIndexTextConfig, imagesText } from "../../ingest/index-text.ts";
+import { contextualTexts, defaultIndexTextConfig, imagesText } from "../index-text.ts";
 import { lexicalDocument } from "../lexical-text.ts";
 import { insertLexicalDocuments } from "./lexical-documents.ts";
 import { addLexicalStatistics } from "./lexical-statistics.ts";

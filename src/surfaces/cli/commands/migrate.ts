@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { InputError } from "../../../core/errors.ts";
-import { defaultIndexTextConfig, storedIndexTexts } from "../../../ingest/index-text.ts";
+import { defaultIndexTextConfig, storedIndexTexts } from "../../../store/index-text.ts";
 import { openStore } from "../../../store/open-store.ts";
 import { compareStores, copyStore } from "../../../store/transfer.ts";
 import { type CommonOptions, output } from "../context.ts";

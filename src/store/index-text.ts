@@ -1,6 +1,6 @@
 import { monthNames } from "../core/time.ts";
-import { queryTerms } from "../store/query-terms.ts";
-import type { RawNode } from "../store/records.ts";
+import { queryTerms } from "./query-terms.ts";
+import type { RawNode } from "./records.ts";
 
 /**
  * What a raw node is searchable by besides its own words ("contextual" indexing, issue 19 part 2). A
