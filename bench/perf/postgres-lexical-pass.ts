@@ -23,7 +23,7 @@ import {
   usePostgresLexicalPass,
 } from "../../src/store/postgres/search-lexical.ts";
 import { generateQueries } from "./corpus.ts";
-import { ingest, loadModels, scope } from "./run-config.ts";
+import { ingestCorpus, loadModels, scope } from "./run-config.ts";
 import { percentile, sameUpToTies } from "./stats.ts";
 
 const { values } = parseArgs({
@@ -45,18 +45,7 @@ try {
   const store = await openPostgresStore({ url });
   const memory = await Memory.open({ store, models });
   try {
-    const size = Number(values.size);
-    const config = {
-      profile: "hash" as const,
-      size,
-      queries: 0,
-      imageShare: 0.05,
-      embedSample: 0,
-      exactQueries: 0,
-      workDir: "",
-      keepStore: false,
-    };
-    const ingested = await ingest(memory, config, Number(values.batch));
+    const ingested = await ingestCorpus(memory, Number(values.size), Number(values.batch));
     console.log(`ingested ${values.size} raw nodes in ${ingested.seconds.toFixed(1)} s`);
     const client = new pg.Client({ connectionString: url });
     await client.connect();

@@ -17,7 +17,7 @@ import { openPostgresStore } from "../../src/store/open-store.ts";
 import { usePostgresOneTripSearch } from "../../src/store/postgres/one-trip-reads.ts";
 import type { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { generateQueries } from "./corpus.ts";
-import { embedAll, ingest, loadModels, scope } from "./run-config.ts";
+import { embedAll, ingestCorpus, loadModels, scope } from "./run-config.ts";
 import { latency, sameUpToTies } from "./stats.ts";
 
 const { values } = parseArgs({
@@ -42,18 +42,7 @@ try {
   const store = (await openPostgresStore({ url })) as PostgresStore;
   const memory = await Memory.open({ store, models });
   try {
-    const size = Number(values.size);
-    const config = {
-      profile: "hash" as const,
-      size,
-      queries: 0,
-      imageShare: 0.05,
-      embedSample: 0,
-      exactQueries: 0,
-      workDir: "",
-      keepStore: false,
-    };
-    const ingested = await ingest(memory, config, Number(values.batch));
+    const ingested = await ingestCorpus(memory, Number(values.size), Number(values.batch));
     const ingestSeconds = ingested.seconds;
     console.log(`ingested ${values.size} raw nodes in ${ingestSeconds.toFixed(1)} s`);
     for (const space of [memory.spaces.text.name, memory.spaces.imageText.name]) {

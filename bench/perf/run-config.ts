@@ -175,6 +175,21 @@ export function progress(label: string, total: number): cliProgress.SingleBar {
   return bar;
 }
 
+/** `size` raw nodes of the perf corpus (hash profile, 5% images) into `memory`, `batch` sessions a call: for the pass benchmarks. */
+export function ingestCorpus(memory: Memory, size: number, batch: number) {
+  const config: PerfConfig = {
+    profile: "hash",
+    size,
+    queries: 0,
+    imageShare: 0.05,
+    embedSample: 0,
+    exactQueries: 0,
+    workDir: "",
+    keepStore: false,
+  };
+  return ingest(memory, config, batch);
+}
+
 /** The generated corpus through `addSession` (`batch` 1) or `addSessions`, `batch` sessions a call. */
 export async function ingest(memory: Memory, config: PerfConfig, batch = 1) {
   const images = await makeImagePool(48);
