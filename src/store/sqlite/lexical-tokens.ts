@@ -28,22 +28,23 @@ export interface DocumentTokens {
 
 /**
  * Texts cut per round: FTS5 reads its `instance` view back in term order over everything the table
- * holds, which costs more per text as the table grows (about 190 µs a 70-token text in rounds of
- * 640 against 70–120 µs in rounds of 32, on one core), so a large batch goes through in small rounds.
+ * holds, which costs more per text as the table grows (`bench/perf/tokenize-rounds.ts`, three quiet
+ * runs: 110–143 µs of CPU a 70-token text in rounds of 32 against 139–169 in one round of 640), so a
+ * large batch goes through in small rounds.
  */
 const textsPerRound = 32;
 
-/** Tokens of each text, in order of `texts`. */
-export function tokenizeTexts(db: Database, texts: readonly string[]): DocumentTokens[] {
+/** Tokens of each text, in order of `texts`; `perRound` only for `bench/perf/tokenize-rounds.ts`. */
+export function tokenizeTexts(db: Database, texts: readonly string[], perRound = textsPerRound): DocumentTokens[] {
   const result = texts.map(() => ({ frequencies: new Map<string, number>(), length: 0 }));
   if (texts.length === 0) return result;
   ensureTokenizer(db);
   const insert = statement(db, `INSERT INTO ${table} (rowid, body) VALUES (?, ?)`);
   const read = statement(db, `SELECT term, doc FROM ${vocabulary}`, "raw");
   const empty = statement(db, `INSERT INTO ${table} (cairn_lexical_tokens) VALUES ('delete-all')`);
-  for (let start = 0; start < texts.length; start += textsPerRound) {
+  for (let start = 0; start < texts.length; start += perRound) {
     try {
-      for (let index = start; index < Math.min(start + textsPerRound, texts.length); index++) {
+      for (let index = start; index < Math.min(start + perRound, texts.length); index++) {
         insert.run(index + 1, texts[index]);
       }
       for (const [term, doc] of read.all() as [string, number][]) {
