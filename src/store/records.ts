@@ -208,6 +208,20 @@ export interface ForgetResult {
    */
   readonly blobsDeleted: number;
   readonly auditId: string;
+  /** How the store made sure the forgotten bytes are gone from its files; absent where it cannot (Postgres, decision 009). */
+  readonly erasure?: ForgetErasure;
+}
+
+/**
+ * The SQLite store's erasure after a forget (decision 038): "clean" when a scan of the database file
+ * found none of the forgotten values where no live row is, "vacuumed" when it found some and rewrote
+ * the database, "pending" when a reader holding an older snapshot kept the WAL (the next forget or
+ * open finishes it).
+ */
+export interface ForgetErasure {
+  readonly outcome: "clean" | "vacuumed" | "pending";
+  readonly pagesScanned: number;
+  readonly ms: number;
 }
 
 export interface ScopeStats {

@@ -5,11 +5,13 @@ import type { ForgetResult, ForgetTarget } from "../records.ts";
 import type { ForgetRequest } from "../store.ts";
 import { clearAudit, redactAudit, writeAudit } from "./audit-events.ts";
 import { blobKey } from "./blob-files.ts";
+import { forgottenValues, markErasurePending, settleErasure } from "./forget-erasure.ts";
 import { applyForgetOps, indexVersion } from "./index-rows.ts";
 import { ftsDocuments, lexicalFields, lexicalTables, unindexDocuments } from "./lexical-index.ts";
 import { retireProgramsOn } from "./question-bank.ts";
 import { type ImageSlotRow, numbers, type RowidIdRow, strings } from "./record-rows.ts";
 import { reindexSurvivors } from "./reindex-survivors.ts";
+import type { ResidueNeedles } from "./residue-scan.ts";
 import type { ScopeContext } from "./scope-context.ts";
 import { type TenantStorage, tenantExists, tenantKeyRange } from "./tenants.ts";
 import { imageSlots, plainTableOf, type SpaceRow, type VectorRow, vectorTableOf } from "./vector-rows.ts";
@@ -45,9 +47,14 @@ export function forget(context: ScopeContext, request: ForgetRequest): ForgetRes
   const removedVectors: RemovedVectors = [];
   const reindexedVectors: VectorRow[] = [];
   let result: ForgetResult;
+  let needles: ResidueNeedles | null = null;
   try {
     result = context.db
-      .transaction(() => forgetRows(context, tenant, request, removedVectors, reindexedVectors))
+      .transaction(() =>
+        forgetRows(context, tenant, request, removedVectors, reindexedVectors, (found) => {
+          needles = found;
+        }),
+      )
       .immediate();
     store.vectorIndexes.afterForget(context.key, removedVectors);
     // The survivors' re-derived text vectors replace their old ones in the loaded ANN indexes.
@@ -58,11 +65,10 @@ export function forget(context: ScopeContext, request: ForgetRequest): ForgetRes
   } finally {
     files.settle(journal, (key) => store.hasBlob(key));
   }
-  // The WAL still holds earlier versions of the pages this forget rewrote; copying it into the
-  // database and truncating it removes them. A reader in another process that holds an older
-  // snapshot blocks the truncation (SQLite then leaves the WAL for the next checkpoint).
-  context.db.pragma("wal_checkpoint(TRUNCATE)");
-  return result;
+  // The WAL still holds earlier versions of the pages this forget rewrote, and pages SQLite rebuilt
+  // may still hold old copies of the forgotten rows: settling checkpoints the WAL, scans the file for
+  // the forgotten values and vacuums if it finds one (decision 038).
+  return { ...result, erasure: settleErasure(context.db, store.databasePath, needles) };
 }
 
 /** Blobs the target's raw nodes reference; none for a target that does not exist. */
@@ -81,6 +87,7 @@ function forgetRows(
   request: ForgetRequest,
   removedVectors: RemovedVectors,
   reindexedVectors: VectorRow[],
+  keepNeedles: (needles: ResidueNeedles | null) => void,
 ): ForgetResult {
   const { target, plan } = request;
   const { nodeRowids, sessionRowids, subject } = forgetTargets(context, target);
@@ -95,6 +102,8 @@ function forgetRows(
   context.store.vectorIndexes.beforeForget(context.key, spaces.map(vectorTableOf));
   const blobHashes = referencedBlobs(context, nodeRowids);
   const forgottenNames = namesOf(context, target, nodeRowids, sessionRowids);
+  keepNeedles(forgottenValues(context, nodeRowids, sessionRowids, spaces));
+  markErasurePending(context.db, context.store.now());
   deleteDerivedRows(context, tenant, nodeRowids, spaces, removedVectors);
   // Survivors whose index text quoted the forgotten raw nodes: their text rows, made again without them.
   const reindexed = reindexSurvivors(context, tenant, request.reindex ?? [], new Set(plan.rawNodeIds), spaces, version);

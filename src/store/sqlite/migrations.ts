@@ -406,6 +406,17 @@ const migrations: readonly { version: number; name: string; sql: string; run?: (
       for (const name of tenants) rebuildLexicalIndex(db, tenantStorage(name));
     },
   },
+  {
+    version: 13,
+    name: "A forget's erasure is pending until a scan of the file or a VACUUM settles it (decision 038)",
+    // A store that has forgotten anything may hold old copies of forgotten rows in pages SQLite
+    // rebuilt (earlier Cairn did not look): its first open under this version vacuums once.
+    sql: `
+      CREATE TABLE erasure_pending (id INTEGER PRIMARY KEY CHECK (id = 1), since_ms INTEGER NOT NULL);
+      INSERT INTO erasure_pending (id, since_ms)
+        SELECT 1, 0 WHERE EXISTS (SELECT 1 FROM audit_events WHERE action = 'forget');
+    `,
+  },
 ];
 
 /** Every schema version this Cairn knows, ascending. */

@@ -31,6 +31,8 @@ export interface VectorIndexHooks {
 export interface StoreServices {
   readonly files: BlobFileStore;
   readonly vectorIndexes: VectorIndexHooks;
+  /** The database file, which forget's erasure scan reads (decision 038). */
+  readonly databasePath: string;
   now(): number;
   newId(prefix: string): string;
   /** Whether the database holds the blob of this key (`<owner>/<hash>`). */

@@ -12,6 +12,7 @@ import type { ScopedStore, Store } from "../store.ts";
 import type { VectorIndexOptions } from "../vector-index-options.ts";
 import { loadAuditSecret, replaceAuditSecret } from "./audit-key.ts";
 import { BlobFiles, splitBlobKey } from "./blob-files.ts";
+import { erasurePending, vacuum } from "./forget-erasure.ts";
 import { rebuildLexicalIndex } from "./lexical-index.ts";
 import { verifyLexicalIndex } from "./lexical-verify.ts";
 import { migrate } from "./migrations.ts";
@@ -83,6 +84,11 @@ export class SqliteStore implements Store, StoreServices {
     this.newId = options.newId ?? randomId;
   }
 
+  /** The database file, which forget's erasure scan reads (decision 038). */
+  get databasePath(): string {
+    return join(this.#path, "cairn.db");
+  }
+
   static async open(options: SqliteStoreOptions): Promise<SqliteStore> {
     let db: Database | undefined;
     try {
@@ -103,6 +109,10 @@ export class SqliteStore implements Store, StoreServices {
       // A forget killed between its commit and its checkpoint leaves earlier versions of the pages
       // it erased in the WAL: the next open moves the WAL into the database and truncates it.
       db.pragma("wal_checkpoint(TRUNCATE)");
+      // One killed before its erasure was settled may have left old copies of the forgotten rows in
+      // pages SQLite rebuilt; their values are gone with the rows, so the store vacuums (decision 038).
+      // Another process writing for longer than the busy timeout leaves it pending for the next open.
+      if (erasurePending(db)) vacuumUnlessBusy(db);
       const opened = db;
       const files = new BlobFiles(options.path, (work) => opened.transaction(work).immediate());
       files.init();
@@ -295,4 +305,12 @@ export class SqliteStore implements Store, StoreServices {
 
 function randomId(prefix: string): string {
   return `${prefix}_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+}
+
+function vacuumUnlessBusy(db: Database): void {
+  try {
+    vacuum(db);
+  } catch (error) {
+    if ((error as { code?: string }).code !== "SQLITE_BUSY") throw error;
+  }
 }
