@@ -23,16 +23,18 @@ const settleAttempts = 5;
 
 /**
  * Every value a forget removes that could be found again in the file: raw-node ids, texts, sources,
- * metadata, image hashes and derived texts, session ids, keys and content hashes, and the stored
- * vectors. Read inside the forget's transaction, before the rows go; `null` when they are too many
- * to scan for (the caller vacuums).
+ * metadata, image derived texts, session ids, keys and content hashes, and the stored vectors. Read
+ * inside the forget's transaction, before the rows go; `null` when they are too many to scan for (the
+ * caller vacuums). Image hashes are not among them: an image another raw node still shows is not
+ * forgotten, and its hash is a live key wherever it is stored; the caller adds the hashes of the
+ * images the tenant no longer holds (`withDeletedBlobs`).
  */
 export function forgottenValues(
   context: ScopeContext,
   nodeRowids: readonly number[],
   sessionRowids: readonly number[],
   spaces: readonly SpaceRow[],
-): ResidueNeedles | null {
+): ForgottenValues | null {
   const { db } = context;
   const nodes = JSON.stringify(nodeRowids);
   const values: (string | Buffer | null)[] = [];
@@ -57,7 +59,7 @@ export function forgottenValues(
     add(row);
   }
   const images = rows(
-    "SELECT raw_node_rowid, ordinal, blob_hash, caption, derived_text FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))",
+    "SELECT raw_node_rowid, ordinal, caption, derived_text FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))",
     nodes,
   );
   for (const row of images) add(row.slice(2));
@@ -78,7 +80,18 @@ export function forgottenValues(
       add(row);
     }
   }
-  return bytes > scanLimitBytes ? null : residueNeedles(values);
+  return bytes > scanLimitBytes ? null : values;
+}
+
+/** Values read before a forget's deletes, which become needles once it knows which images went. */
+export type ForgottenValues = readonly (string | Buffer | null)[];
+
+/** The needles of a forget: its values and the hashes of the images its tenant no longer holds. */
+export function withDeletedBlobs(
+  values: ForgottenValues | null,
+  deletedBlobs: readonly string[],
+): ResidueNeedles | null {
+  return values === null ? null : residueNeedles([...values, ...deletedBlobs]);
 }
 
 /** Marks the erasure pending, inside the forget's transaction. */

@@ -5,7 +5,7 @@ import type { ForgetResult, ForgetTarget } from "../records.ts";
 import type { ForgetRequest } from "../store.ts";
 import { clearAudit, redactAudit, writeAudit } from "./audit-events.ts";
 import { blobKey } from "./blob-files.ts";
-import { forgottenValues, markErasurePending, settleErasure } from "./forget-erasure.ts";
+import { forgottenValues, markErasurePending, settleErasure, withDeletedBlobs } from "./forget-erasure.ts";
 import { applyForgetOps, indexVersion } from "./index-rows.ts";
 import { ftsDocuments, lexicalFields, lexicalTables, unindexDocuments } from "./lexical-index.ts";
 import { retireProgramsOn } from "./question-bank.ts";
@@ -102,7 +102,7 @@ function forgetRows(
   context.store.vectorIndexes.beforeForget(context.key, spaces.map(vectorTableOf));
   const blobHashes = referencedBlobs(context, nodeRowids);
   const forgottenNames = namesOf(context, target, nodeRowids, sessionRowids);
-  keepNeedles(forgottenValues(context, nodeRowids, sessionRowids, spaces));
+  const forgotten = forgottenValues(context, nodeRowids, sessionRowids, spaces);
   markErasurePending(context.db, context.store.now());
   deleteDerivedRows(context, tenant, nodeRowids, spaces, removedVectors);
   // Survivors whose index text quoted the forgotten raw nodes: their text rows, made again without them.
@@ -115,6 +115,7 @@ function forgetRows(
   applyForgetOps(context.db, context.key, plan, (id) => nodeRowidById.get(id));
   deleteRawNodesAndSessions(context, nodeRowids, sessionRowids);
   const removedBlobs = tenant ? releaseBlobs(context, tenant, blobHashes) : [];
+  keepNeedles(withDeletedBlobs(forgotten, tenant ? blobsGone(context, tenant, removedBlobs) : []));
   const { repairs } = plan;
   // A forgotten scope keeps one event with counts; otherwise earlier events keep their shape, with
   // the forgotten keys and ids replaced by keyed hashes.
@@ -298,6 +299,12 @@ function deleteRawNodesAndSessions(
     JSON.stringify(sessionRowids),
   );
   db.prepare("DELETE FROM sessions WHERE rowid IN (SELECT value FROM json_each(?))").run(JSON.stringify(sessionRowids));
+}
+
+/** Of the images this scope released, those the tenant holds no more (their rows are gone). */
+function blobsGone(context: ScopeContext, tenant: TenantStorage, released: readonly string[]): string[] {
+  const held = context.db.prepare("SELECT 1 FROM blobs WHERE tenant = ? AND hash = ?");
+  return released.filter((hash) => held.get(tenant.token, hash) === undefined);
 }
 
 /**

@@ -843,6 +843,17 @@ export const responses = {
       entries: z.number().int(),
       blobsDeleted: z.number().int(),
       auditId: z.string(),
+      erasure: z
+        .object({
+          outcome: z.enum(["clean", "vacuumed", "pending"]),
+          pagesScanned: z.number().int(),
+          ms: z.number().int(),
+        })
+        .strict()
+        .optional()
+        .describe(
+          "SQLite store: how the forgotten bytes were made to leave cairn.db (a scan found none, it vacuumed, or a reader kept it pending)",
+        ),
     })
     .strict(),
   error: z
