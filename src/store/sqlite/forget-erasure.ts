@@ -45,6 +45,8 @@ export function forgottenValues(
         values.push(value);
         bytes += value.length;
       }
+      // The term indexes (FTS5's and Cairn's lexical one) keep words folded to lower case.
+      if (typeof value === "string" && value.toLowerCase() !== value) values.push(value.toLowerCase());
     }
   };
   const rows = (sql: string, ...params: unknown[]) =>

@@ -21,6 +21,8 @@ const shortestExact = 8;
 /** What a scan looks for: every window of the long values, and the short values whole. */
 export interface ResidueNeedles {
   readonly windows: ReadonlySet<string>;
+  /** Rolling hashes of the windows (`windowHash`): a region's windows are hashed, and only a match is compared. */
+  readonly hashes: ReadonlySet<number>;
   readonly exact: readonly Buffer[];
   /** Bytes of the values the needles come from (what a scan costs to prepare). */
   readonly bytes: number;
@@ -28,6 +30,7 @@ export interface ResidueNeedles {
 
 export function residueNeedles(values: Iterable<string | Uint8Array | null | undefined>): ResidueNeedles {
   const windows = new Set<string>();
+  const hashes = new Set<number>();
   const exact = new Map<string, Buffer>();
   let bytes = 0;
   for (const value of values) {
@@ -38,12 +41,13 @@ export function residueNeedles(values: Iterable<string | Uint8Array | null | und
       for (let start = 0; start + residueWindow <= data.length; start++) {
         if (!informative(data, start)) continue;
         windows.add(data.toString("latin1", start, start + residueWindow));
+        hashes.add(windowHash(data, start));
       }
     } else if (data.length >= shortestExact) {
       exact.set(data.toString("latin1", 0, data.length), data);
     }
   }
-  return { windows, exact: [...exact.values()], bytes };
+  return { windows, hashes, exact: [...exact.values()], bytes };
 }
 
 /**
@@ -115,9 +119,8 @@ export function scanForResidue(path: string, rootPages: readonly number[], needl
     };
     const look = (pageNumber: number, page: Buffer, from: number, to: number, what: string) => {
       if (to <= from) return;
-      const region = page.subarray(from, to);
-      if (region.equals(zeros.subarray(0, region.length))) return;
-      if (holdsNeedle(region, needles)) hits.push(`page ${pageNumber} (${what})`);
+      if (zeros.compare(page, from, to, 0, to - from) === 0) return;
+      if (holdsNeedle(page.subarray(from, to), needles)) hits.push(`page ${pageNumber} (${what})`);
     };
 
     const inspectTreePage = (children: number[]) => (pageNumber: number, page: Buffer) => {
@@ -172,19 +175,39 @@ export function scanForResidue(path: string, rootPages: readonly number[], needl
   }
 }
 
+/** Base of the polynomial window hash, and its power that leaves the window (32-bit arithmetic). */
+const hashBase = 257;
+const leavingPower = Array.from({ length: residueWindow - 1 }).reduce<number>((power) => Math.imul(power, hashBase), 1);
+
+function windowHash(data: Buffer, start: number): number {
+  let hash = 0;
+  for (let index = start; index < start + residueWindow; index++)
+    hash = (Math.imul(hash, hashBase) + (data[index] as number)) | 0;
+  return hash;
+}
+
 function holdsNeedle(region: Buffer, needles: ResidueNeedles): boolean {
   for (const needle of needles.exact) if (region.includes(needle)) return true;
   if (needles.windows.size === 0 || region.length < residueWindow) return false;
-  // Only a window with as many non-zero bytes as a needle's can be one: count them as it slides.
+  // Only a window with as many non-zero bytes as a needle's can be one; its hash rolls as it slides,
+  // and only a hash that matches costs a comparison.
   let nonzero = 0;
   for (let index = 0; index < residueWindow; index++) if (region[index] !== 0) nonzero++;
+  let hash = windowHash(region, 0);
   for (let start = 0; ; start++) {
-    if (nonzero * 2 >= residueWindow && needles.windows.has(region.toString("latin1", start, start + residueWindow))) {
+    if (
+      nonzero * 2 >= residueWindow &&
+      needles.hashes.has(hash) &&
+      needles.windows.has(region.toString("latin1", start, start + residueWindow))
+    ) {
       return true;
     }
     const next = start + residueWindow;
     if (next >= region.length) return false;
-    if (region[start] !== 0) nonzero--;
-    if (region[next] !== 0) nonzero++;
+    const leaving = region[start] as number;
+    const entering = region[next] as number;
+    if (leaving !== 0) nonzero--;
+    if (entering !== 0) nonzero++;
+    hash = (Math.imul(hash - Math.imul(leaving, leavingPower), hashBase) + entering) | 0;
   }
 }
