@@ -25,9 +25,9 @@ const settleAttempts = 5;
  * Every value a forget removes that could be found again in the file: raw-node ids, texts, sources,
  * metadata, image derived texts, session ids, keys and content hashes, and the stored vectors. Read
  * inside the forget's transaction, before the rows go; `null` when they are too many to scan for (the
- * caller vacuums). Image hashes are not among them: an image another raw node still shows is not
- * forgotten, and its hash is a live key wherever it is stored; the caller adds the hashes of the
- * images the tenant no longer holds (`withDeletedBlobs`).
+ * caller vacuums). An image another raw node of the tenant still shows is not forgotten: its hash and
+ * its vector stay live keys (`blobs`, `blob_vectors`), so they are kept aside by hash, and the caller
+ * adds those of the images the tenant no longer holds once the forget knows them (`forgottenNeedles`).
  */
 export function forgottenValues(
   context: ScopeContext,
@@ -37,7 +37,8 @@ export function forgottenValues(
 ): ForgottenValues | null {
   const { db } = context;
   const nodes = JSON.stringify(nodeRowids);
-  const values: (string | Buffer | null)[] = [];
+  const values: (string | Buffer)[] = [];
+  const byImage = new Map<string, Buffer[]>();
   let bytes = 0;
   const add = (row: readonly unknown[]) => {
     for (const value of row) {
@@ -61,39 +62,53 @@ export function forgottenValues(
     add(row);
   }
   const images = rows(
-    "SELECT raw_node_rowid, ordinal, caption, derived_text FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))",
+    "SELECT raw_node_rowid, ordinal, blob_hash, caption, derived_text FROM raw_node_images WHERE raw_node_rowid IN (SELECT value FROM json_each(?))",
     nodes,
   );
-  for (const row of images) add(row.slice(2));
+  for (const row of images) add(row.slice(3));
   for (const row of rows(
     "SELECT id, session_key, content_hash FROM sessions WHERE rowid IN (SELECT value FROM json_each(?))",
     JSON.stringify(sessionRowids),
   )) {
     add(row);
   }
-  const imageRowids = images.map(([rowid, ordinal]) => (rowid as number) * imageSlots + (ordinal as number));
+  const imageOf = new Map(
+    images.map(([rowid, ordinal, hash]) => [
+      (rowid as number) * imageSlots + (ordinal as number),
+      hash as string | null,
+    ]),
+  );
   for (const space of spaces) {
     if (bytes > scanLimitBytes) break;
-    const rowids = space.kind === "text" ? nodeRowids : imageRowids;
-    for (const row of rows(
-      `SELECT embedding FROM ${plainTableOf(space.table_name)} WHERE rowid IN (SELECT value FROM json_each(?))`,
+    const rowids = space.kind === "text" ? nodeRowids : [...imageOf.keys()];
+    for (const [rowid, embedding] of rows(
+      `SELECT rowid, embedding FROM ${plainTableOf(space.table_name)} WHERE rowid IN (SELECT value FROM json_each(?))`,
       JSON.stringify(rowids),
     )) {
-      add(row);
+      const hash = space.kind === "image" ? imageOf.get(rowid as number) : null;
+      if (!hash) add([embedding]);
+      else byImage.set(hash, [...(byImage.get(hash) ?? []), embedding as Buffer]);
+      bytes += (embedding as Buffer).length;
     }
   }
-  return bytes > scanLimitBytes ? null : values;
+  return bytes > scanLimitBytes ? null : { values, byImage };
 }
 
-/** Values read before a forget's deletes, which become needles once it knows which images went. */
-export type ForgottenValues = readonly (string | Buffer | null)[];
+/** Values read before a forget's deletes; those of an image become needles only if the image goes. */
+export interface ForgottenValues {
+  readonly values: readonly (string | Buffer)[];
+  /** Image vectors by the image's hash. */
+  readonly byImage: ReadonlyMap<string, readonly Buffer[]>;
+}
 
-/** The needles of a forget: its values and the hashes of the images its tenant no longer holds. */
-export function withDeletedBlobs(
-  values: ForgottenValues | null,
+/** The needles of a forget: its values, and the hashes and vectors of the images its tenant no longer holds. */
+export function forgottenNeedles(
+  forgotten: ForgottenValues | null,
   deletedBlobs: readonly string[],
 ): ResidueNeedles | null {
-  return values === null ? null : residueNeedles([...values, ...deletedBlobs]);
+  if (forgotten === null) return null;
+  const images = deletedBlobs.flatMap((hash) => [hash, ...(forgotten.byImage.get(hash) ?? [])]);
+  return residueNeedles([...forgotten.values, ...images]);
 }
 
 /** Marks the erasure pending, inside the forget's transaction. */

@@ -5,7 +5,7 @@ import type { ForgetResult, ForgetTarget } from "../records.ts";
 import type { ForgetRequest } from "../store.ts";
 import { clearAudit, redactAudit, writeAudit } from "./audit-events.ts";
 import { blobKey } from "./blob-files.ts";
-import { forgottenValues, markErasurePending, settleErasure, withDeletedBlobs } from "./forget-erasure.ts";
+import { forgottenNeedles, forgottenValues, markErasurePending, settleErasure } from "./forget-erasure.ts";
 import { applyForgetOps, indexVersion } from "./index-rows.ts";
 import { ftsDocuments, lexicalFields, lexicalTables, unindexDocuments } from "./lexical-index.ts";
 import { retireProgramsOn } from "./question-bank.ts";
@@ -115,7 +115,7 @@ function forgetRows(
   applyForgetOps(context.db, context.key, plan, (id) => nodeRowidById.get(id));
   deleteRawNodesAndSessions(context, nodeRowids, sessionRowids);
   const removedBlobs = tenant ? releaseBlobs(context, tenant, blobHashes) : [];
-  keepNeedles(withDeletedBlobs(forgotten, tenant ? blobsGone(context, tenant, removedBlobs) : []));
+  keepNeedles(forgottenNeedles(forgotten, tenant ? blobsGone(context, tenant, removedBlobs) : []));
   const { repairs } = plan;
   // A forgotten scope keeps one event with counts; otherwise earlier events keep their shape, with
   // the forgotten keys and ids replaced by keyed hashes.
