@@ -1,5 +1,5 @@
 import { InputError } from "../../../core/errors.ts";
-import type { ForgetTarget } from "../../../store/records.ts";
+import type { ForgetErasure, ForgetTarget } from "../../../store/records.ts";
 import { type CommonOptions, openMemory, output, scopeOf } from "../context.ts";
 
 export const forgetHelp = `cairn forget (--session KEY|ID | --raw-node ID | --all --yes) [--user U]
@@ -24,10 +24,20 @@ export async function forget(
       options,
       result,
       () =>
-        `forgot ${result.sessions} session(s), ${result.rawNodes} raw node(s), ${result.entries} entr(y/ies), ${result.blobsDeleted} image file(s); audit ${result.auditId}`,
+        `forgot ${result.sessions} session(s), ${result.rawNodes} raw node(s), ${result.entries} entr(y/ies), ${result.blobsDeleted} image file(s); audit ${result.auditId}${erasureLine(result.erasure)}`,
     );
     return 0;
   } finally {
     await memory.close();
   }
+}
+
+/** What the store did so the forgotten bytes leave its files (decision 038); nothing on a store that does not say. */
+function erasureLine(erasure: ForgetErasure | undefined): string {
+  if (!erasure) return "";
+  if (erasure.outcome === "pending") {
+    return "; erasure pending: a reader holds an older snapshot, the next forget or open finishes it";
+  }
+  const how = erasure.outcome === "clean" ? "nothing left" : "copies found, database vacuumed";
+  return `; erasure: ${how} (${erasure.pagesScanned} pages scanned, ${erasure.ms} ms)`;
 }
