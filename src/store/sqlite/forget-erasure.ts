@@ -111,9 +111,11 @@ export function forgottenNeedles(
   return residueNeedles([...forgotten.values, ...images]);
 }
 
-/** Marks the erasure pending, inside the forget's transaction. */
-export function markErasurePending(db: Database, now: number): void {
-  db.prepare("INSERT OR REPLACE INTO erasure_pending (id, since_ms) VALUES (1, ?)").run(now);
+/** Marks the erasure pending, inside the forget's transaction; true when it already was (an earlier forget's). */
+export function markErasurePending(db: Database, now: number): boolean {
+  const already = erasurePending(db);
+  if (!already) db.prepare("INSERT INTO erasure_pending (id, since_ms) VALUES (1, ?)").run(now);
+  return already;
 }
 
 export function erasurePending(db: Database): boolean {

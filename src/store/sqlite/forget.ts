@@ -102,8 +102,10 @@ function forgetRows(
   context.store.vectorIndexes.beforeForget(context.key, spaces.map(vectorTableOf));
   const blobHashes = referencedBlobs(context, nodeRowids);
   const forgottenNames = namesOf(context, target, nodeRowids, sessionRowids);
-  const forgotten = forgottenValues(context, nodeRowids, sessionRowids, spaces);
-  markErasurePending(context.db, context.store.now());
+  // An erasure an earlier forget left pending (a reader held the WAL) is for values no longer known:
+  // this forget's scan could not clear it, so it vacuums.
+  const earlierPending = markErasurePending(context.db, context.store.now());
+  const forgotten = earlierPending ? null : forgottenValues(context, nodeRowids, sessionRowids, spaces);
   deleteDerivedRows(context, tenant, nodeRowids, spaces, removedVectors);
   // Survivors whose index text quoted the forgotten raw nodes: their text rows, made again without them.
   const reindexed = reindexSurvivors(context, tenant, request.reindex ?? [], new Set(plan.rawNodeIds), spaces, version);
