@@ -193,6 +193,36 @@ export async function readAllInOneTrip(
   operation: string,
   statements: readonly OneTripStatement[],
 ): Promise<pg.QueryResultRow[][]> {
+  const prepare = !unpreparedPools.has(pool);
+  try {
+    return await oneTrip(pool, tenant, operation, statements, prepare);
+  } catch (error) {
+    // Behind a transaction-pooling proxy (PgBouncer's `pool_mode = transaction`) each transaction
+    // may land on another server connection: one this client prepared on is not the one it
+    // executes on (26000), or one another client prepared on already has the name (42P05). SQL
+    // PREPARE cannot work there; the pool's reads go on with the statement text inlined, and this
+    // read, read-only, runs again that way.
+    if (!prepare || !preparedStatementLost(error)) throw error;
+    unpreparedPools.add(pool);
+    return oneTrip(pool, tenant, operation, statements, false);
+  }
+}
+
+/** Pools whose server connections do not keep what SQL `PREPARE` made (a transaction pooler): one-trip reads inline. */
+const unpreparedPools = new WeakSet<pg.Pool>();
+
+function preparedStatementLost(error: unknown): boolean {
+  const code = (error as { cause?: { code?: string } }).cause?.code ?? (error as { code?: string }).code;
+  return code === "26000" || code === "42P05";
+}
+
+async function oneTrip(
+  pool: pg.Pool,
+  tenant: string,
+  operation: string,
+  statements: readonly OneTripStatement[],
+  prepare: boolean,
+): Promise<pg.QueryResultRow[][]> {
   let client: pg.PoolClient;
   try {
     client = await pool.connect();
@@ -209,6 +239,7 @@ export async function readAllInOneTrip(
     preparedOn.set(client, known);
     const runs = statements.map(({ text, values }) => {
       if (typeof text === "string") return inlined(client, text, values);
+      if (!prepare) return inlined(client, text.text, values);
       const name = `${text.name}_trip`;
       const execute = inlined(
         client,
