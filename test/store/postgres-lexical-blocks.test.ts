@@ -2,8 +2,14 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type pg from "pg";
 import type { Ranked } from "../../src/core/ranked.ts";
+import type { PostgresScopedStore } from "../../src/store/postgres/postgres-scoped-store.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
-import { type PostgresLexicalPass, usePostgresLexicalPass } from "../../src/store/postgres/search-lexical.ts";
+import {
+  type PostgresLexicalPass,
+  type PostgresLexicalTrace,
+  usePostgresAcceptedListCap,
+  usePostgresLexicalPass,
+} from "../../src/store/postgres/search-lexical.ts";
 import type { SearchFilters } from "../../src/store/records.ts";
 import type { ScopedStore } from "../../src/store/store.ts";
 import { postgresSkipReason, usePostgresCluster } from "../support/postgres-cluster.ts";
@@ -197,6 +203,48 @@ if (skip) {
         assert.ok(compared > 1_000, `compared ${compared} hits`);
       } finally {
         await second.close();
+        await store.close();
+      }
+    });
+
+    it("a filter that passes more rowids than it ships checks the walk's winners and ranks as the exhaustive pass", async () => {
+      const url = await cluster.freshDatabase();
+      const store = await PostgresStore.open({ url });
+      const random = seededRandom(35);
+      const day = 86_400_000;
+      // Every filter below passes more than 8 raw nodes of the 240: the accepted list is not shipped.
+      const cap = usePostgresAcceptedListCap(8);
+      try {
+        const scoped = store.forScope(scopeA);
+        for (let number = 0; number < 8; number++) {
+          await scoped.commitSession(await session(random, `s${number}`, 30, number * day));
+        }
+        const queries = [...Array.from({ length: 8 }, () => `${word(random)} ${word(random)}`), "nectar", "otter"];
+        const filters: SearchFilters[] = [
+          { speakers: ["Bo"] },
+          { sessionKeys: ["s1", "s2", "s5"] },
+          { timeFromMs: 2 * day, timeToMs: 6 * day },
+          // Passes few of any query's documents: the walk deepens.
+          { sessionKeys: ["s7"], speakers: ["Cy"] },
+        ];
+        let checks = 0;
+        for (const query of queries) {
+          for (const limit of [1, 7, 40]) {
+            for (const filter of filters) {
+              const options = { limit, filters: filter };
+              const trace: PostgresLexicalTrace = {};
+              const walked = await withPass("index", () =>
+                (scoped as PostgresScopedStore).searchLexical("text", query, options, trace),
+              );
+              const exhaustive = await withPass("sql", () => scoped.searchLexical("text", query, options));
+              assertSameRanking(walked, exhaustive, `"${query}" ${limit} ${JSON.stringify(filter)}`);
+              checks += trace.filterChecks ?? 0;
+            }
+          }
+        }
+        assert.ok(checks >= queries.length * 3 * filters.length, `the winners were checked: ${checks}`);
+      } finally {
+        usePostgresAcceptedListCap(cap);
         await store.close();
       }
     });

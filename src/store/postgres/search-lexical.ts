@@ -42,6 +42,8 @@ export interface PostgresLexicalTrace {
   idsMs?: number;
   /** Winners whose ids were read from the database (the rest were known to this process). */
   idsRead?: number;
+  /** Filtered, past the accepted-list cap: the checks of the walk's winners against the filters. */
+  filterChecks?: number;
 }
 
 /**
@@ -160,11 +162,16 @@ async function blockMaxLexical(
 ): Promise<Ranked[]> {
   const filtered = hasFilters(options.filters);
   const filter = filterSql(options.filters, "r", 5);
-  // With filters, the raw nodes of the scope that pass them ride on the first row: the walk asks
-  // only about documents that would enter the top k, from this set, without another round trip.
+  // With filters, the raw nodes of the scope that pass them ride on the first row, up to
+  // `acceptedListCap` of them: the walk asks only about documents that would enter the top k, from
+  // this set, without another round trip. Past the cap the column is NULL and the walk's winners
+  // are checked against the filters afterwards (`checkedAgainstFilters`): a broad filter over a big
+  // scope would otherwise ship every rowid of it with each search.
   const accepted = filtered
     ? `CASE WHEN row_number() OVER () = 1 THEN
-         (SELECT coalesce(array_agg(r.rowid), '{}') FROM raw_nodes r WHERE r.scope_key = $2 ${filter.sql}) END`
+         (SELECT CASE WHEN count(*) <= ${acceptedListCap} THEN coalesce(array_agg(passing.rowid), '{}') END
+          FROM (SELECT r.rowid FROM raw_nodes r WHERE r.scope_key = $2 ${filter.sql} LIMIT ${acceptedListCap + 1}) passing)
+       END`
     : "NULL::bigint[]";
   const fetchStarted = performance.now();
   const rows = await read<BlockRow>(prepared(blockQuery(accepted)), [
@@ -204,23 +211,28 @@ async function blockMaxLexical(
       blocks: blocks.map((block) => block.postings),
     };
   });
-  const acceptedSet = filtered ? new Set((first.accepted ?? []).map(Number)) : null;
+  const acceptedSet = filtered && first.accepted !== null ? new Set(first.accepted.map(Number)) : null;
   const walked: BlockMaxTrace = { scored: 0 };
   let decoded = 0;
-  const hits = blockMaxTopK(
-    {
-      lists,
-      phrases: lists.map((each) => each.token),
-      limit: options.limit,
-      averageLength,
-      fetch: (each, block) => {
-        decoded++;
-        return decodeBlock(each.blocks[block] as Buffer);
+  const walk = (limit: number) =>
+    blockMaxTopK(
+      {
+        lists,
+        phrases: lists.map((each) => each.token),
+        limit,
+        averageLength,
+        fetch: (each, block) => {
+          decoded++;
+          return decodeBlock(each.blocks[block] as Buffer);
+        },
+        ...(acceptedSet ? { accept: (rowid: number) => acceptedSet.has(rowid) } : {}),
       },
-      ...(acceptedSet ? { accept: (rowid: number) => acceptedSet.has(rowid) } : {}),
-    },
-    walked,
-  );
+      walked,
+    );
+  const hits =
+    filtered && acceptedSet === null
+      ? await checkedAgainstFilters(context, read, filter, options.limit, walk, trace)
+      : walk(options.limit);
   const idsStarted = performance.now();
   if (trace) {
     Object.assign(trace, {
@@ -255,6 +267,53 @@ async function blockMaxLexical(
     const id = idOf.get(hit.rowid);
     return id === undefined ? [] : [{ id, score: hit.score }];
   });
+}
+
+/**
+ * Most rowids a filtered search ships from the server (decision 034, amended at stop 32): past it
+ * the walk's winners are checked against the filters instead. 20,000 rowids are ~150 KB of text;
+ * a filter that passes more is broad enough that a few deepening checks find the top k.
+ */
+let acceptedListCap = 20_000;
+
+/** Sets the cap for this process (tests make it small to reach the checked path); returns the one before. */
+export function usePostgresAcceptedListCap(cap: number): number {
+  const before = acceptedListCap;
+  acceptedListCap = cap;
+  return before;
+}
+
+/**
+ * The top `limit` that pass the filters, when the set of those that pass was too big to ship: the
+ * walk's top 4 × `limit` without the filters, then which of them pass (one read), deepening four
+ * times over until `limit` pass or the walk has no more.
+ */
+async function checkedAgainstFilters(
+  context: ScopeContext,
+  read: Read,
+  filter: { sql: string; values: unknown[] },
+  limit: number,
+  walk: (limit: number) => { rowid: number; score: number }[],
+  trace: PostgresLexicalTrace | undefined,
+): Promise<{ rowid: number; score: number }[]> {
+  const passing = prepared(
+    `SELECT r.rowid FROM raw_nodes r WHERE r.scope_key || '' = $1 AND r.rowid = ANY($2::bigint[]) ${filter.sql.replaceAll(
+      /\$(\d+)/g,
+      (_, index: string) => `$${Number(index) - 2}`,
+    )}`,
+  );
+  for (let depth = limit * 4; ; depth *= 4) {
+    const candidates = walk(depth);
+    const rows = await read<{ rowid: number }>(passing, [
+      context.key,
+      candidates.map((hit) => hit.rowid),
+      ...filter.values,
+    ]);
+    if (trace) trace.filterChecks = (trace.filterChecks ?? 0) + 1;
+    const passed = new Set(rows.map((row) => Number(row.rowid)));
+    const kept = candidates.filter((hit) => passed.has(hit.rowid));
+    if (kept.length >= limit || candidates.length < depth) return kept.slice(0, limit);
+  }
 }
 
 /** The exhaustive pass: every posting of the query terms in the scope scored and ranked in SQL. */
