@@ -11,15 +11,13 @@
  */
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { openBenchPostgres } from "../../src/bench/postgres/bench-postgres.ts";
 import { scopeKey } from "../../src/core/scope.ts";
-import { Memory } from "../../src/memory.ts";
-import { openPostgresStore } from "../../src/store/open-store.ts";
 import { queryLexemes } from "../../src/store/postgres/lexical-terms.ts";
 import { blockQuery } from "../../src/store/postgres/search-lexical.ts";
 import { poolTypes } from "../../src/store/postgres/tenant-transaction.ts";
 import { generateQueries } from "./corpus.ts";
-import { ingestCorpus, loadModels, scope } from "./run-config.ts";
+import { scope } from "./run-config.ts";
+import { withPostgresCorpus } from "./run-postgres-config.ts";
 import { percentile } from "./stats.ts";
 
 const { values } = parseArgs({
@@ -40,18 +38,7 @@ const forms = {
 } as const;
 type Form = keyof typeof forms;
 
-const models = await loadModels("hash");
-const postgres = await openBenchPostgres();
-try {
-  const url = await postgres.freshDatabase();
-  const store = await openPostgresStore({ url });
-  const memory = await Memory.open({ store, models });
-  try {
-    const ingested = await ingestCorpus(memory, Number(values.size), Number(values.batch));
-    console.log(`ingested ${values.size} raw nodes in ${ingested.seconds.toFixed(1)} s`);
-  } finally {
-    await memory.close();
-  }
+await withPostgresCorpus(Number(values.size), Number(values.batch), async (url) => {
   const client = new pg.Client({ connectionString: url, types: poolTypes });
   await client.connect();
   try {
@@ -110,7 +97,4 @@ try {
   } finally {
     await client.end();
   }
-} finally {
-  await models.close();
-  await postgres.close();
-}
+});

@@ -8,6 +8,7 @@ import { generateQueries } from "./corpus.ts";
 import {
   embedAll,
   ingest,
+  ingestCorpus,
   loadModels,
   measureChannels,
   measureSearch,
@@ -164,5 +165,34 @@ async function measureExactScan(
     };
   } finally {
     await exactStore.close();
+  }
+}
+
+/**
+ * A fresh database holding `size` raw nodes of the perf corpus (hash models, `addSessions` `batch`
+ * sessions a call): `run` gets its URL, the store and the open memory; everything is closed after.
+ * For the Postgres pass benchmarks.
+ */
+export async function withPostgresCorpus<T>(
+  size: number,
+  batch: number,
+  run: (url: string, store: PostgresStore, memory: Memory) => Promise<T>,
+): Promise<T> {
+  const models = await loadModels("hash");
+  const postgres = await openBenchPostgres();
+  try {
+    const url = await postgres.freshDatabase();
+    const store = (await openPostgresStore({ url })) as PostgresStore;
+    const memory = await Memory.open({ store, models });
+    try {
+      const ingested = await ingestCorpus(memory, size, batch);
+      console.log(`ingested ${size} raw nodes in ${ingested.seconds.toFixed(1)} s`);
+      return await run(url, store, memory);
+    } finally {
+      await memory.close();
+    }
+  } finally {
+    await models.close();
+    await postgres.close();
   }
 }
