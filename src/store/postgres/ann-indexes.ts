@@ -131,13 +131,9 @@ export class AnnIndexes {
     vector: Float32Array,
     k: number,
   ): Promise<Neighbour[] | null> {
-    const partition = this.#partition(space, scope);
-    const { index, rows: map, epoch } = partition;
-    if (!index || !map) {
-      this.#build(partition);
-      return null;
-    }
-    this.#touch(partition);
+    const built = this.#built(space, scope);
+    if (!built) return null;
+    const { partition, index, map, epoch } = built;
     const rows = await readRows(sql, partition, this.options.maxCatchUp + 1);
     if (!this.#caughtUp(partition, index, map, epoch, rows)) return null;
     return index.search(vector, k);
@@ -159,13 +155,9 @@ export class AnnIndexes {
     vector: Float32Array,
     k: number,
   ): Promise<GraphHit[] | null> {
-    const partition = this.#partition(space, scope);
-    const { index, rows: map, epoch } = partition;
-    if (!index || !map) {
-      this.#build(partition);
-      return null;
-    }
-    this.#touch(partition);
+    const built = this.#built(space, scope);
+    if (!built) return null;
+    const { partition, index, map, epoch } = built;
     const rows = await readInOneTrip<CatchUpRow & { visible: number | null }>(
       this.#pool,
       scope.tenant,
@@ -249,6 +241,18 @@ export class AnnIndexes {
     this.#closed = true;
     await Promise.allSettled([...this.#partitions.values()].map((partition) => partition.building));
     this.#partitions.clear();
+  }
+
+  /** The scope's graph and its row maps, marked used; null (and a build started) when it has none yet. */
+  #built(space: SpaceRow, scope: { key: string; tenant: string }) {
+    const partition = this.#partition(space, scope);
+    const { index, rows: map, epoch } = partition;
+    if (!index || !map) {
+      this.#build(partition);
+      return null;
+    }
+    this.#touch(partition);
+    return { partition, index, map, epoch };
   }
 
   #partition(space: SpaceRow, scope: { key: string; tenant: string }): Partition {
