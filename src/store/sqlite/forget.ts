@@ -46,15 +46,10 @@ export function forget(context: ScopeContext, request: ForgetRequest): ForgetRes
   const journal = files.begin(tenant ? blobsOf(context, target).map((hash) => blobKey(tenant.token, hash)) : []);
   const removedVectors: RemovedVectors = [];
   const reindexedVectors: VectorRow[] = [];
-  let result: ForgetResult;
-  let needles: ResidueNeedles | null = null;
+  let forgotten: { result: ForgetResult; needles: ResidueNeedles | null };
   try {
-    result = context.db
-      .transaction(() =>
-        forgetRows(context, tenant, request, removedVectors, reindexedVectors, (found) => {
-          needles = found;
-        }),
-      )
+    forgotten = context.db
+      .transaction(() => forgetRows(context, tenant, request, removedVectors, reindexedVectors))
       .immediate();
     store.vectorIndexes.afterForget(context.key, removedVectors);
     // The survivors' re-derived text vectors replace their old ones in the loaded ANN indexes.
@@ -68,7 +63,7 @@ export function forget(context: ScopeContext, request: ForgetRequest): ForgetRes
   // The WAL still holds earlier versions of the pages this forget rewrote, and pages SQLite rebuilt
   // may still hold old copies of the forgotten rows: settling checkpoints the WAL, scans the file for
   // the forgotten values and vacuums if it finds one (decision 038).
-  return { ...result, erasure: settleErasure(context.db, store.databasePath, needles) };
+  return { ...forgotten.result, erasure: settleErasure(context.db, store.databasePath, forgotten.needles) };
 }
 
 /** Blobs the target's raw nodes reference; none for a target that does not exist. */
@@ -87,8 +82,7 @@ function forgetRows(
   request: ForgetRequest,
   removedVectors: RemovedVectors,
   reindexedVectors: VectorRow[],
-  keepNeedles: (needles: ResidueNeedles | null) => void,
-): ForgetResult {
+): { result: ForgetResult; needles: ResidueNeedles | null } {
   const { target, plan } = request;
   const { nodeRowids, sessionRowids, subject } = forgetTargets(context, target);
   const nodeRowidById = rowidsById(context, nodeRowids);
@@ -117,7 +111,7 @@ function forgetRows(
   applyForgetOps(context.db, context.key, plan, (id) => nodeRowidById.get(id));
   deleteRawNodesAndSessions(context, nodeRowids, sessionRowids);
   const removedBlobs = tenant ? releaseBlobs(context, tenant, blobHashes) : [];
-  keepNeedles(forgottenNeedles(forgotten, tenant ? blobsGone(context, tenant, removedBlobs) : []));
+  const needles = forgottenNeedles(forgotten, tenant ? blobsGone(context, tenant, removedBlobs) : []);
   const { repairs } = plan;
   // A forgotten scope keeps one event with counts; otherwise earlier events keep their shape, with
   // the forgotten keys and ids replaced by keyed hashes.
@@ -145,11 +139,15 @@ function forgetRows(
   // The repair's own maintenance events (an overflow that keeps the bounds) follow the forget's.
   for (const audit of plan.audits) writeAudit(context, audit.action, audit.subject, audit.details);
   return {
-    sessions: sessionRowids.length,
-    rawNodes: nodeRowids.length,
-    entries: repairs.removed.length,
-    blobsDeleted: removedBlobs.length,
-    auditId,
+    result: {
+      sessions: sessionRowids.length,
+      rawNodes: nodeRowids.length,
+      entries: repairs.removed.length,
+      blobsDeleted: removedBlobs.length,
+      auditId,
+    },
+    // What the erasure after the commit looks for (decision 038).
+    needles,
   };
 }
 
