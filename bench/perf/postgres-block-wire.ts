@@ -38,7 +38,7 @@ const forms = {
 } as const;
 type Form = keyof typeof forms;
 
-await withPostgresCorpus(Number(values.size), Number(values.batch), async (url) => {
+await withPostgresCorpus(Number(values.size), Number(values.batch), async ({ url }) => {
   const client = new pg.Client({ connectionString: url, types: poolTypes });
   await client.connect();
   try {

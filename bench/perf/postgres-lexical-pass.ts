@@ -36,7 +36,7 @@ const { values } = parseArgs({
   },
 });
 const passes = values.passes.split(",");
-await withPostgresCorpus(Number(values.size), Number(values.batch), async (url, store) => {
+await withPostgresCorpus(Number(values.size), Number(values.batch), async ({ url, store }) => {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const blockStats = async () =>

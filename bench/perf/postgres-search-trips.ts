@@ -10,14 +10,11 @@
  */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { openBenchPostgres } from "../../src/bench/postgres/bench-postgres.ts";
 import type { Ranked } from "../../src/core/ranked.ts";
-import { Memory } from "../../src/memory.ts";
-import { openPostgresStore } from "../../src/store/open-store.ts";
 import { usePostgresOneTripSearch } from "../../src/store/postgres/one-trip-reads.ts";
-import type { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { generateQueries } from "./corpus.ts";
-import { embedAll, ingestCorpus, loadModels, scope } from "./run-config.ts";
+import { embedAll, scope } from "./run-config.ts";
+import { withPostgresCorpus } from "./run-postgres-config.ts";
 import { latency, sameUpToTies } from "./stats.ts";
 
 const { values } = parseArgs({
@@ -35,16 +32,10 @@ type Path = "oneTrip" | "transaction";
 type Pass = "cairn" | "dense400" | "bm25_100";
 const passes: Pass[] = ["cairn", "dense400", "bm25_100"];
 
-const models = await loadModels("hash");
-const postgres = await openBenchPostgres();
-try {
-  const url = await postgres.freshDatabase();
-  const store = (await openPostgresStore({ url })) as PostgresStore;
-  const memory = await Memory.open({ store, models });
-  try {
-    const ingested = await ingestCorpus(memory, Number(values.size), Number(values.batch));
-    const ingestSeconds = ingested.seconds;
-    console.log(`ingested ${values.size} raw nodes in ${ingestSeconds.toFixed(1)} s`);
+await withPostgresCorpus(
+  Number(values.size),
+  Number(values.batch),
+  async ({ store, memory, models, ingestSeconds }) => {
     for (const space of [memory.spaces.text.name, memory.spaces.imageText.name]) {
       if ((await store.vectorSpaces()).some((known) => known.name === space))
         await store.vectorIndexReady(space, scope);
@@ -118,10 +109,5 @@ try {
     };
     console.log(JSON.stringify(result, null, 2));
     if (values.out) writeFileSync(values.out, `${JSON.stringify(result, null, 2)}\n`);
-  } finally {
-    await memory.close();
-  }
-} finally {
-  await models.close();
-  await postgres.close();
-}
+  },
+);

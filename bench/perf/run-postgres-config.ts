@@ -1,6 +1,7 @@
 import os from "node:os";
 import { openBenchPostgres } from "../../src/bench/postgres/bench-postgres.ts";
 import { Memory } from "../../src/memory.ts";
+import type { Models } from "../../src/models/provider.ts";
 import { openPostgresStore } from "../../src/store/open-store.ts";
 import { defaultAnnOptions } from "../../src/store/postgres/ann-indexes.ts";
 import { defaultVectorSearch, type PostgresStore } from "../../src/store/postgres/postgres-store.ts";
@@ -168,15 +169,23 @@ async function measureExactScan(
   }
 }
 
+/** What `withPostgresCorpus` hands its run: the database, the store and memory on it, the models, the ingest time. */
+export interface PostgresCorpus {
+  readonly url: string;
+  readonly store: PostgresStore;
+  readonly memory: Memory;
+  readonly models: Models;
+  readonly ingestSeconds: number;
+}
+
 /**
  * A fresh database holding `size` raw nodes of the perf corpus (hash models, `addSessions` `batch`
- * sessions a call): `run` gets its URL, the store and the open memory; everything is closed after.
- * For the Postgres pass benchmarks.
+ * sessions a call), handed to `run`; everything is closed after. For the Postgres pass benchmarks.
  */
 export async function withPostgresCorpus<T>(
   size: number,
   batch: number,
-  run: (url: string, store: PostgresStore, memory: Memory) => Promise<T>,
+  run: (corpus: PostgresCorpus) => Promise<T>,
 ): Promise<T> {
   const models = await loadModels("hash");
   const postgres = await openBenchPostgres();
@@ -187,7 +196,7 @@ export async function withPostgresCorpus<T>(
     try {
       const ingested = await ingestCorpus(memory, size, batch);
       console.log(`ingested ${size} raw nodes in ${ingested.seconds.toFixed(1)} s`);
-      return await run(url, store, memory);
+      return await run({ url, store, memory, models, ingestSeconds: ingested.seconds });
     } finally {
       await memory.close();
     }
