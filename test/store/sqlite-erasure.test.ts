@@ -226,4 +226,43 @@ describe("forget on the SQLite store", () => {
     assert.equal(next.erasure?.outcome, "vacuumed");
     assert.equal(pending(), 0);
   });
+
+  it("a store that forgot before migration 13 is vacuumed once on its first open under it; one that never forgot is not marked", async (t) => {
+    const storeDir = join(tempDir(t), "store");
+    const databasePath = join(storeDir, "cairn.db");
+    const scope = { tenant: "acme", user: "ana" };
+    const models = createHashModels({ dimensions: 64 });
+    const secret = marker("secret");
+    let memory = await Memory.open({ path: storeDir, models });
+    for (let index = 0; index < 3; index++) {
+      await memory.addSession(scope, {
+        session: `s${index}`,
+        time: "2024-05-02T09:00:00Z",
+        turns: [{ speaker: "Ana", text: `turn ${index} of the diary` }],
+      });
+    }
+    await memory.close();
+    // As an older Cairn left it: no migration 13, no mark, and (here) nothing forgotten yet.
+    const downgrade = () => {
+      const db = new BetterSqlite3(databasePath);
+      sqliteVec.load(db);
+      db.exec("DELETE FROM schema_migrations WHERE version = 13; DROP TABLE erasure_pending");
+      db.close();
+    };
+    downgrade();
+    plantInGap(databasePath, "raw_nodes", `old cell ${secret} ok`);
+    memory = await Memory.open({ path: storeDir, models });
+    await memory.close();
+    assert.ok(readFileSync(databasePath).includes(secret), "a store that never forgot is not vacuumed");
+
+    memory = await Memory.open({ path: storeDir, models });
+    await memory.forget(scope, { session: "s0" });
+    await memory.close();
+    downgrade();
+    plantInGap(databasePath, "raw_nodes", `old cell ${secret} ok`);
+    memory = await Memory.open({ path: storeDir, models });
+    t.after(() => memory.close());
+    assert.ok(!readFileSync(databasePath).includes(secret), "a store with a forget event is vacuumed on upgrade");
+    assert.equal((await memory.listSessions(scope)).length, 2);
+  });
 });
