@@ -82,6 +82,23 @@ function allRowids(path: string): Map<string, string> {
   }
 }
 
+/** A closed store of three one-turn sessions (s0, s1, s2) in one scope, with the models to open it. */
+async function diaryStore(t: { after: (fn: () => void) => void }) {
+  const storeDir = join(tempDir(t), "store");
+  const scope = { tenant: "acme", user: "ana" };
+  const models = createHashModels({ dimensions: 64 });
+  const memory = await Memory.open({ path: storeDir, models });
+  for (let index = 0; index < 3; index++) {
+    await memory.addSession(scope, {
+      session: `s${index}`,
+      time: "2024-05-02T09:00:00Z",
+      turns: [{ speaker: "Ana", text: `turn ${index} of the diary` }],
+    });
+  }
+  await memory.close();
+  return { storeDir, databasePath: join(storeDir, "cairn.db"), scope, models };
+}
+
 describe("the residue scan", () => {
   it("finds a forgotten value in a page's free gap and in a free page, never in a live row", (t) => {
     const path = join(tempDir(t), "scan.db");
@@ -189,20 +206,9 @@ describe("forget on the SQLite store", () => {
   });
 
   it("a forget killed before its erasure was settled leaves the next open to vacuum", async (t) => {
-    const storeDir = join(tempDir(t), "store");
-    const databasePath = join(storeDir, "cairn.db");
-    const scope = { tenant: "acme", user: "ana" };
-    const models = createHashModels({ dimensions: 64 });
+    const { storeDir, databasePath, scope, models } = await diaryStore(t);
     const secret = marker("secret");
-    let memory = await Memory.open({ path: storeDir, models });
-    for (let index = 0; index < 3; index++) {
-      await memory.addSession(scope, {
-        session: `s${index}`,
-        time: "2024-05-02T09:00:00Z",
-        turns: [{ speaker: "Ana", text: `turn ${index} of the diary` }],
-      });
-    }
-    await memory.close();
+    let memory: Memory;
     // As a forget killed between its commit and its scan leaves it: the mark, and an old copy.
     plantInGap(databasePath, "raw_nodes", `old cell ${secret} ok`);
     const db = new BetterSqlite3(databasePath);
@@ -228,20 +234,9 @@ describe("forget on the SQLite store", () => {
   });
 
   it("a store that forgot before migration 13 is vacuumed once on its first open under it; one that never forgot is not marked", async (t) => {
-    const storeDir = join(tempDir(t), "store");
-    const databasePath = join(storeDir, "cairn.db");
-    const scope = { tenant: "acme", user: "ana" };
-    const models = createHashModels({ dimensions: 64 });
+    const { storeDir, databasePath, scope, models } = await diaryStore(t);
     const secret = marker("secret");
-    let memory = await Memory.open({ path: storeDir, models });
-    for (let index = 0; index < 3; index++) {
-      await memory.addSession(scope, {
-        session: `s${index}`,
-        time: "2024-05-02T09:00:00Z",
-        turns: [{ speaker: "Ana", text: `turn ${index} of the diary` }],
-      });
-    }
-    await memory.close();
+    let memory: Memory;
     // As an older Cairn left it: no migration 13, no mark, and (here) nothing forgotten yet.
     const downgrade = () => {
       const db = new BetterSqlite3(databasePath);
