@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type pg from "pg";
 import type { Ranked } from "../../src/core/ranked.ts";
+import { decodeBlock } from "../../src/store/postgres/lexical-blocks.ts";
 import type { PostgresScopedStore } from "../../src/store/postgres/postgres-scoped-store.ts";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import {
@@ -247,6 +248,52 @@ if (skip) {
         usePostgresAcceptedListCap(cap);
         await store.close();
       }
+    });
+
+    it("a posting's varints read back the same in SQL and here, at every length a number can take, and a cut number is caught", async () => {
+      const url = await cluster.freshDatabase();
+      await (await PostgresStore.open({ url })).close();
+      // Rowids across each 7-bit boundary up to 2^53 − 1 (the largest a JS number holds exactly),
+      // the last past 2^49, where the SQL encoder leaves its inlined expression for a loop.
+      const rowids = [
+        1,
+        127,
+        128,
+        16_383,
+        16_384,
+        2 ** 21,
+        2 ** 28 + 5,
+        2 ** 35 - 1,
+        2 ** 42 + 9,
+        2 ** 49 + 3,
+        2 ** 53 - 1,
+      ];
+      const tfs = rowids.map((_, index) => [1, 127, 128, 300, 70_000][index % 5] as number);
+      const lengths = rowids.map((_, index) => [1, 128, 16_384, 2_000_000_000][index % 4] as number);
+      const round = await cluster.inspect(url, async (client) => {
+        const block = await client.query<{ bytes: Buffer }>(
+          `SELECT string_agg(lexical_posting(x.rowid, x.previous, x.tf, x.length), ''::bytea ORDER BY x.rowid) AS bytes
+           FROM (SELECT u.*, lag(u.rowid) OVER (ORDER BY u.rowid) AS previous
+                 FROM unnest($1::bigint[], $2::int[], $3::int[]) AS u (rowid, tf, length)) x`,
+          [rowids.map(String), tfs, lengths],
+        );
+        const bytes = block.rows[0]?.bytes ?? Buffer.alloc(0);
+        const read = async (value: Buffer) =>
+          (await client.query("SELECT rowid::text, tf, length FROM lexical_block_postings($1)", [value])).rows;
+        const negative = await client.query("SELECT lexical_varint(-1)").then(
+          () => "written",
+          (error: Error) => error.message,
+        );
+        return { bytes, sql: await read(bytes), cut: await read(bytes.subarray(0, bytes.length - 1)), negative };
+      });
+      const here = decodeBlock(round.bytes);
+      assert.deepEqual(here, { docs: rowids, tfs, lengths });
+      assert.deepEqual(
+        round.sql,
+        rowids.map((rowid, index) => ({ rowid: String(rowid), tf: tfs[index], length: lengths[index] })),
+      );
+      assert.deepEqual(round.cut, round.sql.slice(0, -1), "a block cut inside a number returns the postings before it");
+      assert.match(round.negative, /negative/);
     });
   });
 }

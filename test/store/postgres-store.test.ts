@@ -4,6 +4,7 @@ import type pg from "pg";
 import { StoreError } from "../../src/core/errors.ts";
 import { contextualTexts, defaultIndexTextConfig, imagesText } from "../../src/store/index-text.ts";
 import { lexicalDocument } from "../../src/store/lexical-text.ts";
+import { blockTriggerFunctions, fixedBlockFunctions } from "../../src/store/postgres/lexical-blocks.ts";
 import {
   addStatisticsBefore11,
   insertDocumentsBefore11,
@@ -31,7 +32,8 @@ const skip = postgresSkipReason();
 
 /**
  * Puts a database's lexical postings back in their shape before migration 12 (one row per posting,
- * migration 11's row trigger), their rows kept. Run as a superuser: the tables go back to the app role.
+ * migration 11's row trigger), their rows kept, and migration 14 unapplied (it builds on 12's
+ * blocks). Run as a superuser: the tables go back to the app role.
  */
 const lexicalTablesBefore12 = `
   CREATE TABLE lexical_postings (
@@ -51,9 +53,30 @@ const lexicalTablesBefore12 = `
   DROP FUNCTION lexical_docs_drop_postings();
   DROP TABLE lexical_blocks;
   DROP FUNCTION lexical_block_postings(bytea);
-  DROP FUNCTION lexical_posting(bigint, integer, integer);
+  DROP FUNCTION lexical_posting(bigint, bigint, integer, integer);
+  DROP FUNCTION lexical_varint(bigint);
+  DROP FUNCTION lexical_varint_long(bigint);
+  DELETE FROM schema_migrations WHERE version = 14;
   ${rowPostingsTrigger}
   ALTER FUNCTION lexical_docs_drop_postings() OWNER TO ${appRole};`;
+
+/**
+ * Puts a database's lexical blocks back in their shape before migration 14 (each posting as 16
+ * bytes, migration 12's functions and triggers), their rows kept. Run as a superuser.
+ */
+const lexicalBlocksBefore14 = `
+  ALTER FUNCTION lexical_block_postings(bytea) RENAME TO varint_postings;
+  ${fixedBlockFunctions}
+  UPDATE lexical_blocks b SET postings = (
+    SELECT string_agg(lexical_posting(x.rowid, x.tf, x.length), ''::bytea ORDER BY x.rowid) FROM varint_postings(b.postings) x);
+  DROP FUNCTION varint_postings(bytea);
+  DROP FUNCTION lexical_posting(bigint, bigint, integer, integer);
+  DROP FUNCTION lexical_varint(bigint);
+  DROP FUNCTION lexical_varint_long(bigint);
+  ${blockTriggerFunctions("fixed")}
+  ALTER FUNCTION lexical_posting(bigint, integer, integer) OWNER TO ${appRole};
+  ALTER FUNCTION lexical_block_postings(bytea) OWNER TO ${appRole};
+  DELETE FROM schema_migrations WHERE version = 14;`;
 
 /** Puts a database's lexical tables back in their shape before migration 11 (their rows kept, documents without terms). */
 const lexicalTablesBefore11 = `
@@ -537,6 +560,81 @@ if (skip) {
         assert.deepEqual(shape, { outOfStep: [], blocks: [], stopWords: 2 });
         assert.deepEqual(await migrated.verifyLexical("acme"), []);
         assert.deepEqual(await migrated.verifyLexical("globex"), []);
+      } finally {
+        await migrated.close();
+      }
+    });
+
+    it("migration 14 writes every block's postings again as varints: the same postings, a quarter of the bytes, BM25 as before", async () => {
+      const url = await cluster.freshDatabase();
+      const store = await PostgresStore.open({ url });
+      const a = store.forScope(scopeA);
+      const { red } = await images();
+      // Enough postings that the common terms fill several blocks, the rowids far apart in another tenant's.
+      for (let session = 0; session < 6; session++) {
+        const turns = Array.from({ length: 50 }, (_, turn) => ({
+          text: `the ferry to the island ${turn % 7 === 0 ? "quokka" : "harbour"} number ${session * 50 + turn}`,
+        }));
+        await a.commitSession(
+          await buildSessionWrite({
+            key: `s${session}`,
+            turns: [
+              ...turns,
+              { text: "a photo", images: [{ data: red, caption: `a quokka on a red island ${session}` }] },
+            ],
+          }),
+        );
+        await store
+          .forScope(scopeC)
+          .commitSession(
+            await buildSessionWrite({ key: `c${session}`, turns: [{ text: `quokka island ${session}` }] }),
+          );
+      }
+      const search = async (scoped: typeof a) => ({
+        text: await scoped.searchLexical("text", "quokka island ferry", { limit: 20 }),
+        image: await scoped.searchLexical("imageText", "red quokka", { limit: 10 }),
+        number: await scoped.searchLexical("text", "number 123", { limit: 5 }),
+      });
+      const before = await search(a);
+      assert.equal(before.text.length, 20);
+      await store.close();
+      const held = (client: pg.Client) =>
+        client.query(`SELECT * FROM ${blockPostings} ORDER BY tenant, scope_key, field, lexeme, raw_node_rowid`);
+      const bytes = async (client: pg.Client) =>
+        Number((await client.query("SELECT sum(length(postings)) AS n FROM lexical_blocks")).rows[0]?.n);
+      const fixed = await inspect(url, async (client) => {
+        await client.query(lexicalBlocksBefore14);
+        return { postings: (await held(client)).rows, bytes: await bytes(client) };
+      });
+      assert.equal(fixed.bytes, 16 * fixed.postings.length, "migration 12's blocks: 16 bytes a posting");
+
+      const migrated = await PostgresStore.open({ url });
+      try {
+        const after = await inspect(url, async (client) => ({
+          postings: (await held(client)).rows,
+          bytes: await bytes(client),
+          blocks: (await client.query(blocksOutOfShape)).rows,
+          outOfStep: (await client.query(postingsOutOfStep)).rows,
+          fixedDecoder: await count(client, "pg_proc WHERE proname = 'lexical_block_postings_fixed'"),
+        }));
+        assert.deepEqual(after.postings, fixed.postings, "every block holds the postings it held");
+        assert.ok(after.bytes * 3 < fixed.bytes, `${after.bytes} bytes of varints against ${fixed.bytes}`);
+        assert.deepEqual([after.blocks, after.outOfStep, after.fixedDecoder], [[], [], 0]);
+        const scoped = migrated.forScope(scopeA);
+        assert.deepEqual(await search(scoped), before, "every id, score and order as before the migration");
+        // The triggers write varints from now on: a commit appends to the lists' last blocks, a forget rewrites them.
+        await scoped.commitSession(
+          await buildSessionWrite({ key: "late", turns: [{ text: "quokka quokka ferry at the island" }] }),
+        );
+        await forget(scoped, { session: "s2" }, spaces);
+        const written = await inspect(url, async (client) => ({
+          blocks: (await client.query(blocksOutOfShape)).rows,
+          outOfStep: (await client.query(postingsOutOfStep)).rows,
+        }));
+        assert.deepEqual(written, { blocks: [], outOfStep: [] });
+        assert.deepEqual(await migrated.verifyLexical("acme"), []);
+        const text = await scoped.searchLexical("text", "quokka island ferry", { limit: 20 });
+        assert.equal(text.length, 20);
       } finally {
         await migrated.close();
       }

@@ -1,4 +1,4 @@
-import { lexicalBlockSize, postingBytes, rebuildBlocksStatement } from "./lexical-blocks.ts";
+import { lexicalBlockSize, rebuildBlocksStatement } from "./lexical-blocks.ts";
 import type { Sql } from "./tenant-transaction.ts";
 
 /**
@@ -85,8 +85,9 @@ export function blockPostingsSql(tenant: string): string {
 
 /**
  * Blocks of `tenant` out of shape (decision 034): a count, last rowid, largest tf or smallest length
- * that is not their postings', more than the block size, postings not ascending, bytes not whole
- * postings, or a range reaching the next block's key. A wrong bound would make the walk skip a
+ * that is not their postings', more than the block size, postings not ascending, bytes other than
+ * their postings' varints (decision 039: a number cut short, or bytes after the last posting), or a
+ * range reaching the next block's key. A wrong bound would make the walk skip a
  * document. Columns: the block's (`b.*` as stored) and its postings' (`held_*`), `ascending`, `next_start`.
  */
 export function blocksOutOfShapeSql(tenant: string): string {
@@ -96,8 +97,11 @@ export function blocksOutOfShapeSql(tenant: string): string {
      FROM lexical_blocks b
      CROSS JOIN LATERAL (
        SELECT count(*) AS n, max(rowid) AS last, max(tf) AS max_tf, min(length) AS min_length,
-         coalesce(bool_and(rowid > prev), true) AS ascending
-       FROM (SELECT p.*, lag(p.rowid, 1, -1::bigint) OVER (ORDER BY ordinality) AS prev
+         coalesce(bool_and(rowid > prev), true) AS ascending,
+         coalesce(string_agg(lexical_posting(rowid, before, tf, length), ''::bytea ORDER BY ordinality), ''::bytea)
+           AS written
+       FROM (SELECT p.*, lag(p.rowid, 1, -1::bigint) OVER (ORDER BY ordinality) AS prev,
+               lag(p.rowid) OVER (ORDER BY ordinality) AS before
              FROM lexical_block_postings(b.postings) WITH ORDINALITY p) y
      ) x
      LEFT JOIN LATERAL (
@@ -105,7 +109,7 @@ export function blocksOutOfShapeSql(tenant: string): string {
        WHERE c.scope_key = b.scope_key AND c.field = b.field AND c.lexeme = b.lexeme AND c.block_start > b.block_start
        ORDER BY c.block_start LIMIT 1
      ) nextb ON true
-     WHERE b.tenant = ${tenant} AND (x.n <> b.n OR b.n > ${lexicalBlockSize} OR length(b.postings) % ${postingBytes} <> 0
+     WHERE b.tenant = ${tenant} AND (x.n <> b.n OR b.n > ${lexicalBlockSize} OR x.written <> b.postings
        OR x.last IS DISTINCT FROM b.last_rowid OR x.max_tf IS DISTINCT FROM b.max_tf
        OR x.min_length IS DISTINCT FROM b.min_length OR NOT x.ascending OR b.last_rowid >= nextb.block_start)`;
 }

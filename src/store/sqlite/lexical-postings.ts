@@ -3,13 +3,14 @@
  * pure functions, no database.
  *
  * A posting is (document rowid, term frequency, document length in tokens, scope ordinal), four
- * varints; the rowid is a delta from the posting before it. A delta of 0 cannot occur (rowids of one
+ * varints (`posting-bytes.ts`); the rowid is a delta from the posting before it. A delta of 0 cannot occur (rowids of one
  * list strictly increase), so it marks "an absolute rowid follows": a write appends a chunk of new
  * postings to a list's tail with SQL's `||` without reading the tail first (cast back to a BLOB:
  * `||` makes text of its operands).
  */
 
 import { idfFloor } from "../lexical-block-max.ts";
+import { decodeVarintPostings } from "../posting-bytes.ts";
 
 /** Postings a sealed block holds at most: big enough to amortise a row, small enough to skip cheaply. */
 export const blockSize = 128;
@@ -62,32 +63,7 @@ export function encodeChunk(postings: readonly Posting[]): Uint8Array {
 
 /** Every posting of a block or tail (one or more appended chunks). */
 export function decodePostings(bytes: Uint8Array): PostingArrays {
-  const docs: number[] = [];
-  const tfs: number[] = [];
-  const lengths: number[] = [];
-  const scopes: number[] = [];
-  let offset = 0;
-  const next = (): number => {
-    let value = 0;
-    let scale = 1;
-    for (;;) {
-      if (offset >= bytes.length) throw new RangeError("postings end inside a number");
-      const byte = bytes[offset++] as number;
-      value += (byte & 0x7f) * scale;
-      if (byte < 0x80) return value;
-      scale *= 0x80;
-    }
-  };
-  let doc = 0;
-  while (offset < bytes.length) {
-    const delta = next();
-    doc = delta === 0 ? next() : doc + delta;
-    docs.push(doc);
-    tfs.push(next());
-    lengths.push(next());
-    scopes.push(next());
-  }
-  return { docs, tfs, lengths, scopes };
+  return decodeVarintPostings(bytes, 4);
 }
 
 export function toPostings(arrays: PostingArrays): Posting[] {
