@@ -1,8 +1,9 @@
 /**
  * How the Postgres BM25 pass's blocks travel (issue 11): the block statement of decision 034 run
- * as it is (postings as bytea, which the text protocol sends as hex: two characters a byte) and
- * with the postings as base64 text (four characters for three bytes), on one store, alternating
- * which goes first, over the perf queries. Prints per form the wall time p50/p95 of the statement
+ * as it is (postings as bytea, which the text protocol sends as hex: two characters a byte), with
+ * the postings as base64 text (four characters for three bytes), and as one row per term (its
+ * blocks' bounds and postings each concatenated by the server), on one store, in turn, over the
+ * perf queries. Prints per form the wall time p50/p95 of the statement
  * (round trip, server, transfer and row parsing) with the postings decoded into bytes, the
  * client CPU per query, and the characters received per query. `size` raw nodes of the perf
  * corpus through `Memory.addSessions` into a fresh database first.
@@ -35,8 +36,19 @@ const forms = {
     sql: blockQuery("NULL::bigint[]").replace("b.postings,", "encode(b.postings, 'base64') AS postings,"),
     decode: (value: unknown) => Buffer.from(value as string, "base64"),
   },
+  perTerm: {
+    sql: `SELECT t.lexeme, t.df, b.meta, b.postings
+      FROM unnest($3::text[]) AS q (lexeme)
+      CROSS JOIN LATERAL (SELECT lexeme, df FROM lexical_terms WHERE tenant = $1 AND field = $4 AND lexeme = q.lexeme OFFSET 0) t
+      CROSS JOIN LATERAL (
+        SELECT string_agg(int8send(last_rowid) || int4send(max_tf) || int4send(min_length), ''::bytea ORDER BY block_start) AS meta,
+          string_agg(postings, ''::bytea ORDER BY block_start) AS postings
+        FROM lexical_blocks WHERE scope_key = $2 AND field = $4 AND lexeme = t.lexeme) b`,
+    decode: (value: unknown) => value as Buffer,
+  },
 } as const;
 type Form = keyof typeof forms;
+const formOrder: Form[] = ["hex", "base64", "perTerm"];
 
 await withPostgresCorpus(Number(values.size), Number(values.batch), async ({ url }) => {
   const client = new pg.Client({ connectionString: url, types: poolTypes });
@@ -54,13 +66,13 @@ await withPostgresCorpus(Number(values.size), Number(values.batch), async ({ url
     await client.query("COMMIT");
     console.log(`lexical_blocks storage: ${JSON.stringify(storage.rows[0])}`);
     const queries = generateQueries(Number(values.queries)).map((query) => queryLexemes(query));
-    const wall: Record<Form, number[]> = { hex: [], base64: [] };
-    const cpu: Record<Form, number[]> = { hex: [], base64: [] };
-    const characters: Record<Form, number> = { hex: 0, base64: 0 };
+    const wall: Record<Form, number[]> = { hex: [], base64: [], perTerm: [] };
+    const cpu: Record<Form, number[]> = { hex: [], base64: [], perTerm: [] };
+    const characters: Record<Form, number> = { hex: 0, base64: 0, perTerm: 0 };
     let bytes = 0;
     for (let round = 0; round < Number(values.rounds); round++) {
       for (const [index, lexemes] of queries.entries()) {
-        const order: Form[] = (index + round) % 2 === 0 ? ["hex", "base64"] : ["base64", "hex"];
+        const order: Form[] = (index + round) % 2 === 0 ? formOrder : [...formOrder].reverse();
         for (const form of order) {
           await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
           await client.query("SELECT set_config('cairn.tenant', $1, true)", [scope.tenant]);
@@ -76,7 +88,10 @@ await withPostgresCorpus(Number(values.size), Number(values.batch), async ({ url
             bytes += form === "hex" ? received : 0;
             characters[form] += result.rows.reduce(
               (sum, row) =>
-                sum + (form === "hex" ? 2 * (row.postings as Buffer).length : (row.postings as string).length),
+                sum +
+                (form === "base64"
+                  ? (row.postings as string).length
+                  : 2 * ((row.postings as Buffer).length + ((row.meta as Buffer | undefined)?.length ?? 0))),
               0,
             );
           }
@@ -87,7 +102,7 @@ await withPostgresCorpus(Number(values.size), Number(values.batch), async ({ url
     }
     const n = queries.length;
     console.log(`postings bytes per query: ${(bytes / n / 1024).toFixed(1)} KiB`);
-    for (const form of ["hex", "base64"] as const) {
+    for (const form of formOrder) {
       console.log(
         `${form}: wall p50 ${percentile(wall[form], 50).toFixed(2)} / p95 ${percentile(wall[form], 95).toFixed(2)} ms, ` +
           `client CPU p50 ${percentile(cpu[form], 50).toFixed(2)} / p95 ${percentile(cpu[form], 95).toFixed(2)} ms, ` +
