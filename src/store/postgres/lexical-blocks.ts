@@ -10,9 +10,9 @@ import { decodeVarintPostings } from "../posting-bytes.ts";
  *
  * How the postings are written (decision 039, migration 14): per posting three LEB128 varints,
  * the raw node's rowid as a delta from the posting before it (the block's first from 0, so a
- * block's bytes stand alone), its tf and the document's length; ~4.3 bytes a posting on the perf
- * corpus. Migration 12 wrote them fixed-width (`fixedCoding`, 16 bytes: rowid, tf, length as
- * `int8send`/`int4send` make them), which a search fetched 4.2× more of.
+ * block's bytes stand alone), its tf and the document's length: about 3 bytes a posting on the
+ * perf corpus. Migration 12 wrote them fixed-width (the `"fixed"` coding, 16 bytes: rowid, tf,
+ * length as `int8send`/`int4send` make them), of which a search fetched 5.3× more bytes.
  *
  * Blocks are kept by statement-level triggers on `lexical_docs` (a document row holds its terms
  * and their frequencies), so whatever writes or deletes documents keeps them exact.
