@@ -115,12 +115,6 @@ const activeIndexCacheSize = 64;
  * searches reach again and again (decision 033).
  */
 const linkedEntriesCacheSize = 4_096;
-/**
- * Guests' vectors kept between searches over all scopes, for the nearest-guest preselection: the
- * whole guest set of a 1M-node scope with 256-d vectors (~125k guests, ~140 MB) fits, as the ANN
- * index of its raw nodes (~1 GB) does (decision 040).
- */
-const guestVectorCacheBytes = 256 * 1024 * 1024;
 
 /** Audit events `listAudit` returns when no limit is given: a screenful for a dashboard. */
 const defaultAuditPage = 100;
@@ -171,7 +165,7 @@ export class Memory {
   readonly #now: () => number;
   readonly #reader: SearchContext;
   readonly #activeEntries = new ActiveEntriesCache(activeIndexCacheSize);
-  readonly #linkedEntries = new LinkedEntriesCache(linkedEntriesCacheSize, activeIndexCacheSize, guestVectorCacheBytes);
+  readonly #linkedEntries = new LinkedEntriesCache(linkedEntriesCacheSize, activeIndexCacheSize);
   readonly #compiler: CompilerContext;
   /** Settings of the video pipeline (`watch`). */
   readonly video: VideoConfig;

@@ -1,5 +1,5 @@
 import { scopeKey } from "../core/scope.ts";
-import type { GuestVector, IndexEntry } from "../store/index-records.ts";
+import type { IndexEntry } from "../store/index-records.ts";
 import type { ScopedStore } from "../store/store.ts";
 import type { LinkedEntries } from "./router.ts";
 
@@ -42,8 +42,6 @@ interface ScopeLinks {
   readonly version: number;
   /** A host's guests (not merged ones), least recently used first. */
   readonly guests: Map<string, readonly IndexEntry[]>;
-  /** A host's guests' vectors alone (what the nearest-guest preselection reads), least recently used first. */
-  readonly vectors: Map<string, readonly GuestVector[]>;
   /** Entries read by id (earlier states); `null` for an id the index does not hold. */
   readonly named: Map<string, IndexEntry | null>;
 }
@@ -51,13 +49,6 @@ interface ScopeLinks {
 /** What a host's guest list counts against the bound: its entries, and at least 1 (an empty list is held too). */
 function weight(guests: readonly IndexEntry[]): number {
   return Math.max(1, guests.length);
-}
-
-/** Bytes a host's guest vectors count against their bound: the floats, and ~100 bytes a guest for its id and object. */
-function vectorBytes(guests: readonly GuestVector[]): number {
-  let bytes = 64;
-  for (const guest of guests) bytes += guest.vector.byteLength + 100;
-  return bytes;
 }
 
 /**
@@ -69,34 +60,17 @@ function vectorBytes(guests: readonly GuestVector[]): number {
  *
  * Bounded by the number of entries held over all scopes (`capacity`): the least recently used hosts
  * go first. A host with more guests than the whole capacity is read and not kept.
- *
- * With a query vector (`nearest`) a host's guests are not read in full: their vectors are
- * (`readGuestVectors`, cached per host within `vectorBytes` over all scopes), the `perHost` nearest
- * chosen from them, and only those read in full, as entries named by id. A host of a large scope
- * holds thousands of guests (at 1M raw nodes, ~3,500 behind each of 36 active entries), and reading
- * and decoding all of them for every search was most of its time there (decision 040).
  */
 export class LinkedEntriesCache {
   readonly #scopes = new Map<string, ScopeLinks>();
   readonly #capacity: number;
   readonly #scopeCapacity: number;
-  readonly #vectorCapacity: number;
   #held = 0;
-  #heldBytes = 0;
 
-  /**
-   * `capacity`: entries held over all scopes; `scopes`: scopes remembered at once; `vectorBytes`:
-   * bytes of guest vectors held over all scopes.
-   */
-  constructor(capacity: number, scopes: number, vectorBytes = 0) {
+  /** `capacity`: entries held over all scopes; `scopes`: scopes remembered at once. */
+  constructor(capacity: number, scopes: number) {
     this.#capacity = capacity;
     this.#scopeCapacity = scopes;
-    this.#vectorCapacity = vectorBytes;
-  }
-
-  /** Bytes of guest vectors held now, over every scope (for tests and the bound). */
-  get vectorBytes(): number {
-    return this.#heldBytes;
   }
 
   /** Entries held now, over every scope (for tests and the bound). */
@@ -108,7 +82,6 @@ export class LinkedEntriesCache {
   reader(scoped: ScopedStore, version: number): LinkedEntries {
     return async (options) => {
       const links = this.#scope(scopeKey(scoped.scope), version);
-      if (options.nearest) return this.#nearest(scoped, links, { ...options, nearest: options.nearest });
       // What is cached is taken first: filing what the store returns may evict it.
       const guests = new Map<string, readonly IndexEntry[]>();
       for (const host of options.hosts) {
@@ -127,7 +100,9 @@ export class LinkedEntriesCache {
       }
       const out = new Map<string, IndexEntry>();
       for (const host of options.hosts) {
-        for (const entry of guests.get(host) ?? []) out.set(entry.id, entry);
+        const list = guests.get(host) ?? [];
+        const chosen = options.nearest ? nearestGuests(list, options.nearest.vector, options.nearest.perHost) : list;
+        for (const entry of chosen) out.set(entry.id, entry);
       }
       for (const id of options.ids) {
         const entry = named.get(id);
@@ -135,78 +110,6 @@ export class LinkedEntriesCache {
       }
       return [...out.values()];
     };
-  }
-
-  /**
-   * Each host's `perHost` guests nearest the vector, chosen from their cached vectors, read in full
-   * by id with the entries named by `ids`. The same entries the full lists would give: a guest read
-   * by id that has since moved to another host or been merged is left out, as a fresh list would.
-   */
-  async #nearest(
-    scoped: ScopedStore,
-    links: ScopeLinks,
-    options: {
-      hosts: readonly string[];
-      ids: readonly string[];
-      nearest: { vector: Float32Array; perHost: number };
-    },
-  ): Promise<IndexEntry[]> {
-    const vectors = new Map<string, readonly GuestVector[]>();
-    for (const host of options.hosts) {
-      const cached = links.vectors.get(host);
-      if (!cached) continue;
-      links.vectors.delete(host);
-      links.vectors.set(host, cached);
-      vectors.set(host, cached);
-    }
-    const missingHosts = options.hosts.filter((host) => !vectors.has(host));
-    if (missingHosts.length > 0) {
-      const read = new Map<string, GuestVector[]>(missingHosts.map((host) => [host, []]));
-      for (const guest of await scoped.readGuestVectors(missingHosts)) read.get(guest.host)?.push(guest);
-      for (const [host, guests] of read) {
-        vectors.set(host, guests);
-        this.#keepVectors(links, host, guests);
-      }
-    }
-    const chosen = new Map<string, string>();
-    for (const host of options.hosts)
-      for (const guest of nearestGuests(vectors.get(host) ?? [], options.nearest.vector, options.nearest.perHost))
-        chosen.set(guest.id, host);
-    const wanted = [...new Set([...chosen.keys(), ...options.ids])];
-    const named = new Map<string, IndexEntry | null>();
-    for (const id of wanted) if (links.named.has(id)) named.set(id, links.named.get(id) ?? null);
-    const missingIds = wanted.filter((id) => !named.has(id));
-    if (missingIds.length > 0) {
-      const read = await scoped.readLinkedEntries({ hosts: [], ids: missingIds });
-      for (const [id, entry] of this.#keep(links, read, [], missingIds).named) named.set(id, entry);
-    }
-    const out = new Map<string, IndexEntry>();
-    for (const [id, host] of chosen) {
-      const entry = named.get(id);
-      if (entry && entry.host === host && entry.status !== "merged") out.set(id, entry);
-    }
-    for (const id of options.ids) {
-      const entry = named.get(id);
-      if (entry) out.set(entry.id, entry);
-    }
-    return [...out.values()];
-  }
-
-  /** Files a host's guest vectors, evicting the least recently used hosts' (oldest scope first) to make room. */
-  #keepVectors(links: ScopeLinks, host: string, guests: readonly GuestVector[]): void {
-    const bytes = vectorBytes(guests);
-    if (bytes > this.#vectorCapacity) return;
-    for (const scope of this.#scopes.values()) {
-      while (this.#heldBytes + bytes > this.#vectorCapacity) {
-        const oldest = scope.vectors.entries().next();
-        if (oldest.done) break;
-        scope.vectors.delete(oldest.value[0]);
-        this.#heldBytes -= vectorBytes(oldest.value[1]);
-      }
-      if (this.#heldBytes + bytes <= this.#vectorCapacity) break;
-    }
-    links.vectors.set(host, guests);
-    this.#heldBytes += bytes;
   }
 
   /** Forgets what is cached for a scope (after a forget: its digests may quote what was deleted). */
@@ -222,14 +125,13 @@ export class LinkedEntriesCache {
     if (cached) this.#drop(key, cached);
     const oldest = this.#scopes.entries().next();
     if (this.#scopes.size >= this.#scopeCapacity && !oldest.done) this.#drop(oldest.value[0], oldest.value[1]);
-    const links: ScopeLinks = { version, guests: new Map(), vectors: new Map(), named: new Map() };
+    const links: ScopeLinks = { version, guests: new Map(), named: new Map() };
     this.#scopes.set(key, links);
     return links;
   }
 
   #drop(key: string, links: ScopeLinks): void {
     for (const guests of links.guests.values()) this.#held -= weight(guests);
-    for (const guests of links.vectors.values()) this.#heldBytes -= vectorBytes(guests);
     this.#held -= links.named.size;
     this.#scopes.delete(key);
   }
@@ -293,11 +195,7 @@ export class LinkedEntriesCache {
  * A host's `perHost` guests closest to `vector` by cosine (guests whose vector has another length
  * are not compared), ties by id: the preselection before every signal scores the few.
  */
-function nearestGuests<Guest extends { readonly id: string; readonly vector: Float32Array }>(
-  guests: readonly Guest[],
-  vector: Float32Array,
-  perHost: number,
-): readonly Guest[] {
+function nearestGuests(guests: readonly IndexEntry[], vector: Float32Array, perHost: number): readonly IndexEntry[] {
   const comparable = guests.filter((entry) => entry.vector.length === vector.length);
   if (comparable.length <= perHost) return comparable;
   return comparable

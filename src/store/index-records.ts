@@ -87,16 +87,6 @@ export interface IndexEntry {
 }
 
 /** One scope's index. `version` increases with every change, for optimistic concurrency. */
-/**
- * An entry's text vector and host, without its digest or pointers: what a routed search preselects
- * a host's guests by, before it reads the few it keeps in full (decision 040).
- */
-export interface GuestVector {
-  readonly id: string;
-  readonly host: string;
-  readonly vector: Float32Array;
-}
-
 export interface IndexState {
   readonly version: number;
   readonly entries: ReadonlyMap<string, IndexEntry>;

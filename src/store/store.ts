@@ -1,7 +1,7 @@
 import type { Ranked } from "../core/ranked.ts";
 import type { Scope } from "../core/scope.ts";
 import type { BankAudit, BankProgram } from "./bank-records.ts";
-import type { ForgetPlan, GuestVector, IndexEntry, IndexState, MaintenancePlan } from "./index-records.ts";
+import type { ForgetPlan, IndexEntry, IndexState, MaintenancePlan } from "./index-records.ts";
 import type {
   AuditEvent,
   BlobRecord,
@@ -195,13 +195,6 @@ export interface ScopedStore {
    * their host already holds) and entries named by `ids`, any status.
    */
   readLinkedEntries(options: { hosts: readonly string[]; ids: readonly string[] }): Promise<IndexEntry[]>;
-
-  /**
-   * The text vectors of the entries `readLinkedEntries` would return for `hosts` (the same entries, in the order of
-   * their rows), and nothing else of them: a host of a large scope holds thousands of guests, and a search keeps a
-   * few (decision 040).
-   */
-  readGuestVectors(hosts: readonly string[]): Promise<GuestVector[]>;
   /**
    * Applies a maintenance plan whose pointers name stored raw nodes. With `replace`, the scope's
    * index is first emptied and the plan applied to the empty index (a rebuild), atomically.

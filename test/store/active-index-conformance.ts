@@ -653,20 +653,6 @@ export const activeIndexConformance = defineGroup("active index", (test) => {
       [],
       "another scope's entries are not there, by host or by id",
     );
-
-    // The guests' vectors alone: the entries readLinkedEntries returns for the same hosts (merged ones left out), in row order.
-    const vectors = await a.readGuestVectors(["ent_host1", "ent_host2", "ent_unknown"]);
-    assert.deepEqual(
-      vectors.map((guest) => [guest.id, guest.host]),
-      [
-        ["ent_near", "ent_host1"],
-        ["ent_far", "ent_host1"],
-        ["ent_under2", "ent_host2"],
-      ],
-    );
-    for (const guest of vectors) assert.deepEqual(guest.vector, index.entries.get(guest.id)?.vector, guest.id);
-    assert.deepEqual(await a.readGuestVectors([]), []);
-    assert.deepEqual(await store.forScope(scopeB).readGuestVectors(["ent_host1", "ent_host2"]), [], "not another scope's");
   });
 
   test("applying a plan in memory ≡ applying it in the store (random sessions, RAMU plans, forgets)", async (store) => {

@@ -363,7 +363,6 @@ export const seamMethods = {
   readIndex: "active index",
   indexStatus: "active index",
   readLinkedEntries: "active index",
-  readGuestVectors: "active index",
   applyIndexPlan: "active index",
   admitPrograms: "question bank",
   readBank: "question bank",

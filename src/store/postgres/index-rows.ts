@@ -3,7 +3,6 @@ import {
   type EntryDigest,
   type EntryStatus,
   type ForgetPlan,
-  type GuestVector,
   type IndexEntry,
   type IndexState,
   IndexVersionConflict,
@@ -127,21 +126,6 @@ export async function readLinked(
     [context.key, options.hosts, options.ids],
   );
   return rows.map(toEntry);
-}
-
-/** The text vectors of the entries hosted by `hosts` (not merged ones), in row order. */
-export async function readGuestVectors(
-  context: ScopeContext,
-  sql: Sql,
-  hosts: readonly string[],
-): Promise<GuestVector[]> {
-  if (hosts.length === 0) return [];
-  const rows = await sql.query<{ id: string; host: string; vector: Buffer }>(
-    `SELECT id, host, vector_send(vector) AS vector FROM index_entries
-     WHERE scope_key = $1 AND host = ANY($2::text[]) AND status <> 'merged' ORDER BY rowid`,
-    [context.key, hosts],
-  );
-  return rows.map((row) => ({ id: row.id, host: row.host, vector: vectorFromSend(row.vector) }));
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Ranked } from "../../core/ranked.ts";
 import type { Scope } from "../../core/scope.ts";
 import type { BankAudit, BankProgram } from "../bank-records.ts";
 import { BatchPlans } from "../batch-writes.ts";
-import type { GuestVector, IndexEntry, IndexState, MaintenancePlan } from "../index-records.ts";
+import type { IndexEntry, IndexState, MaintenancePlan } from "../index-records.ts";
 import type { SessionRow } from "../record-rows.ts";
 import type {
   AuditEvent,
@@ -31,7 +31,7 @@ import type { NotifierRuleState, VideoItem, VideoItemQuery, VideoWrite } from ".
 import { readAudit } from "./audit-events.ts";
 import { commitSession, importSession } from "./commit-session.ts";
 import { forget } from "./forget.ts";
-import { lockIndexStatement, readGuestVectors, readIndex, readLinked } from "./index-rows.ts";
+import { lockIndexStatement, readIndex, readLinked } from "./index-rows.ts";
 import { admitPrograms, readBank, refreshPrograms, retirePrograms } from "./question-bank.ts";
 import { type KnownImageRow, knownImagesFrom, knownImagesStatement, readBlob } from "./read-blobs.ts";
 import { readRawNodes, readRawNodesByIdInOneTrip } from "./read-raw-nodes.ts";
@@ -223,10 +223,6 @@ export class PostgresScopedStore implements ScopedStore {
 
   async readLinkedEntries(options: { hosts: readonly string[]; ids: readonly string[] }): Promise<IndexEntry[]> {
     return this.#read("readLinkedEntries", (sql) => readLinked(this.#context, sql, options));
-  }
-
-  async readGuestVectors(hosts: readonly string[]): Promise<GuestVector[]> {
-    return this.#read("readGuestVectors", (sql) => readGuestVectors(this.#context, sql, hosts));
   }
 
   async applyIndexPlan(

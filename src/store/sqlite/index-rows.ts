@@ -5,7 +5,6 @@ import {
   type EntryDigest,
   type EntryStatus,
   type ForgetPlan,
-  type GuestVector,
   type IndexEntry,
   type IndexState,
   IndexVersionConflict,
@@ -110,17 +109,6 @@ export function readLinked(
     "pluck",
   );
   return rows.map((row) => toEntry(row, pointers.all(row.rowid) as string[]));
-}
-
-/** The text vectors of the entries hosted by `hosts` (not merged ones), in row order. */
-export function readGuestVectors(db: Database, key: string, hosts: readonly string[]): GuestVector[] {
-  if (hosts.length === 0) return [];
-  const rows = statement(
-    db,
-    `SELECT id, host, vector FROM index_entries
-     WHERE scope_key = ? AND host IN (SELECT value FROM json_each(?)) AND status != 'merged' ORDER BY rowid`,
-  ).all(key, JSON.stringify(hosts)) as { id: string; host: string; vector: Buffer }[];
-  return rows.map((row) => ({ id: row.id, host: row.host, vector: vectorFromBytes(row.vector) }));
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Database } from "better-sqlite3";
 import type { Ranked } from "../../core/ranked.ts";
 import type { Scope } from "../../core/scope.ts";
 import type { BankAudit, BankProgram } from "../bank-records.ts";
-import type { GuestVector, IndexEntry, IndexState, MaintenancePlan } from "../index-records.ts";
+import type { IndexEntry, IndexState, MaintenancePlan } from "../index-records.ts";
 import type {
   AuditEvent,
   BlobRecord,
@@ -30,7 +30,7 @@ import { readAudit } from "./audit-events.ts";
 import { commitSession, commitSessions, importSession } from "./commit-session.ts";
 import { linkedEntries, textVectors } from "./derived-lookups.ts";
 import { forget } from "./forget.ts";
-import { readGuestVectors, readIndex } from "./index-rows.ts";
+import { readIndex } from "./index-rows.ts";
 import { admitPrograms, readBank, refreshPrograms, retirePrograms } from "./question-bank.ts";
 import { knownImages, readBlob } from "./read-blobs.ts";
 import type { ReadPool } from "./read-pool.ts";
@@ -161,10 +161,6 @@ export class SqliteScopedStore implements ScopedStore {
 
   async readLinkedEntries(options: { hosts: readonly string[]; ids: readonly string[] }): Promise<IndexEntry[]> {
     return linkedEntries(this.#context, options);
-  }
-
-  async readGuestVectors(hosts: readonly string[]): Promise<GuestVector[]> {
-    return readGuestVectors(this.#context.db, this.#context.key, hosts);
   }
 
   async applyIndexPlan(
