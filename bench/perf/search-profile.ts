@@ -4,7 +4,9 @@
  *
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/perf/search-profile.ts bench/results/tmp/hash-100000
  *   node --import tsx bench/perf/search-profile.ts <store> 200 cairn '{"sessionWeight":0}'  # routing settings for an A/B
+ *   node --import tsx bench/perf/search-profile.ts <store> 200 cairn --read-workers 2  # the passes in worker threads
  */
+import { parseArgs } from "node:util";
 import { Memory } from "../../src/memory.ts";
 import { createModels } from "../../src/models/profiles.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
@@ -12,13 +14,19 @@ import { generateQueries } from "./corpus.ts";
 import { scope } from "./run-config.ts";
 import { latency } from "./stats.ts";
 
-const path = process.argv[2];
-if (!path) throw new Error("usage: search-profile.ts <kept store folder> [queries] [mode]");
-const count = Number(process.argv[3] ?? 200);
-const mode = (process.argv[4] ?? "cairn") as "cairn" | "tri-path";
-const routing = process.argv[5] ? JSON.parse(process.argv[5]) : undefined;
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { "read-workers": { type: "string", default: "0" } },
+});
+const path = positionals[0];
+if (!path)
+  throw new Error("usage: search-profile.ts <kept store folder> [queries] [mode] [routing JSON] [--read-workers N]");
+const count = Number(positionals[1] ?? 200);
+const mode = (positionals[2] ?? "cairn") as "cairn" | "tri-path";
+const routing = positionals[3] ? JSON.parse(positionals[3]) : undefined;
+const readWorkers = Number(values["read-workers"]);
 const models = await createModels("hash");
-const store = await SqliteStore.open({ path });
+const store = await SqliteStore.open({ path, readWorkers });
 const memory = await Memory.open({ store, models });
 await store.vectorIndexes.ready(memory.spaces.text.name, scope);
 const queries = generateQueries(count);
@@ -33,6 +41,8 @@ for (const query of queries) {
   const used = process.cpuUsage(before);
   cpu.push((used.user + used.system) / 1000);
 }
-console.log(JSON.stringify({ mode, routing, queries: count, searchMs: latency(samples), cpuMs: latency(cpu) }));
+console.log(
+  JSON.stringify({ mode, routing, readWorkers, queries: count, searchMs: latency(samples), cpuMs: latency(cpu) }),
+);
 await memory.close();
 await models.close();
