@@ -565,7 +565,7 @@ if (skip) {
       }
     });
 
-    it("migration 14 writes every block's postings again as varints: the same postings, a quarter of the bytes, BM25 as before", async () => {
+    it("migration 14 writes every block's postings again as varints: the same postings, under a third of the bytes, BM25 as before", async () => {
       const url = await cluster.freshDatabase();
       const store = await PostgresStore.open({ url });
       const a = store.forScope(scopeA);

@@ -43,7 +43,7 @@ export const fixedBlockFunctions = `
       FROM generate_series(0, length(p) / ${fixedPostingBytes} - 1) AS i $f$;`;
 
 /**
- * A varint of `v` (bytes for 0 ≤ v < 2^49, the rest of the range by a loop): each 7-bit group from
+ * A varint of `v` (bytes for 0 ≤ v < 2^49, the rest of the range by a loop, which refuses a negative `v`): each 7-bit group from
  * the lowest, all but the last with the high bit set, packed big-endian into an int8 and cut from
  * its send form, so the common case is one expression the planner inlines. (Not STRICT: the
  * planner inlines a strict function only when its body is strict, which a CASE is not, and a call
@@ -80,7 +80,8 @@ export const varintBlockFunctions = `
   CREATE FUNCTION lexical_varint(v bigint) RETURNS bytea
     LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $f$
       SELECT CASE
-        ${[1, 2, 3, 4, 5, 6, 7].map((groups) => `WHEN v >= 0 AND v < ${2 ** (7 * groups)} THEN ${varintExpression(groups)}`).join("\n        ")}
+        WHEN v < 0 THEN lexical_varint_long(v)
+        ${[1, 2, 3, 4, 5, 6, 7].map((groups) => `WHEN v < ${2 ** (7 * groups)} THEN ${varintExpression(groups)}`).join("\n        ")}
         ELSE lexical_varint_long(v) END $f$;
   CREATE FUNCTION lexical_posting(r bigint, previous bigint, t integer, l integer) RETURNS bytea
     LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $f$

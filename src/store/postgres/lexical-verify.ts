@@ -88,20 +88,20 @@ export function blockPostingsSql(tenant: string): string {
  * that is not their postings', more than the block size, postings not ascending, bytes other than
  * their postings' varints (decision 039: a number cut short, or bytes after the last posting), or a
  * range reaching the next block's key. A wrong bound would make the walk skip a
- * document. Columns: the block's (`b.*` as stored) and its postings' (`held_*`), `ascending`, `next_start`.
+ * document. Columns: the block's (`b.*` as stored) and its postings' (`held_*`), `ascending`, `whole`
+ * (its bytes are its postings' varints and nothing else), `next_start`.
  */
 export function blocksOutOfShapeSql(tenant: string): string {
   return `SELECT b.field, b.lexeme, b.scope_key, b.block_start, b.n, b.last_rowid, b.max_tf, b.min_length,
        x.n AS held_n, x.last AS held_last, x.max_tf AS held_max_tf, x.min_length AS held_min_length, x.ascending,
-       nextb.block_start AS next_start
+       x.written = b.postings AS whole, nextb.block_start AS next_start
      FROM lexical_blocks b
      CROSS JOIN LATERAL (
        SELECT count(*) AS n, max(rowid) AS last, max(tf) AS max_tf, min(length) AS min_length,
-         coalesce(bool_and(rowid > prev), true) AS ascending,
+         coalesce(bool_and(before IS NULL OR rowid > before), true) AS ascending,
          coalesce(string_agg(lexical_posting(rowid, before, tf, length), ''::bytea ORDER BY ordinality), ''::bytea)
            AS written
-       FROM (SELECT p.*, lag(p.rowid, 1, -1::bigint) OVER (ORDER BY ordinality) AS prev,
-               lag(p.rowid) OVER (ORDER BY ordinality) AS before
+       FROM (SELECT p.*, lag(p.rowid) OVER (ORDER BY ordinality) AS before
              FROM lexical_block_postings(b.postings) WITH ORDINALITY p) y
      ) x
      LEFT JOIN LATERAL (
@@ -119,7 +119,7 @@ async function blockProblems(sql: Sql, tenant: string, limit: number): Promise<s
     `SELECT format('%s "%s": the block from %s (%s postings, last %s, tf ≤ %s, length ≥ %s) holds %s postings, last %s, tf ≤ %s, length ≥ %s%s',
               field, lexeme, block_start, n, last_rowid, max_tf, min_length, held_n, held_last, held_max_tf,
               held_min_length, CASE WHEN NOT ascending THEN ', out of order' WHEN last_rowid >= next_start
-              THEN ', reaching the next block' ELSE '' END) AS problem
+              THEN ', reaching the next block' WHEN NOT whole THEN ', bytes past its postings' ELSE '' END) AS problem
      FROM (${blocksOutOfShapeSql("$1")}) shape ORDER BY 1 LIMIT ${limit}`,
     [tenant],
   );

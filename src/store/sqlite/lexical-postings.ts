@@ -3,10 +3,9 @@
  * pure functions, no database.
  *
  * A posting is (document rowid, term frequency, document length in tokens, scope ordinal), four
- * varints (`posting-bytes.ts`); the rowid is a delta from the posting before it. A delta of 0 cannot occur (rowids of one
- * list strictly increase), so it marks "an absolute rowid follows": a write appends a chunk of new
- * postings to a list's tail with SQL's `||` without reading the tail first (cast back to a BLOB:
- * `||` makes text of its operands).
+ * varints, read by `posting-bytes.ts`; the rowid is a delta from the posting before it, and a delta
+ * of 0 marks "an absolute rowid follows": a write appends a chunk of new postings to a list's tail
+ * with SQL's `||` without reading the tail first (cast back to a BLOB: `||` makes text of its operands).
  */
 
 import { idfFloor } from "../lexical-block-max.ts";
