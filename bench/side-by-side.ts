@@ -31,7 +31,15 @@ import type { Models } from "../src/models/provider.ts";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.ts";
 import { corpusTexts, generateQueries, generateSessions } from "./perf/corpus.ts";
 import { loadModels, readMatrix } from "./perf/run-config.ts";
-import { bruteForceTopK, dot, type Latency, latency, recallAtK, type VectorMatrix } from "./perf/stats.ts";
+import {
+  bruteForceTopK,
+  exactScorer,
+  type Latency,
+  latency,
+  recallAtK,
+  rowsByKey,
+  type VectorMatrix,
+} from "./perf/stats.ts";
 
 /** usearch's CommonJS build, as the store loads it (src/store/vector-index.ts says why). */
 const usearch = createRequire(import.meta.url)("usearch") as typeof import("usearch");
@@ -199,14 +207,11 @@ interface Measured {
 
 /** Each found list's recall@10 against the exact top 10 over `matrix`, averaged. */
 function meanRecall(matrix: VectorMatrix, queryVectors: readonly Float32Array[], found: readonly string[][]): number {
-  const rowOf = new Map(matrix.keys.map((key, row) => [key, row]));
+  const rowOf = rowsByKey(matrix);
   let sum = 0;
   for (const [index, vector] of queryVectors.entries()) {
     const exact = bruteForceTopK(matrix, vector, k);
-    sum += recallAtK(found[index] ?? [], exact, (key) => {
-      const row = rowOf.get(key);
-      return row === undefined ? Number.NEGATIVE_INFINITY : dot(vector, matrix.values, row * matrix.dimensions);
-    });
+    sum += recallAtK(found[index] ?? [], exact, exactScorer(matrix, rowOf, vector));
   }
   return sum / queryVectors.length;
 }

@@ -9,13 +9,13 @@
  *   npx tsx bench/perf/ef-search-kept.ts <kept store> --ef 512,1024,2048 --queries 200
  */
 import { parseArgs } from "node:util";
-import { Memory } from "../../src/memory.ts";
 import { createModels } from "../../src/models/profiles.ts";
+import { vectorSpaces } from "../../src/models/vector-spaces.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { defaultVectorIndexOptions } from "../../src/store/vector-index-options.ts";
 import { generateQueries } from "./corpus.ts";
 import { embedAll, readMatrix, scope } from "./run-config.ts";
-import { bruteForceTopK, dot, latency, recallAtK } from "./stats.ts";
+import { bruteForceTopK, exactScorer, latency, recallAtK, rowsByKey } from "./stats.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -27,11 +27,12 @@ const models = await createModels("hash");
 const queries = generateQueries(Number(values.queries));
 const vectors = await embedAll(models, queries);
 
+// The text space's name from the models, as `Memory` names it: opening a Memory only to read it left one unclosed.
+const space = vectorSpaces(models).text.name;
 const reference = await SqliteStore.open({ path });
-const space = (await Memory.open({ store: reference, models })).spaces.text.name;
 const matrix = readMatrix(reference, space);
 await reference.close();
-const rowOf = new Map(matrix.keys.map((key, row) => [key, row]));
+const rowOf = rowsByKey(matrix);
 const exact = vectors.map((vector) => bruteForceTopK(matrix, vector, 10));
 console.log(`${matrix.keys.length} vectors, ${queries.length} queries, exact top 10 computed`);
 
@@ -53,10 +54,7 @@ for (const ef of values.ef.split(",").map(Number)) {
       recall += recallAtK(
         hits.map((hit) => hit.id),
         exact[index] ?? [],
-        (key) => {
-          const row = rowOf.get(key);
-          return row === undefined ? Number.NEGATIVE_INFINITY : dot(vector, matrix.values, row * matrix.dimensions);
-        },
+        exactScorer(matrix, rowOf, vector),
       );
     }
     const { p50, p95 } = latency(samples);

@@ -54,7 +54,7 @@ await withPostgresCorpus(Number(values.size), Number(values.batch), async ({ url
   const client = new pg.Client({ connectionString: url, types: poolTypes });
   await client.connect();
   try {
-    // How the server stores the blocks: a full block's 2 KiB of postings crosses TOAST's threshold.
+    // How the server stores the blocks: their postings' bytes, and whether any went to TOAST.
     await client.query("BEGIN");
     await client.query("SELECT set_config('cairn.tenant', $1, true)", [scope.tenant]);
     const storage = await client.query(

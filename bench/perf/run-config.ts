@@ -11,7 +11,15 @@ import type { Store } from "../../src/store/store.ts";
 import { vectorFromBlob } from "../../src/store/vector-index.ts";
 import type { VectorIndexOptions } from "../../src/store/vector-index-options.ts";
 import { corpusTexts, generateQueries, generateSessions, makeImagePool } from "./corpus.ts";
-import { bruteForceTopK, dot, type Latency, latency, recallAtK, type VectorMatrix } from "./stats.ts";
+import {
+  bruteForceTopK,
+  exactScorer,
+  type Latency,
+  latency,
+  recallAtK,
+  rowsByKey,
+  type VectorMatrix,
+} from "./stats.ts";
 
 export type ProfileName = "hash" | "local";
 
@@ -358,7 +366,7 @@ async function measureExact(
 ) {
   const space = memory.spaces.text.name;
   const matrix = readMatrix(store, space);
-  const rowOf = new Map(matrix.keys.map((key, row) => [key, row]));
+  const rowOf = rowsByKey(matrix);
   const exactStore = await SqliteStore.open({
     path: config.workDir,
     vectorIndex: { minVectors: Number.POSITIVE_INFINITY },
@@ -376,10 +384,7 @@ async function measureExact(
       if (timedHere) {
         await timed(() => exactStore.forScope(scope).searchVectors(space, vector, { limit: 10 }), vec0Samples);
       }
-      recallSum += recallAtK(dense[index] ?? [], exact, (key) => {
-        const row = rowOf.get(key);
-        return row === undefined ? Number.NEGATIVE_INFINITY : dot(vector, matrix.values, row * matrix.dimensions);
-      });
+      recallSum += recallAtK(dense[index] ?? [], exact, exactScorer(matrix, rowOf, vector));
       bar.increment();
     }
     bar.stop();

@@ -70,6 +70,22 @@ export function recallAtK(found: readonly string[], exact: readonly Scored[], ex
   return hits / k;
 }
 
+/**
+ * Exact scores against `vector` of the rows of `matrix` by key (`recallAtK`'s `exactScoreOf`): a key
+ * the matrix does not hold scores below everything. `rowOf` maps keys to rows (`rowsByKey`).
+ */
+export function exactScorer(matrix: VectorMatrix, rowOf: ReadonlyMap<string, number>, vector: Float32Array) {
+  return (key: string): number => {
+    const row = rowOf.get(key);
+    return row === undefined ? Number.NEGATIVE_INFINITY : dot(vector, matrix.values, row * matrix.dimensions);
+  };
+}
+
+/** Each key of `matrix` to its row. */
+export function rowsByKey(matrix: VectorMatrix): Map<string, number> {
+  return new Map(matrix.keys.map((key, row) => [key, row]));
+}
+
 export function dot(left: Float32Array, right: Float32Array, rightOffset = 0): number {
   let sum = 0;
   for (let index = 0; index < left.length; index++) {
