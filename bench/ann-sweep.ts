@@ -65,7 +65,11 @@ try {
     built.save(path);
     for (const ef of values.ef.split(",").map(Number)) {
       // ef_search is fixed when an index is opened: the saved graph is opened once per setting.
-      const index = VectorIndex.load(path, { dimensions, hnsw: { ...hnsw, expansionSearch: ef }, maxRowid: size });
+      const index = VectorIndex.load(path, {
+        dimensions,
+        hnsw: { ...hnsw, expansionSearch: ef, expansionSearchSteps: [] },
+        maxRowid: size,
+      });
       for (const query of queries.slice(0, 20)) index.search(query, k);
       const samples: number[] = [];
       let recall = 0;

@@ -39,7 +39,7 @@ console.log(`${matrix.keys.length} vectors, ${queries.length} queries, exact top
 for (const ef of values.ef.split(",").map(Number)) {
   const store = await SqliteStore.open({
     path,
-    vectorIndex: { hnsw: { ...defaultVectorIndexOptions.hnsw, expansionSearch: ef } },
+    vectorIndex: { hnsw: { ...defaultVectorIndexOptions.hnsw, expansionSearch: ef, expansionSearchSteps: [] } },
   });
   try {
     await store.vectorIndexes.ready(space, scope);

@@ -91,7 +91,7 @@ export function renderMarkdown(results: readonly PerfResult[]): string {
   lines.push(
     "",
     `ANN: usearch HNSW, cosine, ${settings.hnsw.quantization}, M=${settings.hnsw.connectivity}, ` +
-      `ef_construction=${settings.hnsw.expansionAdd}, ef_search=${settings.hnsw.expansionSearch}; ` +
+      `ef_construction=${settings.hnsw.expansionAdd}, ef_search=${describeExpansion(settings.hnsw)}; ` +
       `used from ${whole(settings.minVectors)} vectors per (scope, space), exact vec0 below.`,
     "",
   );
@@ -102,4 +102,13 @@ export function writeMarkdown(folder: string): string {
   const path = join(folder, "perf.md");
   writeFileSync(path, renderMarkdown(readResults(folder)));
   return path;
+}
+
+/** ef_search with its size steps (decision 041), as the run's settings record them. */
+function describeExpansion(hnsw: {
+  expansionSearch: number;
+  expansionSearchSteps?: readonly (readonly [number, number])[];
+}): string {
+  const steps = (hnsw.expansionSearchSteps ?? []).map(([from, ef]) => `${ef} from ${whole(from)} vectors`);
+  return [String(hnsw.expansionSearch), ...steps].join(", ");
 }

@@ -22,6 +22,12 @@ export interface HnswOptions {
   readonly expansionAdd: number;
   /** Candidate list while searching (ef): the recall/latency knob; needs no rebuild. */
   readonly expansionSearch: number;
+  /**
+   * A larger ef_search for a larger graph: `[fromVectors, expansionSearch]` pairs, each applying once the
+   * index holds at least `fromVectors` distinct vectors (the largest step reached wins; never below
+   * `expansionSearch`). HNSW's recall at a fixed ef_search falls as the graph grows (decision 041).
+   */
+  readonly expansionSearchSteps?: readonly (readonly [fromVectors: number, expansionSearch: number])[];
   /** How vectors are stored inside the graph; anything but f32 caps recall (scores lose digits). */
   readonly quantization: Quantization;
 }
@@ -48,25 +54,27 @@ const parallelAddThreshold = 1_024;
 export class VectorIndex {
   readonly dimensions: number;
   readonly #index: UsearchIndex;
+  readonly #steps: readonly (readonly [number, number])[];
   readonly #rowidsOf = new Map<bigint, number[]>();
   readonly #keyOf = new Map<number, bigint>();
   #maxRowid: number;
 
-  private constructor(index: UsearchIndex, dimensions: number, maxRowid: number) {
+  private constructor(index: UsearchIndex, dimensions: number, maxRowid: number, hnsw: HnswOptions) {
     this.#index = index;
+    this.#steps = hnsw.expansionSearchSteps ?? [];
     this.dimensions = dimensions;
     this.#maxRowid = maxRowid;
   }
 
   static create(dimensions: number, hnsw: HnswOptions): VectorIndex {
-    return new VectorIndex(newUsearchIndex(dimensions, hnsw), dimensions, 0);
+    return new VectorIndex(newUsearchIndex(dimensions, hnsw), dimensions, 0, hnsw);
   }
 
   /** Reads the files `save` wrote. `maxRowid` comes from the manifest. */
   static load(path: string, options: { dimensions: number; hnsw: HnswOptions; maxRowid: number }): VectorIndex {
     const native = newUsearchIndex(options.dimensions, options.hnsw);
     native.load(path);
-    const index = new VectorIndex(native, options.dimensions, options.maxRowid);
+    const index = new VectorIndex(native, options.dimensions, options.maxRowid, options.hnsw);
     const { rowids, keys } = readKeyFile(keyFilePath(path));
     rowids.forEach((rowid, position) => {
       index.#attach(rowid, keys[position] as bigint);
@@ -135,11 +143,22 @@ export class VectorIndex {
     if (emptied.length > 0) this.#index.remove(BigUint64Array.from(emptied));
   }
 
+  /** The ef_search a step sets for a graph of this size, or 0 below every step (the index's own applies). */
+  get steppedExpansion(): number {
+    let expansion = 0;
+    for (const [fromVectors, ef] of this.#steps)
+      if (this.#rowidsOf.size >= fromVectors) expansion = Math.max(expansion, ef);
+    return expansion;
+  }
+
   /** At least `k` nearest rowids when the index holds that many, most similar first. */
   search(vector: Float32Array, k: number): Neighbour[] {
     if (this.#rowidsOf.size === 0 || k <= 0) return [];
+    // usearch searches with a candidate list of max(its ef_search, wanted): asking for more than `k`
+    // raises ef_search for this call, so a step applies as the graph grows, with no rebuild or reload.
+    const wanted = Math.max(k, this.steppedExpansion);
     // A copy: the native side reads from the start of the buffer, ignoring a view's offset (DESIGN §6).
-    const matches = this.#index.search(vector.slice(), k, 1);
+    const matches = this.#index.search(vector.slice(), wanted, 1);
     const neighbours: Neighbour[] = [];
     for (let position = 0; position < matches.keys.length && neighbours.length < k; position++) {
       const similarity = 1 - (matches.distances[position] as number);

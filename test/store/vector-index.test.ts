@@ -140,6 +140,72 @@ describe("VectorIndex", () => {
     );
     assert.equal(index.maxRowid, 2);
   });
+
+  it("searches with a size step's larger ef_search once the graph reaches it, and finds more of the true nearest", (t) => {
+    // A sparse graph over random 32-d vectors (M 8, ef_construction 16): at ef_search 10 it misses about half the true top 10.
+    const hnsw = { connectivity: 8, expansionAdd: 16, expansionSearch: 10, quantization: "f32" as const };
+    const dimensions = 32;
+    const count = 3_000;
+    let seed = 17;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31 - 0.5;
+    };
+    const vectors = Float32Array.from({ length: count * dimensions }, random);
+    const built = VectorIndex.create(dimensions, hnsw);
+    built.upsert(
+      Array.from({ length: count }, (_, row) => row + 1),
+      vectors,
+    );
+    const path = join(tempDir(t), "steps.usearch");
+    built.save(path);
+    const open = (steps: readonly (readonly [number, number])[]) =>
+      VectorIndex.load(path, { dimensions, hnsw: { ...hnsw, expansionSearchSteps: steps }, maxRowid: count });
+    const queries = Array.from({ length: 40 }, () => Float32Array.from({ length: dimensions }, random));
+    const exactTop = (query: Float32Array) => {
+      const scored = Array.from({ length: count }, (_, row) => {
+        let dot = 0;
+        let norm = 0;
+        for (let d = 0; d < dimensions; d++) {
+          const value = vectors[row * dimensions + d] as number;
+          dot += value * (query[d] as number);
+          norm += value * value;
+        }
+        return { rowid: row + 1, score: dot / Math.sqrt(norm) };
+      });
+      return new Set(
+        scored
+          .sort((a, b) => b.score - a.score)
+          .slice(0, 10)
+          .map((hit) => hit.rowid),
+      );
+    };
+    const truth = queries.map(exactTop);
+    const recall = (index: VectorIndex) =>
+      queries.reduce((sum, query, position) => {
+        const found = index.search(query, 10).slice(0, 10);
+        return sum + found.filter((hit) => truth[position]?.has(hit.rowid)).length / 10;
+      }, 0) / queries.length;
+
+    const plain = open([]);
+    const stepped = open([[1_000, 400]]);
+    const notReached = open([[count + 1, 400]]);
+    assert.equal(stepped.steppedExpansion, 400);
+    assert.equal(notReached.steppedExpansion, 0);
+    const plainRecall = recall(plain);
+    assert.ok(recall(stepped) >= 0.95, `recall@10 with the step ${recall(stepped)}`);
+    assert.ok(recall(stepped) > plainRecall + 0.2, `step ${recall(stepped)} against ${plainRecall} without`);
+    assert.equal(recall(notReached), plainRecall, "a step the graph has not reached changes nothing");
+    // The step searches exactly as an index opened with that ef_search does.
+    const opened = VectorIndex.load(path, { dimensions, hnsw: { ...hnsw, expansionSearch: 400 }, maxRowid: count });
+    for (const query of queries) {
+      assert.deepEqual(
+        stepped.search(query, 10).map((hit) => hit.rowid),
+        opened.search(query, 10).map((hit) => hit.rowid),
+      );
+    }
+    assert.ok(stepped.search(queries[0] as Float32Array, 10).length === 10, "still k results, not the candidate list");
+  });
 });
 
 describe("ANN vector search (SQLite)", () => {
