@@ -19,7 +19,7 @@ export function hashTextEmbedder(dimensions = 256): TextEmbedder {
     maxRetries: 0,
     async embed(texts) {
       checkBatchSize(embedder, texts.length);
-      return texts.map((text) => embedFeatures(textFeatures(text), dimensions));
+      return texts.map((text) => embedText(text, dimensions));
     },
   };
   return embedder;
@@ -61,23 +61,56 @@ export function createHashModels(options: { dimensions?: number } = {}): Models 
   };
 }
 
-function textFeatures(text: string): string[] {
+/**
+ * Word unigrams, word bigrams and the character trigrams of each word padded with `#`, weighted 1, 1
+ * and 0.5, each added to the slot and with the sign its MD5 picks. A word's own features (its
+ * unigram and trigrams) are hashed once per word (`hashesOfWord`), not rebuilt as strings for every
+ * text it appears in; they are added in the same order as always (unigram, bigram, trigrams), and
+ * sums of ±1 and ±0.5 are exact in float32 anyway, so vectors are unchanged.
+ */
+function embedText(text: string, dimensions: number): Float32Array {
   const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-  const features: string[] = [];
+  const vector = new Float32Array(dimensions);
+  const add = (packed: number, weight: number) => {
+    const slot = Math.floor(packed / 2) % dimensions;
+    vector[slot] = (vector[slot] as number) + (packed % 2 === 1 ? weight : -weight);
+  };
   for (let i = 0; i < words.length; i++) {
     const word = words[i] as string;
-    features.push(`w:${word}`);
-    if (i + 1 < words.length) features.push(`b:${word} ${words[i + 1]}`);
-    const padded = `#${word}#`;
-    for (let j = 0; j + 3 <= padded.length; j++) features.push(`c:${padded.slice(j, j + 3)}`);
+    const own = hashesOfWord(word);
+    add(own.unigram, 1);
+    if (i + 1 < words.length) add(featureHash(`b:${word} ${words[i + 1]}`), 1);
+    for (const trigram of own.trigrams) add(trigram, 0.5);
   }
-  return features;
+  return normalise(vector);
+}
+
+/** A word's unigram and character-trigram features, hashed (`featureHash`), in the order they are added. */
+interface WordHashes {
+  readonly unigram: number;
+  readonly trigrams: readonly number[];
+}
+
+const wordHashes = new Map<string, WordHashes>();
+const maxRememberedWords = 100_000;
+
+function hashesOfWord(word: string): WordHashes {
+  let hashes = wordHashes.get(word);
+  if (hashes === undefined) {
+    const padded = `#${word}#`;
+    const trigrams: number[] = [];
+    for (let j = 0; j + 3 <= padded.length; j++) trigrams.push(featureHash(`c:${padded.slice(j, j + 3)}`));
+    hashes = { unigram: featureHash(`w:${word}`), trigrams };
+    if (wordHashes.size >= maxRememberedWords) wordHashes.clear();
+    wordHashes.set(word, hashes);
+  }
+  return hashes;
 }
 
 /**
  * Each feature's MD5 (its slot and sign), remembered: features repeat heavily (character trigrams,
  * common words), and hashing each one anew through node:crypto cost more than the rest of ingest's
- * embedding and most of its garbage. Bounded: cleared when full. Vectors are exactly as before.
+ * embedding and most of its garbage. Bounded: cleared when full.
  */
 const featureHashes = new Map<string, number>();
 const maxRememberedFeatures = 200_000;
@@ -92,18 +125,6 @@ function featureHash(feature: string): number {
     featureHashes.set(feature, packed);
   }
   return packed;
-}
-
-function embedFeatures(features: readonly string[], dimensions: number): Float32Array {
-  const vector = new Float32Array(dimensions);
-  for (const feature of features) {
-    const packed = featureHash(feature);
-    const slot = Math.floor(packed / 2) % dimensions;
-    const sign = packed % 2 === 1 ? 1 : -1;
-    const weight = feature.startsWith("c:") ? 0.5 : 1;
-    vector[slot] = (vector[slot] ?? 0) + sign * weight;
-  }
-  return normalise(vector);
 }
 
 export function normalise(vector: Float32Array): Float32Array {
