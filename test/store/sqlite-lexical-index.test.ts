@@ -126,6 +126,48 @@ describe("lexical index (SQLite)", () => {
     check("beside another scope");
   });
 
+  it("follows every write after a search, on its own connection and on another, though it keeps block bounds between searches", async (t) => {
+    const dir = tempDir(t);
+    const store = await SqliteStore.open({ path: dir });
+    t.after(() => store.close());
+    await fill(store, scope, corpus(21, 2000));
+    const check = (label: string) => {
+      for (const query of queries.slice(0, 12)) {
+        assert.deepEqual(
+          search(store, scope, query, 30).hits,
+          exhaustive(store.db, scope, query, 30),
+          `${label} "${query}"`,
+        );
+      }
+    };
+    check("first");
+    check("again, from the kept bounds");
+    // New sealed blocks on this connection: documents repeating the queries' words rank first.
+    await fill(
+      store,
+      scope,
+      corpus(22, 1200).map((text) => `${text} ${text}`),
+      "later",
+    );
+    check("after this connection's writes");
+    // Another connection (another process, as far as SQLite can tell) writes and forgets.
+    const other = await SqliteStore.open({ path: dir });
+    await fill(
+      other,
+      scope,
+      corpus(23, 800).map((text) => `${text} ${text} ${text}`),
+      "elsewhere",
+    );
+    check("after another connection's writes");
+    await forget(
+      other.forScope(scope),
+      { session: (await other.forScope(scope).readSessions({ keys: ["elsewhere0"] }))[0]?.id as string },
+      spaces,
+    );
+    await other.close();
+    check("after another connection's forget");
+  });
+
   it("answers a word FTS5 reads as several tokens through FTS5, with the same ranking", async (t) => {
     const dir = tempDir(t);
     const store = await SqliteStore.open({ path: dir });
