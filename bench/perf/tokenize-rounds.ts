@@ -6,7 +6,6 @@
  *
  *   npx tsx bench/perf/tokenize-rounds.ts
  */
-import BetterSqlite3 from "better-sqlite3";
 import { tokenizeTexts } from "../../src/store/sqlite/lexical-tokens.ts";
 
 const words =
@@ -18,13 +17,12 @@ const texts = Array.from({ length: 640 }, (_, i) =>
     " ",
   ),
 );
-const db = new BetterSqlite3(":memory:");
 const sizes = [32, 640];
 const perText: Record<number, number[]> = { 32: [], 640: [] };
 for (let round = 0; round < 12; round++) {
   for (const size of round % 2 === 0 ? sizes : [...sizes].reverse()) {
     const before = process.cpuUsage();
-    tokenizeTexts(db, texts, size);
+    tokenizeTexts(texts, size);
     const used = process.cpuUsage(before);
     perText[size]?.push((used.user + used.system) / texts.length);
   }
@@ -34,7 +32,7 @@ const median = (list: number[]) => {
   return sorted[Math.floor(sorted.length / 2)] as number;
 };
 const same =
-  JSON.stringify(tokenizeTexts(db, texts, 32).map((d) => [[...d.frequencies].sort(), d.length])) ===
-  JSON.stringify(tokenizeTexts(db, texts, 640).map((d) => [[...d.frequencies].sort(), d.length]));
+  JSON.stringify(tokenizeTexts(texts, 32).map((d) => [[...d.frequencies].sort(), d.length])) ===
+  JSON.stringify(tokenizeTexts(texts, 640).map((d) => [[...d.frequencies].sort(), d.length]));
 for (const size of sizes) console.log(`rounds of ${size}: ${median(perText[size] ?? []).toFixed(1)} µs of CPU a text`);
 console.log(`same tokens: ${same}`);

@@ -315,7 +315,7 @@ describe("lexical index (SQLite)", () => {
     );
     const tables = lexicalTables(tenantStorage(scope.tenant), "text");
     // The dictionary holds FTS5's token (Porter-stemmed), not the word as written.
-    const token = queryTokens(store.db, [marker])[0] as string;
+    const token = queryTokens([marker])[0] as string;
     const hasTerm = () => store.db.prepare(`SELECT 1 FROM ${tables.terms} WHERE term = ?`).get(token) !== undefined;
     assert.ok(hasTerm());
     assert.equal(search(store, scope, marker, 10).hits.length, 2);

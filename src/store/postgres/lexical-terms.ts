@@ -1,20 +1,14 @@
-import BetterSqlite3, { type Database } from "better-sqlite3";
 import { b, k1 } from "../lexical-block-max.ts";
 import { queryTerms } from "../query-terms.ts";
 import { queryTokens, tokenizeTexts } from "../sqlite/lexical-tokens.ts";
 
-/**
+/*
  * How text becomes lexical terms on Postgres: exactly as the SQLite store cuts it (decision 037),
  * by FTS5's own `porter unicode61 remove_diacritics 2` tokenizer in a private in-memory SQLite
- * database of this process. The stores then hold the same terms, frequencies and lengths for the
- * same text, and BM25 ranks alike on both. The server only stores and counts what it is given.
+ * database of this thread (`tokenizeTexts`). The stores then hold the same terms, frequencies and
+ * lengths for the same text, and BM25 ranks alike on both. The server only stores and counts what
+ * it is given.
  */
-let tokenizer: Database | undefined;
-
-function tokenizerDb(): Database {
-  tokenizer ??= new BetterSqlite3(":memory:");
-  return tokenizer;
-}
 
 /**
  * The longest term kept, in UTF-8 bytes: a B-tree entry of `lexical_terms` or `lexical_blocks` holds at
@@ -36,7 +30,7 @@ export interface DocumentTerms {
 
 /** The terms of each body, in order of `bodies`. */
 export function documentTerms(bodies: readonly string[]): DocumentTerms[] {
-  return tokenizeTexts(tokenizerDb(), bodies).map(({ frequencies }) => {
+  return tokenizeTexts(bodies).map(({ frequencies }) => {
     const terms = [...frequencies.keys()].filter((term) => Buffer.byteLength(term) <= maxTermBytes).sort();
     const tfs = terms.map((term) => frequencies.get(term) as number);
     return { terms, tfs, length: tfs.reduce((sum, tf) => sum + tf, 0) };
@@ -50,8 +44,7 @@ export function documentTerms(bodies: readonly string[]): DocumentTerms[] {
 export function queryLexemes(text: string, maxTerms = 32): string[] {
   const words = queryTerms(text, maxTerms);
   if (words.length === 0) return [];
-  const db = tokenizerDb();
-  const single = queryTokens(db, words);
+  const single = queryTokens(words);
   const lexemes = new Set<string>();
   words.forEach((word, index) => {
     const token = single[index];

@@ -42,15 +42,12 @@ export class LexicalWrites {
 
 /** Per document: its postings' parts, the scope token's own token left out. */
 function tokenize(db: Database, tables: LexicalTables, documents: readonly LexicalDocument[]) {
-  const tokens = tokenizeTexts(
-    db,
-    documents.map((document) => document.body),
-  );
+  const tokens = tokenizeTexts(documents.map((document) => document.body));
   const scopes = new Map<string, { token: string | null; ordinal: number }>();
   return documents.map((document, index) => {
     let scope = scopes.get(document.scopeKey);
     if (!scope) {
-      const token = queryTokens(db, [scopeTokenOf(document.scopeKey)])[0] ?? null;
+      const token = queryTokens([scopeTokenOf(document.scopeKey)])[0] ?? null;
       scope = { token, ordinal: scopeOrdinal(db, tables, document.scopeKey) };
       scopes.set(document.scopeKey, scope);
     }

@@ -1,17 +1,29 @@
-import type { Database } from "better-sqlite3";
+import BetterSqlite3, { type Database } from "better-sqlite3";
 import { statement } from "./statements.ts";
 
 /**
  * Text cut into tokens exactly as the tenant FTS5 tables cut it (decision 030): by FTS5 itself, with
- * the same tokenizer, in a contentless table of the connection's temp schema. A copy of `unicode61`
- * and of FTS5's Porter stemmer in TypeScript would drift from SQLite's (Unicode tables, stemmer
- * corner cases) and BM25 would stop being FTS5's. The temp table is emptied after every use; read-only
- * connections (the read pool's) may write their temp schema.
+ * the same tokenizer, in a contentless table of a private in-memory database of this thread (each
+ * read worker has its own). A copy of `unicode61` and of FTS5's Porter stemmer in TypeScript would
+ * drift from SQLite's (Unicode tables, stemmer corner cases) and BM25 would stop being FTS5's. Not
+ * the store's connection: cutting a query's new word would count as a change there
+ * (`total_changes()`), and the BM25 walk drops its kept block bounds on any change of its connection.
+ * Both stores cut text here (decision 037). The table is emptied after every use.
  */
 export const ftsTokenizer = "porter unicode61 remove_diacritics 2";
 
 const table = "temp.cairn_lexical_tokens";
 const vocabulary = "temp.cairn_lexical_tokens_instances";
+
+let tokenizer: Database | undefined;
+
+function tokenizerDb(): Database {
+  if (!tokenizer) {
+    tokenizer = new BetterSqlite3(":memory:");
+    ensureTokenizer(tokenizer);
+  }
+  return tokenizer;
+}
 
 function ensureTokenizer(db: Database): void {
   db.exec(
@@ -35,10 +47,10 @@ export interface DocumentTokens {
 const textsPerRound = 32;
 
 /** Tokens of each text, in order of `texts`; `perRound` only for `bench/perf/tokenize-rounds.ts`. */
-export function tokenizeTexts(db: Database, texts: readonly string[], perRound = textsPerRound): DocumentTokens[] {
+export function tokenizeTexts(texts: readonly string[], perRound = textsPerRound): DocumentTokens[] {
   const result = texts.map(() => ({ frequencies: new Map<string, number>(), length: 0 }));
   if (texts.length === 0) return result;
-  ensureTokenizer(db);
+  const db = tokenizerDb();
   const insert = statement(db, `INSERT INTO ${table} (rowid, body) VALUES (?, ?)`);
   const read = statement(db, `SELECT term, doc FROM ${vocabulary}`, "raw");
   const empty = statement(db, `INSERT INTO ${table} (cairn_lexical_tokens) VALUES ('delete-all')`);
@@ -67,10 +79,10 @@ const termCacheCapacity = 50_000;
  * The one token each query word stands for in the index, or null where FTS5 cuts the word into
  * none or several (a phrase query, which only FTS5's positions can answer).
  */
-export function queryTokens(db: Database, words: readonly string[]): (string | null)[] {
+export function queryTokens(words: readonly string[]): (string | null)[] {
   const missing = [...new Set(words.filter((word) => !termCache.has(word)))];
   if (missing.length > 0) {
-    const tokens = tokenizeTexts(db, missing);
+    const tokens = tokenizeTexts(missing);
     if (termCache.size + missing.length > termCacheCapacity) termCache.clear();
     missing.forEach((word, index) => {
       const frequencies = (tokens[index] as DocumentTokens).frequencies;

@@ -133,10 +133,7 @@ function readDocuments(check: FieldCheck, scopes: ReadonlyMap<string, ScopeRow>)
   }
   const keys = [...perScope.keys()];
   const scopeTokens = new Set(
-    queryTokens(
-      db,
-      keys.map((key) => scopeTokenOf(key)),
-    ).filter((token): token is string => token !== null),
+    queryTokens(keys.map((key) => scopeTokenOf(key))).filter((token): token is string => token !== null),
   );
   return { lengths, ordinals, scopeTokens, perScope, rows, tokens };
 }

@@ -54,7 +54,7 @@ export function searchLexical(
   const tenant = context.tenantStorage;
   const scopeTokenScored = otherScopesStored(context);
   if (passKind === "index" && options.limit > 0) {
-    const tokens = queryTokens(context.db, queryTerms(query));
+    const tokens = queryTokens(queryTerms(query));
     if (tokens.every((token) => token !== null)) {
       if (trace) trace.pass = "index";
       const walkTrace: WalkTrace = { decoded: 0, blocks: 0, scored: 0 };
