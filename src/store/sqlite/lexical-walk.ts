@@ -53,6 +53,8 @@ export interface WalkTrace {
 
 interface TermList extends BlockList {
   readonly id: number;
+  /** This term's sealed blocks' postings read so far, by block (shared through the connection's `BlockCache`). */
+  readonly kept: (Uint8Array | undefined)[];
   /** The tail's bytes when it holds postings (then the last "block"); sealed blocks are read when first needed. */
   readonly tail: Uint8Array | null;
 }
@@ -82,7 +84,8 @@ export function walkTopK(
   // The scope token's term at its largest: tf 1 in the shortest possible document.
   const scopeUpper = walk.scopeTokenScored ? scopeIdf * saturation(1, 0, averageLength) * slack : 0;
 
-  const lists = termLists(walk, tokens, rows, averageLength);
+  const cache = blockCache(db);
+  const lists = termLists(walk, cache, tokens, rows, averageLength);
   if (trace)
     Object.assign(trace, { decoded: 0, blocks: lists.reduce((sum, list) => sum + list.lastDocs.length, 0), scored: 0 });
   if (lists.length === 0) return [];
@@ -94,21 +97,22 @@ export function walkTopK(
     `SELECT postings FROM ${tables.blocks} WHERE term_id = ? AND last_doc >= ? ORDER BY last_doc LIMIT ${readAhead}`,
     "pluck",
   );
-  const fetched = new Map<TermList, Uint8Array[]>();
   const fetch = (list: TermList, block: number): Uint8Array => {
     if (trace) trace.decoded++;
     if (list.tail && block === list.lastDocs.length - 1) return list.tail;
-    let blocks = fetched.get(list);
-    if (!blocks) {
-      blocks = [];
-      fetched.set(list, blocks);
-    }
-    const kept = blocks[block];
+    const kept = list.kept[block];
     if (kept) return kept;
     const rows = fetchBlocks.all(list.id, list.lastDocs[block]) as Uint8Array[];
     rows.forEach((bytes, offset) => {
-      blocks[block + offset] = bytes;
+      if (list.kept[block + offset]) return;
+      list.kept[block + offset] = bytes;
+      cache.postingBytes += bytes.byteLength;
     });
+    if (cache.postingBytes > maxCachedPostingBytes) {
+      // Past the bound the connection starts afresh; this walk's lists keep what they hold until it ends.
+      cache.postings.clear();
+      cache.postingBytes = 0;
+    }
     return rows[0] as Uint8Array;
   };
   const walked: BlockMaxTrace = { scored: 0 };
@@ -155,21 +159,28 @@ interface SealedBlocks {
 }
 
 /**
- * Sealed blocks per term, kept per connection while the database is unchanged: reading every block
- * row of a common term each query grows with the corpus (5.8% of a default search's CPU at 1M raw
- * nodes). The copy is dropped whenever anything was written: by another connection (SQLite's
- * `data_version`) or by this one (`total_changes()`, which counts every row this connection changed,
- * the query tokenizer's temp table included, so a query with a word never seen before starts afresh).
- * Bounded by blocks held; cleared when full.
+ * What the walk read from the blocks table, kept per connection while the database is unchanged:
+ * each term's sealed block bounds (reading every block row of a common term each query grew with the
+ * corpus: 5.8% of a default search's CPU at 1M raw nodes) and the postings of the blocks it decoded
+ * (common terms' blocks are read again by the next query that holds them: the range reads were 14%
+ * of that CPU). Everything is dropped once anything was written: by another connection (SQLite's
+ * `data_version`) or by this one (`total_changes()`, every row this connection changed; the
+ * tokenizer has its own connection, `lexical-tokens.ts`). Bounds are cleared when a million blocks
+ * are held, postings past `maxCachedPostingBytes`.
  */
 interface BlockCache {
-  stamp: string;
+  readonly stamp: string;
   blocks: number;
   readonly terms: Map<string, SealedBlocks>;
+  postingBytes: number;
+  /** Each term's sealed blocks' postings read so far, by `table:term`, then by block. */
+  readonly postings: Map<string, (Uint8Array | undefined)[]>;
 }
 
 const blockCaches = new WeakMap<Database, BlockCache>();
 const maxCachedBlocks = 1_000_000;
+/** Per connection (the store's own and each read worker's): ~20 million postings at ~3 bytes each. */
+const maxCachedPostingBytes = 64 * 1024 * 1024;
 
 function blockCache(db: Database): BlockCache {
   const [version, changes] = statement(
@@ -180,7 +191,7 @@ function blockCache(db: Database): BlockCache {
   const stamp = `${version}:${changes}`;
   let cache = blockCaches.get(db);
   if (!cache || cache.stamp !== stamp) {
-    cache = { stamp, blocks: 0, terms: new Map() };
+    cache = { stamp, blocks: 0, terms: new Map(), postingBytes: 0, postings: new Map() };
     blockCaches.set(db, cache);
   }
   return cache;
@@ -210,7 +221,13 @@ function sealedBlocks(walk: LexicalWalk, cache: BlockCache, termId: number): Sea
 }
 
 /** The query's terms found in the dictionary, with their blocks' bounds (the tail as the last block). */
-function termLists(walk: LexicalWalk, tokens: readonly string[], rows: number, averageLength: number): TermList[] {
+function termLists(
+  walk: LexicalWalk,
+  cache: BlockCache,
+  tokens: readonly string[],
+  rows: number,
+  averageLength: number,
+): TermList[] {
   const { db, tables } = walk;
   const multiplicity = new Map<string, number>();
   for (const token of tokens) multiplicity.set(token, (multiplicity.get(token) ?? 0) + 1);
@@ -219,7 +236,6 @@ function termLists(walk: LexicalWalk, tokens: readonly string[], rows: number, a
     `SELECT id, df, last_doc, tail, tail_max_tf, tail_min_len, tail_n FROM ${tables.terms} WHERE term = ?`,
     "raw",
   );
-  const cache = blockCache(db);
   const lists: TermList[] = [];
   for (const [token, count] of multiplicity) {
     const row = readTerm.get(token) as [number, number, number, Uint8Array, number, number, number] | undefined;
@@ -244,7 +260,13 @@ function termLists(walk: LexicalWalk, tokens: readonly string[], rows: number, a
       bounds.push(bound);
       if (bound > upper) upper = bound;
     }
-    lists.push({ id, token, idf: termIdf, weight, lastDocs, bounds, tail: tailCount > 0 ? tail : null, upper });
+    const key = `${tables.blocks}:${id}`;
+    let kept = cache.postings.get(key);
+    if (!kept) {
+      kept = [];
+      cache.postings.set(key, kept);
+    }
+    lists.push({ id, token, idf: termIdf, weight, lastDocs, bounds, tail: tailCount > 0 ? tail : null, upper, kept });
   }
   return lists;
 }
