@@ -46,8 +46,66 @@ export interface DocumentTokens {
  */
 const textsPerRound = 32;
 
-/** Tokens of each text, in order of `texts`; `perRound` only for `bench/perf/tokenize-rounds.ts`. */
-export function tokenizeTexts(texts: readonly string[], perRound = textsPerRound): DocumentTokens[] {
+/**
+ * Tokens of each text, in order of `texts`. A text is cut at its ASCII characters other than letters
+ * and digits, which `unicode61` always treats as separators (its ASCII token characters are exactly
+ * `0-9A-Za-z` unless `tokenchars` adds some, and ours adds none), so a token never spans such a
+ * character and the text's tokens are its pieces' tokens, in order: each distinct piece goes
+ * through FTS5 once per process (`pieceCache`), and a text made of pieces already seen costs a
+ * split and map lookups instead of an FTS5 insert and vocabulary read (ingest spent ~10% of its
+ * time here). `tokenizeWhole` is the direct cut, for the test that holds the two equal.
+ */
+export function tokenizeTexts(texts: readonly string[]): DocumentTokens[] {
+  const pieces = texts.map(piecesOf);
+  const uncached = cutMissing(pieces.flat());
+  return pieces.map((list) => {
+    const frequencies = new Map<string, number>();
+    let length = 0;
+    for (const piece of list) {
+      for (const token of (pieceCache.get(piece) ?? uncached.get(piece)) as readonly string[]) {
+        frequencies.set(token, (frequencies.get(token) ?? 0) + 1);
+        length++;
+      }
+    }
+    return { frequencies, length };
+  });
+}
+
+/** A run of ASCII separators (every ASCII character but letters and digits). */
+const asciiSeparators = /[^0-9A-Za-z\u0080-\uffff]+/;
+
+function piecesOf(text: string): string[] {
+  return text.split(asciiSeparators).filter((piece) => piece.length > 0);
+}
+
+/** Each piece's tokens (usually one; none for a piece FTS5 ignores, several where non-ASCII separators cut it). */
+const pieceCache = new Map<string, readonly string[]>();
+/** Enough for a large vocabulary; past it the cache starts over (a piece costs one FTS5 cut again). */
+const pieceCacheCapacity = 500_000;
+/** Pieces cut per FTS5 round (see `textsPerRound`: a piece is about one token, a text about 70). */
+const piecesPerRound = 512;
+
+/** Longer pieces (a run of text in a script without ASCII separators, a long code) are cut every time, not kept. */
+const maxKeptPieceLength = 64;
+
+/** Cuts the pieces not yet kept; returns the tokens of those too long to keep. */
+function cutMissing(pieces: readonly string[]): Map<string, readonly string[]> {
+  const uncached = new Map<string, readonly string[]>();
+  const missing = [...new Set(pieces.filter((piece) => !pieceCache.has(piece)))];
+  if (missing.length === 0) return uncached;
+  if (pieceCache.size + missing.length > pieceCacheCapacity) pieceCache.clear();
+  const cut = cutInRounds(missing, piecesPerRound);
+  missing.forEach((piece, index) => {
+    // Only counts and length leave this module, so a piece's tokens are kept in any order.
+    const frequencies = cut[index]?.frequencies ?? new Map<string, number>();
+    const tokens = [...frequencies].flatMap(([token, count]) => Array.from({ length: count }, () => token));
+    (piece.length <= maxKeptPieceLength ? pieceCache : uncached).set(piece, tokens);
+  });
+  return uncached;
+}
+
+/** FTS5's own cut of each text, `perRound` texts a round. */
+function cutInRounds(texts: readonly string[], perRound: number): DocumentTokens[] {
   const result = texts.map(() => ({ frequencies: new Map<string, number>(), length: 0 }));
   if (texts.length === 0) return result;
   const db = tokenizerDb();
@@ -71,6 +129,11 @@ export function tokenizeTexts(texts: readonly string[], perRound = textsPerRound
   return result;
 }
 
+/** FTS5's cut of each whole text, `perRound` a round: what `tokenizeTexts` must equal (and `bench/perf/tokenize-rounds.ts`). */
+export function tokenizeWhole(texts: readonly string[], perRound = textsPerRound): DocumentTokens[] {
+  return cutInRounds(texts, perRound);
+}
+
 /** Query words' tokens, kept per process: the tokenizer never changes, and queries repeat words. */
 const termCache = new Map<string, string | null>();
 const termCacheCapacity = 50_000;
@@ -82,7 +145,7 @@ const termCacheCapacity = 50_000;
 export function queryTokens(words: readonly string[]): (string | null)[] {
   const missing = [...new Set(words.filter((word) => !termCache.has(word)))];
   if (missing.length > 0) {
-    const tokens = tokenizeTexts(missing);
+    const tokens = tokenizeWhole(missing);
     if (termCache.size + missing.length > termCacheCapacity) termCache.clear();
     missing.forEach((word, index) => {
       const frequencies = (tokens[index] as DocumentTokens).frequencies;
