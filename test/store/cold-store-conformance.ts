@@ -413,6 +413,9 @@ export const coldStoreConformance = defineGroup("cold store", (test) => {
   test("knownImages returns what is derived from known images' pixels; unknown hashes are omitted", async (store) => {
     const { red, blue, green } = await images();
     const a = store.forScope(scopeA);
+    // An earlier use of the same image without derived text (written before a reader of text was on):
+    // the use that has it answers, whichever came first.
+    await a.commitSession(await buildSessionWrite({ key: "r0", turns: [{ text: "before", images: [{ data: red }] }] }));
     const session = await a.commitSession(
       await buildSessionWrite({
         key: "s",
@@ -432,6 +435,8 @@ export const coldStoreConformance = defineGroup("cold store", (test) => {
     assert.equal((await a.knownImages([sha256(red)], "image:other-16")).get(sha256(red))?.vector, null);
     assert.deepEqual(await a.knownImages([], imageSpace.name), new Map());
     await forget(a, { session: session.session.id }, spaces);
+    assert.equal((await a.knownImages([sha256(red)], null)).get(sha256(red))?.derivedText, null, "the use left has none");
+    await forget(a, { session: (await a.readSessions({ keys: ["r0"] }))[0]?.id ?? "" }, spaces);
     assert.deepEqual(await a.knownImages([sha256(red)], imageSpace.name), new Map(), "a deleted blob is unknown");
   });
 

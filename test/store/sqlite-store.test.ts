@@ -7,6 +7,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { StoreError } from "../../src/core/errors.ts";
 import { rebuildLexicalIndex } from "../../src/store/sqlite/lexical-index.ts";
 import { knownSchemaVersions, migrate } from "../../src/store/sqlite/migrations.ts";
+import { knownImageUse } from "../../src/store/sqlite/read-blobs.ts";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import { tenantStorage } from "../../src/store/sqlite/tenants.ts";
 import { drawPng, tempDir } from "../support/fixtures.ts";
@@ -224,6 +225,23 @@ describe("SqliteStore", () => {
     assert.equal(result.blobsDeleted, 1);
     assert.deepEqual(filesUnder(join(dir, "blobs")), [globexFile]);
     assert.deepEqual(Buffer.from((await globex.readBlob(hash)).data), shared);
+  });
+
+  it("finds a scope's use of a known image through the index, without reading and sorting every use of it", async (t) => {
+    // An image used thousands of times made each write that carried it read every use (issue 20's ingest profile).
+    const dir = tempDir(t);
+    const store = await SqliteStore.open({ path: dir });
+    await store.close();
+    const plan = inspect(dir, (db) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${knownImageUse}`).all("scope", "hash") as { detail: string }[]).map(
+        (row) => row.detail,
+      ),
+    );
+    assert.ok(
+      plan.some((detail) => detail.includes("USING INDEX raw_node_images_by_blob_text")),
+      plan.join("; "),
+    );
+    assert.ok(!plan.some((detail) => detail.includes("TEMP B-TREE")), plan.join("; "));
   });
 
   it("removes blob files a crashed write left behind, and keeps those its transaction committed", async (t) => {

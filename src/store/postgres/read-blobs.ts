@@ -53,7 +53,7 @@ export function knownImagesStatement(
     text: `SELECT h.hash,
        (SELECT v.vector FROM blob_vectors v WHERE v.tenant = $1 AND v.blob_hash = h.hash AND v.space = $4) AS vector,
        (SELECT i.derived_text FROM raw_node_images i
-        WHERE i.scope_key = $3 AND i.blob_hash = h.hash AND i.derived_text IS NOT NULL LIMIT 1) AS derived_text
+        WHERE i.tenant = $1 AND i.blob_hash = h.hash AND i.scope_key = $3 AND i.derived_text IS NOT NULL LIMIT 1) AS derived_text
      FROM unnest($2::text[]) AS h (hash)
      WHERE EXISTS (SELECT 1 FROM raw_node_images i WHERE i.tenant = $1 AND i.blob_hash = h.hash AND i.scope_key = $3)`,
     values: [context.tenant, [...new Set(hashes)], context.key, imageSpace],

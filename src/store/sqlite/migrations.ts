@@ -417,6 +417,18 @@ const migrations: readonly { version: number; name: string; sql: string; run?: (
         SELECT 1, 0 WHERE EXISTS (SELECT 1 FROM audit_events WHERE action = 'forget');
     `,
   },
+  {
+    version: 14,
+    name: "An image's uses by hash, those with derived text first, so a known image is found in one step",
+    // `knownImages` asks for a scope's use of a hash with derived text if there is one: over the
+    // plain hash index SQLite read and sorted every use of the hash in the store (an image used a
+    // thousand times cost a thousand row reads per write that carries it). This index is in that
+    // order, and still answers every lookup by hash alone.
+    sql: `
+      CREATE INDEX raw_node_images_by_blob_text ON raw_node_images (blob_hash, derived_text IS NULL);
+      DROP INDEX raw_node_images_by_blob;
+    `,
+  },
 ];
 
 /** Every schema version this Cairn knows, ascending. */

@@ -5,6 +5,7 @@ import type { BlobRecord } from "../records.ts";
 import { blobKey } from "./blob-files.ts";
 import { bytesOrUndefined, stringOrNull } from "./record-rows.ts";
 import type { ScopeContext } from "./scope-context.ts";
+import { statement } from "./statements.ts";
 import { tenantExists } from "./tenants.ts";
 
 /** Image blobs as one scope sees them, and what is already derived from known images. */
@@ -27,6 +28,13 @@ export function readBlob(
 }
 
 /**
+ * A scope's use of an image, one with derived text if any (parameters: scope key, hash). Read in the
+ * order of `raw_node_images_by_blob_text` (migration 14), the first use in scope is the answer.
+ */
+export const knownImageUse = `SELECT i.derived_text FROM raw_node_images i JOIN raw_nodes r ON r.rowid = i.raw_node_rowid
+     WHERE r.scope_key = ? AND i.blob_hash = ? ORDER BY i.derived_text IS NULL LIMIT 1`;
+
+/**
  * The image vector in `imageSpace` and the image-derived text of each hash a raw node of this scope
  * uses; both depend only on the bytes. Only the scope's own images answer, so a write cannot learn
  * whether another scope holds an image by how fast it goes. Unknown hashes are omitted.
@@ -39,13 +47,12 @@ export function knownImages(
   const known = new Map<string, { vector: Float32Array | null; derivedText: string | null }>();
   if (!tenantExists(context.db, context.tenantStorage)) return known;
   const tenant = context.tenantStorage;
-  const vectorOf = context.db
-    .prepare("SELECT vector FROM blob_vectors WHERE tenant = ? AND blob_hash = ? AND space = ?")
-    .pluck();
-  const usesOf = context.db.prepare(
-    `SELECT i.derived_text FROM raw_node_images i JOIN raw_nodes r ON r.rowid = i.raw_node_rowid
-     WHERE r.scope_key = ? AND i.blob_hash = ? ORDER BY i.derived_text IS NULL LIMIT 1`,
+  const vectorOf = statement(
+    context.db,
+    "SELECT vector FROM blob_vectors WHERE tenant = ? AND blob_hash = ? AND space = ?",
+    "pluck",
   );
+  const usesOf = statement(context.db, knownImageUse);
   for (const hash of hashes) {
     const use = usesOf.get(context.key, hash) as { derived_text: string | null } | undefined;
     if (!use) continue;
