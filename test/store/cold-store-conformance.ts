@@ -435,7 +435,11 @@ export const coldStoreConformance = defineGroup("cold store", (test) => {
     assert.equal((await a.knownImages([sha256(red)], "image:other-16")).get(sha256(red))?.vector, null);
     assert.deepEqual(await a.knownImages([], imageSpace.name), new Map());
     await forget(a, { session: session.session.id }, spaces);
-    assert.equal((await a.knownImages([sha256(red)], null)).get(sha256(red))?.derivedText, null, "the use left has none");
+    assert.equal(
+      (await a.knownImages([sha256(red)], null)).get(sha256(red))?.derivedText,
+      null,
+      "the use left has none",
+    );
     await forget(a, { session: (await a.readSessions({ keys: ["r0"] }))[0]?.id ?? "" }, spaces);
     assert.deepEqual(await a.knownImages([sha256(red)], imageSpace.name), new Map(), "a deleted blob is unknown");
   });
