@@ -199,6 +199,69 @@ describe("HTTP API over a real socket", () => {
     );
   });
 
+  it("adds a batch of sessions in one transaction: results in order, duplicates acknowledged, one bad session writes nothing", async (t) => {
+    const server = await startTestServer(t);
+    const { key } = await server.keyStore().create({ tenant: "acme", user: "ana" });
+    const png = await drawPng({ shape: "circle", color: "#0a0", background: "#fff" });
+    const batch = [
+      session("b1", [{ speaker: "Ana", text: "The red bike is locked outside the library." }]),
+      session("b2", turnsWithImage(png)),
+      session("b3", [{ speaker: "Ana", text: "Miso slept on the sofa all day." }]),
+    ];
+    const added = await server.request("/v1/sessions/batch", { key, json: { sessions: batch } });
+    assert.equal(added.status, 201);
+    const { results } = await added.json();
+    assert.deepEqual(
+      results.map((result: { sessionKey: string; rawNodeIds: string[]; duplicate: boolean }) => [
+        result.sessionKey,
+        result.rawNodeIds.length,
+        result.duplicate,
+      ]),
+      [
+        ["b1", 1, false],
+        ["b2", 2, false],
+        ["b3", 1, false],
+      ],
+    );
+    const pack = await (await server.request("/v1/search", { key, json: { text: "where is the red bike" } })).json();
+    assert.ok(pack.items.some((item: { text: string }) => item.text.includes("red bike")));
+
+    const again = await server.request("/v1/sessions/batch", { key, json: { sessions: batch } });
+    assert.equal(again.status, 200, "every session already stored");
+    assert.ok((await again.json()).results.every((result: { duplicate: boolean }) => result.duplicate));
+
+    // A bad image in the third session, a user that is not the request's in another: 400 naming it, nothing written.
+    const notAnImage = Buffer.from("not a png").toString("base64");
+    const bad = await server.request("/v1/sessions/batch", {
+      key,
+      json: {
+        sessions: [
+          session("c1", [{ speaker: "Ana", text: "fine" }]),
+          session("c2", [{ speaker: "Ana", text: "fine too" }]),
+          session("c3", [{ text: "broken", images: [{ data: notAnImage }] }]),
+        ],
+      },
+    });
+    assert.equal(bad.status, 400);
+    assert.match((await bad.json()).error.field, /^sessions\[2\]\.turns\[0\]\.images\[0\]/);
+    const otherUser = await server.request("/v1/sessions/batch", {
+      key,
+      json: { sessions: [session("d1", [{ text: "x" }]), session("d2", [{ text: "y" }], { user: "bo" })] },
+    });
+    assert.equal(otherUser.status, 400);
+    assert.equal((await otherUser.json()).error.field, "body.sessions[1].user");
+    const conflict = await server.request("/v1/sessions/batch", {
+      key,
+      json: { sessions: [session("e1", [{ text: "new" }]), session("b1", [{ text: "other content" }])] },
+    });
+    assert.equal(conflict.status, 409);
+    const empty = await server.request("/v1/sessions/batch", { key, json: { sessions: [] } });
+    assert.equal(empty.status, 400);
+    const stats = await (await server.request("/v1/stats", { key })).json();
+    assert.equal(stats.sessions, 3, "only the first batch landed");
+    assert.equal(stats.rawNodes, 4);
+  });
+
   it("answers 413 for a body over the limit, before the SDK sees it", async (t) => {
     const server = await startTestServer(t, { maxBodyBytes: 64 * 1024 });
     const { key } = await server.keyStore().create({ tenant: "acme", user: "ana" });
@@ -420,6 +483,7 @@ describe("OpenAPI document", () => {
     const expected = [
       "get /v1/health",
       "post /v1/sessions",
+      "post /v1/sessions/batch",
       "get /v1/sessions",
       "get /v1/sessions/{id}",
       "post /v1/sessions/{id}/turns",

@@ -58,6 +58,7 @@ describe("the OpenAPI document as a client sees it", () => {
     );
     assert.deepEqual(operationIds.sort(), [
       "addSession",
+      "addSessions",
       "addVideoRule",
       "answerFromVideo",
       "appendTurns",

@@ -61,6 +61,19 @@ export const sessionBody = z
   .strict();
 export type SessionBody = z.infer<typeof sessionBody>;
 
+/** Sessions one batch request may carry: all are held in memory until their one commit. */
+export const maxBatchSessions = 256;
+
+export const sessionBatchBody = z
+  .object({
+    sessions: z
+      .array(sessionBody)
+      .min(1)
+      .max(maxBatchSessions)
+      .describe("sessions of this request's scope, planned in this order and committed together"),
+  })
+  .strict();
+
 export const appendTurnsBody = z
   .object({
     time: isoTime.optional().describe("stamps turns that carry no time of their own; default: now"),
@@ -575,22 +588,25 @@ const knownMemory = z
 
 const jsonRpcId = z.union([z.string(), z.number().int()]);
 
+const addSessionResult = z
+  .object({
+    sessionId: z.string(),
+    sessionKey: z.string(),
+    rawNodeIds: z.array(z.string()),
+    entryIds: z.array(z.string()).describe("index entries this session created or changed"),
+    maintenance: z
+      .object({ actions: z.array(z.string()), overflowRepairs: z.number().int() })
+      .strict()
+      .describe("what maintenance did: one index action per segment, and capacity fallbacks taken"),
+    duplicate: z.boolean(),
+    warnings: z.array(z.string()),
+  })
+  .strict();
+
 export const responses = {
   health: z.object({ status: z.literal("ok"), version: z.string(), store: z.string() }).strict(),
-  addSession: z
-    .object({
-      sessionId: z.string(),
-      sessionKey: z.string(),
-      rawNodeIds: z.array(z.string()),
-      entryIds: z.array(z.string()).describe("index entries this session created or changed"),
-      maintenance: z
-        .object({ actions: z.array(z.string()), overflowRepairs: z.number().int() })
-        .strict()
-        .describe("what maintenance did: one index action per segment, and capacity fallbacks taken"),
-      duplicate: z.boolean(),
-      warnings: z.array(z.string()),
-    })
-    .strict(),
+  addSession: addSessionResult,
+  addSessions: z.object({ results: z.array(addSessionResult) }).strict(),
   remember: z
     .object({
       sessionId: z.string(),
@@ -923,6 +939,7 @@ export type DocumentedTypes = [
  */
 export const componentSchemas: Readonly<Record<string, z.ZodTypeAny>> = {
   SessionInput: sessionBody,
+  SessionBatchInput: sessionBatchBody,
   TurnInput: turnInput,
   ImageInput: imageInput,
   MultipartSessionInput: multipartSessionBody,

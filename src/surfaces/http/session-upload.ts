@@ -22,6 +22,16 @@ export async function toSessionInput(
   return { ...session, turns: await toTurnInputs(session.turns, files) };
 }
 
+/** Runs `work` for the batch's session `index`; an input error it raises names the session (`body.sessions[i]…`). */
+export async function atBatchIndex<T>(index: number, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    throw new InputError(error.field.replace(/^body\./, `body.sessions[${index}].`), error.reason, { cause: error });
+  }
+}
+
 /** Turns of a JSON or multipart body, their images resolved (file parts read, base64 kept). */
 export async function toTurnInputs(
   bodyTurns: SessionBody["turns"],
