@@ -57,12 +57,12 @@ const textsPerRound = 32;
  */
 export function tokenizeTexts(texts: readonly string[]): DocumentTokens[] {
   const pieces = texts.map(piecesOf);
-  const uncached = cutMissing(pieces.flat());
+  const tokensOf = piecesTokens(pieces.flat());
   return pieces.map((list) => {
     const frequencies = new Map<string, number>();
     let length = 0;
     for (const piece of list) {
-      for (const token of (pieceCache.get(piece) ?? uncached.get(piece)) as readonly string[]) {
+      for (const token of tokensOf.get(piece) ?? []) {
         frequencies.set(token, (frequencies.get(token) ?? 0) + 1);
         length++;
       }
@@ -88,20 +88,29 @@ const piecesPerRound = 512;
 /** Longer pieces (a run of text in a script without ASCII separators, a long code) are cut every time, not kept. */
 const maxKeptPieceLength = 64;
 
-/** Cuts the pieces not yet kept; returns the tokens of those too long to keep. */
-function cutMissing(pieces: readonly string[]): Map<string, readonly string[]> {
-  const uncached = new Map<string, readonly string[]>();
-  const missing = [...new Set(pieces.filter((piece) => !pieceCache.has(piece)))];
-  if (missing.length === 0) return uncached;
+/**
+ * The tokens of each distinct piece, for this call: kept ones from the cache, the rest cut now (and
+ * kept if short enough). The answer is complete whether or not the cache starts over on the way.
+ */
+function piecesTokens(pieces: readonly string[]): Map<string, readonly string[]> {
+  const tokensOf = new Map<string, readonly string[]>();
+  const missing: string[] = [];
+  for (const piece of new Set(pieces)) {
+    const kept = pieceCache.get(piece);
+    if (kept) tokensOf.set(piece, kept);
+    else missing.push(piece);
+  }
+  if (missing.length === 0) return tokensOf;
   if (pieceCache.size + missing.length > pieceCacheCapacity) pieceCache.clear();
   const cut = cutInRounds(missing, piecesPerRound);
   missing.forEach((piece, index) => {
     // Only counts and length leave this module, so a piece's tokens are kept in any order.
     const frequencies = cut[index]?.frequencies ?? new Map<string, number>();
     const tokens = [...frequencies].flatMap(([token, count]) => Array.from({ length: count }, () => token));
-    (piece.length <= maxKeptPieceLength ? pieceCache : uncached).set(piece, tokens);
+    tokensOf.set(piece, tokens);
+    if (piece.length <= maxKeptPieceLength) pieceCache.set(piece, tokens);
   });
-  return uncached;
+  return tokensOf;
 }
 
 /** FTS5's own cut of each text, `perRound` texts a round. */
@@ -143,15 +152,24 @@ const termCacheCapacity = 50_000;
  * none or several (a phrase query, which only FTS5's positions can answer).
  */
 export function queryTokens(words: readonly string[]): (string | null)[] {
-  const missing = [...new Set(words.filter((word) => !termCache.has(word)))];
+  const known = new Map<string, string | null>();
+  const missing: string[] = [];
+  for (const word of new Set(words)) {
+    const kept = termCache.get(word);
+    if (kept !== undefined) known.set(word, kept);
+    else missing.push(word);
+  }
   if (missing.length > 0) {
     const tokens = tokenizeWhole(missing);
+    // Starting over drops words of this very call too: their answers are already in `known`.
     if (termCache.size + missing.length > termCacheCapacity) termCache.clear();
     missing.forEach((word, index) => {
       const frequencies = (tokens[index] as DocumentTokens).frequencies;
       const only = frequencies.size === 1 && (tokens[index] as DocumentTokens).length === 1;
-      termCache.set(word, only ? (frequencies.keys().next().value as string) : null);
+      const token = only ? (frequencies.keys().next().value as string) : null;
+      known.set(word, token);
+      termCache.set(word, token);
     });
   }
-  return words.map((word) => termCache.get(word) ?? null);
+  return words.map((word) => known.get(word) ?? null);
 }
