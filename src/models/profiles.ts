@@ -28,7 +28,13 @@ export async function createModels(profile: string, env: NodeJS.ProcessEnv = pro
   if (profile === "local") {
     const { createLocalModels } = await import("./local-provider.ts");
     const workers = env.CAIRN_LOCAL_TEXT_WORKERS;
-    return createLocalModels(workers === undefined || workers === "" ? {} : { textWorkers: Number(workers) });
+    if (workers === undefined || workers === "") return createLocalModels();
+    if (!/^\d+$/.test(workers)) {
+      throw new ConfigError(
+        `CAIRN_LOCAL_TEXT_WORKERS must be a whole number of threads (got ${JSON.stringify(workers)})`,
+      );
+    }
+    return createLocalModels({ textWorkers: Number(workers) });
   }
   if (profile === "openai") {
     const { createOpenAIModels } = await import("./openai-provider.ts");

@@ -13,6 +13,7 @@ import sharp from "sharp";
 import { ConfigError, ProviderError } from "../../src/core/errors.ts";
 import { createLocalModels } from "../../src/models/local-provider.ts";
 import { embedTexts } from "../../src/models/model-calls.ts";
+import { createModels } from "../../src/models/profiles.ts";
 import type { Models } from "../../src/models/provider.ts";
 
 let models: Models;
@@ -210,6 +211,10 @@ describe("local models lifecycle", () => {
     for (const textWorkers of [0, -1, 1.5, 17, Number.NaN]) {
       await assert.rejects(createLocalModels({ textWorkers }), ConfigError, String(textWorkers));
     }
+    for (const value of ["two", "1.5", "-1", "0"]) {
+      await assert.rejects(createModels("local", { CAIRN_LOCAL_TEXT_WORKERS: value }), ConfigError, value);
+    }
+    await assert.rejects(createModels("local", { CAIRN_LOCAL_TEXT_WORKERS: "two" }), /CAIRN_LOCAL_TEXT_WORKERS/);
   });
 
   it("rejects calls after close(), which is idempotent", async () => {
