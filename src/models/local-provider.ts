@@ -40,10 +40,11 @@ export interface LocalModelOptions {
   /** Embed images with MobileNetV2 (default true). */
   readonly imageFeatures?: boolean;
   /**
-   * Threads that run the text model, each with its own copy (about 130 MB of RSS): a call of
-   * several texts is shared among them, and concurrent calls run side by side. USE lite runs on one
-   * core per thread (tfjs's WASM backend without threads): on 2 cores two of them embedded 230–239
-   * texts/s against 140–143 for one (BENCHMARKS.md, stop 35), the main thread mostly waiting on them.
+   * Threads that run the text model, each with its own copy of it: a call of several texts is
+   * shared among them, and concurrent calls run side by side. USE lite runs on one core per thread
+   * (tfjs's WASM backend without threads): on 2 cores two of them embedded 203–219 texts/s against
+   * 126–152 for one (`bench/perf/text-workers.ts`; BENCHMARKS.md, stop 35), the main thread mostly
+   * waiting on them; a `bench:perf` run's peak RSS rose 832 → 1,062 MB with the second.
    * Default: the machine's cores, at most 2 (`CAIRN_LOCAL_TEXT_WORKERS` for `createModels`).
    */
   readonly textWorkers?: number;
